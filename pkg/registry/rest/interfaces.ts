@@ -1,0 +1,174 @@
+// The seam between the HTTP layer and the registry (k8s.io/apiserver pkg/registry/rest).
+// The HTTP layer decodes the request, authenticates and authorizes it, then calls one
+// of these methods; everything about objects (defaulting, validation, storage) lives
+// behind them. A kind supplies a Strategy to the generic Store; a resource that is not
+// stored (selves, tokens) implements the verbs it has and leaves the rest undefined.
+
+import type { FieldError } from '../../apis/meta/field-errors.js';
+import type {
+  DeleteOptions,
+  KubeList,
+  KubeObject,
+  Status,
+  Table,
+  TableColumnDefinition,
+} from '../../apis/meta/types.js';
+import type { ResourceVersionMatch, Watcher } from '../../storage/interfaces.js';
+
+export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
+
+export interface UserInfo {
+  readonly name: string;
+  readonly uid?: string;
+  readonly groups: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** What the registry knows of the request it serves. */
+export interface RequestContext {
+  readonly user: UserInfo;
+  /** The namespace from the path ('' for cluster-scoped or all-namespaces requests). */
+  readonly namespace: string;
+  readonly userAgent?: string;
+  /** Warnings for the client; the HTTP layer sends each as a `Warning: 299 - "..."` header. */
+  readonly warnings: string[];
+  /** Aborted when the client goes away or the server shuts down. */
+  readonly signal?: AbortSignal;
+}
+
+export interface SubresourceInfo {
+  readonly name: string;
+  /** Kind of the object the subresource accepts and returns. */
+  readonly kind: string;
+  /** Group of that kind when it differs from the parent's ('' = parent's group). */
+  readonly group?: string;
+  readonly verbs: readonly Verb[];
+}
+
+/** Everything discovery, OpenAPI, request routing and error messages need to name a resource. */
+export interface ResourceInfo {
+  readonly group: string;
+  readonly version: string;
+  /** Plural, lower case: `sharedsecrets`. */
+  readonly resource: string;
+  readonly singular: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly verbs: readonly Verb[];
+  readonly subresources: readonly SubresourceInfo[];
+}
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface WriteOptions {
+  readonly dryRun: boolean;
+  /** Manager recorded in managedFields ('' = derive from the User-Agent). */
+  readonly fieldManager: string;
+  readonly fieldValidation: FieldValidation;
+}
+
+export type CreateOptions = WriteOptions;
+export type UpdateOptions = WriteOptions;
+
+export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
+
+export interface PatchOptions extends WriteOptions {
+  readonly force?: boolean;
+}
+
+export interface GetOptions {
+  readonly resourceVersion?: string;
+}
+
+/** List and watch options as parsed from the query string; the registry validates their combination. */
+export interface ListOptions {
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: ResourceVersionMatch | string;
+  readonly limit?: number;
+  readonly continue?: string;
+  readonly allowWatchBookmarks?: boolean;
+  readonly sendInitialEvents?: boolean;
+  readonly timeoutSeconds?: number;
+}
+
+export interface DeleteRequestOptions extends DeleteOptions {
+  readonly dryRunAll: boolean;
+}
+
+export interface DeleteResult {
+  /** A Success Status when the object is gone; the object itself while finalizers keep it. */
+  readonly object: KubeObject | Status;
+  /** True when the object was removed from storage (or would be, on dry run). */
+  readonly deleted: boolean;
+}
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+/** What a resource offers the HTTP layer. Undefined methods are verbs the resource does not have. */
+export interface RESTStorage {
+  readonly info: ResourceInfo;
+  create?(ctx: RequestContext, body: unknown, options: CreateOptions): Promise<KubeObject>;
+  get?(ctx: RequestContext, name: string, options: GetOptions): Promise<KubeObject>;
+  list?(ctx: RequestContext, options: ListOptions): Promise<KubeList>;
+  update?(
+    ctx: RequestContext,
+    name: string,
+    body: unknown,
+    options: UpdateOptions,
+  ): Promise<{ object: KubeObject; created: boolean }>;
+  patch?(
+    ctx: RequestContext,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<{ object: KubeObject; created: boolean }>;
+  delete?(ctx: RequestContext, name: string, options: DeleteRequestOptions): Promise<DeleteResult>;
+  deleteCollection?(ctx: RequestContext, options: DeleteRequestOptions, listOptions: ListOptions): Promise<KubeList>;
+  watch?(ctx: RequestContext, options: ListOptions): Promise<Watcher>;
+  /** Rows for `kubectl get`; for a list, one row per item. */
+  convertToTable?(ctx: RequestContext, object: KubeObject | KubeList, includeObject: IncludeObject): Table;
+  /** Subresource handlers by name (`kubeconfig`, `accesskeys`). */
+  readonly subresources?: ReadonlyMap<string, SubresourceStorage>;
+}
+
+export interface SubresourceStorage {
+  readonly info: SubresourceInfo;
+  get?(ctx: RequestContext, parentName: string, options: GetOptions): Promise<KubeObject | KubeList>;
+  create?(ctx: RequestContext, parentName: string, body: unknown, options: CreateOptions): Promise<KubeObject>;
+}
+
+/** A column of `kubectl get` output and how to compute its cell. */
+export interface TableColumn {
+  readonly definition: TableColumnDefinition;
+  cell(obj: KubeObject): unknown;
+}
+
+/**
+ * What a kind tells the generic Store (k8s.io/apiserver pkg/registry/rest
+ * RESTCreateStrategy/RESTUpdateStrategy). Validation returns field errors, never throws.
+ * Metadata rules common to every kind (names, labels, ownerReferences, immutable
+ * fields) are the Store's; a strategy checks only what is particular to its kind.
+ */
+export interface Strategy {
+  readonly info: ResourceInfo;
+  /** The kind's JSON schema (apiVersion, kind, metadata, spec, status): validation, pruning, OpenAPI. */
+  readonly schema: Record<string, unknown>;
+  /** Clears what clients may not set (status) and fills server-side fields before validation. */
+  prepareForCreate(ctx: RequestContext, obj: KubeObject): void | Promise<void>;
+  prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): void | Promise<void>;
+  validate(ctx: RequestContext, obj: KubeObject): FieldError[];
+  validateUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): FieldError[];
+  /** Columns after Name for `kubectl get` (Age is added by the Store). */
+  readonly tableColumns: readonly TableColumn[];
+  /**
+   * Shapes an object on its way out to a client (hides what must never be returned).
+   * `created` is true only for the response to the create that made it.
+   */
+  decorate?(obj: KubeObject, created: boolean): KubeObject;
+}

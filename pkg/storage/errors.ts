@@ -1,0 +1,79 @@
+// Storage errors carry a code, as k8s.io/apiserver/pkg/storage/errors.go does. The
+// generic registry translates them into ApiErrors at its boundary; nothing above the
+// registry sees a StorageError.
+
+export type StorageErrorCode =
+  | 'KeyNotFound'
+  | 'KeyExists'
+  | 'ResourceVersionConflicts'
+  | 'InvalidObj'
+  | 'Unreachable'
+  | 'InvalidError'
+  | 'TooLargeResourceVersion'
+  | 'Expired'
+  | 'InvalidContinue'
+  | 'Internal';
+
+export class StorageError extends Error {
+  override readonly name = 'StorageError';
+  constructor(
+    readonly code: StorageErrorCode,
+    readonly key: string,
+    message: string,
+    readonly resourceVersion = 0,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export function isStorageError(err: unknown, code?: StorageErrorCode): err is StorageError {
+  return err instanceof StorageError && (code === undefined || err.code === code);
+}
+
+export function keyNotFound(key: string, rv = 0): StorageError {
+  return new StorageError('KeyNotFound', key, `StorageError: key not found, Code: 1, Key: ${key}, ResourceVersion: ${rv}`, rv);
+}
+
+export function keyExists(key: string, rv = 0): StorageError {
+  return new StorageError('KeyExists', key, `StorageError: key exists, Code: 2, Key: ${key}, ResourceVersion: ${rv}`, rv);
+}
+
+export function resourceVersionConflict(key: string, rv: number, detail: string): StorageError {
+  return new StorageError('ResourceVersionConflicts', key, detail, rv);
+}
+
+/** A precondition (uid or resourceVersion) did not hold. */
+export function invalidObj(key: string, rv: number, detail: string): StorageError {
+  return new StorageError(
+    'InvalidObj',
+    key,
+    `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: ${rv}, AdditionalErrorMsg: ${detail}`,
+    rv,
+  );
+}
+
+export function tooLargeResourceVersion(requested: number, current: number): StorageError {
+  return new StorageError(
+    'TooLargeResourceVersion',
+    '',
+    `Too large resource version: ${requested}, current: ${current}`,
+    current,
+  );
+}
+
+export function expired(message: string, rv = 0): StorageError {
+  return new StorageError('Expired', '', message, rv);
+}
+
+export function invalidContinue(message: string): StorageError {
+  return new StorageError('InvalidContinue', '', message);
+}
+
+export function invalidResourceVersion(value: string): StorageError {
+  return new StorageError(
+    'InvalidError',
+    '',
+    `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(value)}: strconv.ParseUint: parsing ${JSON.stringify(value)}: invalid syntax`,
+  );
+}

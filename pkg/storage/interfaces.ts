@@ -1,0 +1,108 @@
+// The storage contract the generic registry programs against (k8s.io/apiserver
+// pkg/storage/interfaces.go, narrowed to what we use). Objects go in and come out as
+// plain KubeObjects; their metadata.resourceVersion is the storage revision and is
+// never part of the stored bytes. No backend is imported here.
+
+import type { KubeObject, Preconditions, WatchEventType } from '../apis/meta/types.js';
+
+/** Decides whether an object is selected (label and field selectors). */
+export interface Predicate {
+  /** True when the predicate selects everything (no selectors); enables remainingItemCount. */
+  readonly empty: boolean;
+  matches(obj: KubeObject): boolean;
+}
+
+export const EVERYTHING: Predicate = { empty: true, matches: () => true };
+
+export type ResourceVersionMatch = '' | 'NotOlderThan' | 'Exact';
+
+export interface GetOptions {
+  /** "" = latest (consistent); "0" = any; N = not older than N. */
+  readonly resourceVersion?: string;
+  /** Return null instead of throwing KeyNotFound. */
+  readonly ignoreNotFound?: boolean;
+}
+
+export interface ListOptions {
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: ResourceVersionMatch;
+  readonly predicate?: Predicate;
+  /** Page size (0 = everything). */
+  readonly limit?: number;
+  /** Continue token from a previous page. */
+  readonly continue?: string;
+  /** True for a prefix (collection) list; false reads the single key. */
+  readonly recursive?: boolean;
+}
+
+export interface ListResult {
+  readonly items: KubeObject[];
+  readonly resourceVersion: string;
+  readonly continue?: string;
+  readonly remainingItemCount?: number;
+}
+
+export interface WatchOptions {
+  /** "" or "0" with sendInitialEvents unset: initial ADDED for current state, then live. N: events after N. */
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: ResourceVersionMatch;
+  readonly predicate?: Predicate;
+  readonly recursive?: boolean;
+  /** Watch-list: initial ADDED events, then (with bookmarks) a bookmark annotated initial-events-end. */
+  readonly sendInitialEvents?: boolean;
+  readonly allowWatchBookmarks?: boolean;
+  /** How often to send a BOOKMARK when bookmarks are allowed (ms). Default one minute. */
+  readonly bookmarkIntervalMs?: number;
+}
+
+export interface StorageWatchEvent {
+  readonly type: WatchEventType;
+  /** For ERROR, a Status-shaped object; for BOOKMARK, an object with only metadata.resourceVersion (and maybe annotations). */
+  readonly object: KubeObject;
+}
+
+/** An open watch. Events arrive in revision order; after an ERROR event the watch ends. */
+export interface Watcher extends AsyncIterable<StorageWatchEvent> {
+  /** Ends the watch; iteration finishes after the events already queued. Idempotent. */
+  stop(): void;
+}
+
+/**
+ * Called with the current object (or null when absent and ignoreNotFound) and
+ * returns the object to write. Returning the same bytes as stored writes nothing.
+ * Throwing aborts the update with that error.
+ */
+export type UpdateFunc = (current: KubeObject | null) => Promise<KubeObject> | KubeObject;
+
+/** Checks an object before it is deleted; throwing aborts the delete. */
+export type ValidateDeletion = (current: KubeObject) => Promise<void> | void;
+
+export interface Storage {
+  /** Creates `obj` at `key`; fails with KeyExists. Returns the stored object with its resourceVersion. */
+  create(key: string, obj: KubeObject): Promise<KubeObject>;
+  /** Throws KeyNotFound, or returns null when ignoreNotFound. */
+  get(key: string, options?: GetOptions): Promise<KubeObject | null>;
+  /** Lists under `keyPrefix` (which ends with "/" for collections). */
+  getList(keyPrefix: string, options?: ListOptions): Promise<ListResult>;
+  /**
+   * Reads, calls `tryUpdate`, writes with a compare on the revision, retries on conflict.
+   * Preconditions are checked against the current object on every try.
+   * `cached` may supply a likely-current object to save a read.
+   */
+  guaranteedUpdate(
+    key: string,
+    tryUpdate: UpdateFunc,
+    options?: { preconditions?: Preconditions; ignoreNotFound?: boolean; cached?: KubeObject },
+  ): Promise<KubeObject>;
+  /** Deletes, honouring preconditions; returns the last state with the delete's revision as resourceVersion. */
+  delete(
+    key: string,
+    options?: { preconditions?: Preconditions; validateDeletion?: ValidateDeletion; cached?: KubeObject },
+  ): Promise<KubeObject>;
+  watch(key: string, options?: WatchOptions): Promise<Watcher>;
+  /** The store's current revision (what a consistent list would carry). */
+  currentResourceVersion(): Promise<number>;
+  /** Drops history before `revision` (tests, and the periodic compactor). */
+  compact(revision: number): Promise<void>;
+  close(): Promise<void>;
+}

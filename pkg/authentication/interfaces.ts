@@ -1,0 +1,15 @@
+// Who is calling. An Authenticator looks at a request and either recognises the
+// caller, says the credentials are bad (throws a 401 ApiError with a message that
+// tells the person what to do), or has no opinion (null) so the next one may try.
+
+import type { IncomingMessage } from 'node:http';
+import type { UserInfo } from '../registry/rest/interfaces.js';
+
+export interface AuthenticatedUser extends UserInfo {
+  /** Name of the OwnedAccessKey the request used, when it used one. */
+  readonly accessKeyName?: string;
+}
+
+export interface Authenticator {
+  authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null>;
+}

@@ -1,0 +1,31 @@
+// May they. Attributes follow k8s.io/apiserver/pkg/authorization/authorizer: one
+// decision per request, made before the verb handler runs.
+
+import type { AuthenticatedUser } from '../authentication/interfaces.js';
+
+export interface Attributes {
+  readonly user: AuthenticatedUser;
+  /** get, list, watch, create, update, patch, delete, deletecollection (resource requests); get, post, ... (non-resource). */
+  readonly verb: string;
+  readonly isResourceRequest: boolean;
+  /** Non-resource requests: the URL path. */
+  readonly path: string;
+  readonly apiGroup: string;
+  readonly apiVersion: string;
+  readonly resource: string;
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export type Decision = 'allow' | 'deny' | 'no-opinion';
+
+export interface AuthorizationResult {
+  readonly decision: Decision;
+  /** Why; appended to the Forbidden message when denied. */
+  readonly reason?: string;
+}
+
+export interface Authorizer {
+  authorize(attrs: Attributes): Promise<AuthorizationResult>;
+}

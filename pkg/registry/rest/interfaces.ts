@@ -112,6 +112,8 @@ export type IncludeObject = 'None' | 'Metadata' | 'Object';
 /** What a resource offers the HTTP layer. Undefined methods are verbs the resource does not have. */
 export interface RESTStorage {
   readonly info: ResourceInfo;
+  /** The kind's schema as published in OpenAPI (and read by `kubectl explain`). */
+  readonly schema?: Record<string, unknown>;
   create?(ctx: RequestContext, body: unknown, options: CreateOptions): Promise<KubeObject>;
   get?(ctx: RequestContext, name: string, options: GetOptions): Promise<KubeObject>;
   list?(ctx: RequestContext, options: ListOptions): Promise<KubeList>;
@@ -139,6 +141,8 @@ export interface RESTStorage {
 
 export interface SubresourceStorage {
   readonly info: SubresourceInfo;
+  /** Schema of the kind the subresource accepts and returns, for OpenAPI. */
+  readonly schema?: Record<string, unknown>;
   get?(ctx: RequestContext, parentName: string, options: GetOptions): Promise<KubeObject | KubeList>;
   create?(ctx: RequestContext, parentName: string, body: unknown, options: CreateOptions): Promise<KubeObject>;
 }

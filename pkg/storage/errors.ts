@@ -14,16 +14,24 @@ export type StorageErrorCode =
   | 'InvalidContinue'
   | 'Internal';
 
+export interface StorageErrorOptions extends ErrorOptions {
+  /** For an Expired continuation: a token (rv -1) that continues the list at the latest revision. */
+  readonly continueToken?: string;
+}
+
 export class StorageError extends Error {
   override readonly name = 'StorageError';
+  /** Set on an Expired error for a compacted continue token; the registry puts it in ListMeta.continue. */
+  readonly continueToken: string | undefined;
   constructor(
     readonly code: StorageErrorCode,
     readonly key: string,
     message: string,
     readonly resourceVersion = 0,
-    options?: ErrorOptions,
+    options?: StorageErrorOptions,
   ) {
     super(message, options);
+    this.continueToken = options?.continueToken;
   }
 }
 
@@ -64,6 +72,16 @@ export function tooLargeResourceVersion(requested: number, current: number): Sto
 
 export function expired(message: string, rv = 0): StorageError {
   return new StorageError('Expired', '', message, rv);
+}
+
+/** A compacted continuation: Expired, carrying a token that continues at the latest revision. */
+export function expiredContinue(message: string, continueToken: string): StorageError {
+  return new StorageError('Expired', '', message, 0, { continueToken });
+}
+
+/** storage.ErrResourceVersionSetOnCreate: upstream answers it as a 500. */
+export function resourceVersionSetOnCreate(key: string): StorageError {
+  return new StorageError('Internal', key, 'resourceVersion should not be set on objects to be created');
 }
 
 export function invalidContinue(message: string): StorageError {

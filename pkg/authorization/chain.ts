@@ -1,0 +1,22 @@
+// Authorizers asked in order; the first that allows or denies decides, and a
+// request nobody has an opinion on is denied (k8s.io/apiserver's union authorizer
+// with a default deny). The chain is the seam where the platform's full rules
+// (access rules, key scopes, delegated SubjectAccessReview) are added later.
+
+import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+
+export class AuthorizerChain implements Authorizer {
+  constructor(
+    private readonly authorizers: readonly Authorizer[],
+    /** The reason given when no authorizer decided. */
+    private readonly defaultDenyReason = '',
+  ) {}
+
+  async authorize(attrs: Attributes): Promise<AuthorizationResult> {
+    for (const authorizer of this.authorizers) {
+      const result = await authorizer.authorize(attrs);
+      if (result.decision !== 'no-opinion') return result;
+    }
+    return this.defaultDenyReason ? { decision: 'deny', reason: this.defaultDenyReason } : { decision: 'deny' };
+  }
+}

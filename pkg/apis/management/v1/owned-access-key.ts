@@ -1,0 +1,135 @@
+// OwnedAccessKey (cluster scoped): a key that authenticates API calls and the
+// command-line client as its user, team or subject. The value is a bearer token.
+// The server keeps only a hash of it (see hashAccessKey): the plain key appears
+// once, in the response to the write that set it, and never again.
+
+import { createHash, randomInt } from 'node:crypto';
+
+import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import {
+  accessKeyScopeSchema,
+  identitySchema,
+  kindSchema,
+  oidcLoginSchema,
+  oidcProviderSchema,
+  storedKindInfo,
+  type AccessKeyIdentity,
+  type AccessKeyOIDC,
+  type AccessKeyOIDCProvider,
+  type AccessKeyScope,
+  type TypedObject,
+} from './common.js';
+import { bool, dateTime, enumOf, int64, obj, str, stringList, type JSONSchema } from './schema-builders.js';
+
+/** Key types upstream knows: who manages the key. */
+export const ACCESS_KEY_TYPES = [
+  '',
+  'Login',
+  'User',
+  'Other',
+  'Reset',
+  'OIDCRefreshToken',
+  'NetworkPeer',
+  'Workspace',
+] as const;
+
+export type AccessKeyType = (typeof ACCESS_KEY_TYPES)[number];
+
+export interface OwnedAccessKeySpec {
+  displayName?: string;
+  description?: string;
+  user?: string;
+  team?: string;
+  subject?: string;
+  groups?: string[];
+  /** Stored: `sha256:<hex>`. Returned: '' (or the plain key once, on the write that set it). */
+  key?: string;
+  disabled?: boolean;
+  /** Seconds. */
+  ttl?: number;
+  ttlAfterLastActivity?: boolean;
+  scope?: AccessKeyScope;
+  type?: AccessKeyType;
+  identity?: AccessKeyIdentity;
+  oidcProvider?: AccessKeyOIDCProvider;
+  parent?: string;
+  oidcLogin?: AccessKeyOIDC;
+}
+
+export interface OwnedAccessKeyStatus {
+  lastActivity?: string;
+}
+
+export type OwnedAccessKey = TypedObject<OwnedAccessKeySpec, OwnedAccessKeyStatus>;
+
+const HASH_PREFIX = 'sha256:';
+
+/**
+ * The stored form of an access key: `sha256:<hex of sha256(key)>`. The authenticator
+ * hashes the bearer token it is given and looks the hash up; the plain key is never
+ * stored. A plain random key of 64 letters carries ~300 bits, so an unsalted fast hash
+ * is enough: there is nothing to guess.
+ */
+export function hashAccessKey(key: string): string {
+  return HASH_PREFIX + createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** True for a value in the stored form (what hashAccessKey returns). */
+export function isHashedAccessKey(value: string): boolean {
+  return /^sha256:[0-9a-f]{64}$/.test(value);
+}
+
+const KEY_ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
+export const GENERATED_KEY_LENGTH = 64;
+
+/** A fresh random key: 64 lower-case letters, as upstream generates them. */
+export function generateAccessKey(): string {
+  let key = '';
+  for (let i = 0; i < GENERATED_KEY_LENGTH; i++) key += KEY_ALPHABET[randomInt(KEY_ALPHABET.length)];
+  return key;
+}
+
+export function ownedAccessKeyInfo(group: string): ResourceInfo {
+  return storedKindInfo(group, {
+    resource: 'ownedaccesskeys',
+    singular: 'ownedaccesskey',
+    kind: 'OwnedAccessKey',
+    namespaced: false,
+  });
+}
+
+export function ownedAccessKeySchema(): JSONSchema {
+  return kindSchema(
+    'OwnedAccessKey authenticates API calls and the command-line client, for example in CI/CD pipelines: its key is sent as a bearer token.',
+    obj('Desired state of the access key: whom it belongs to and what it may do.', {
+      displayName: str('Name shown in the UI.'),
+      description: str('What the key is used for.'),
+      user: str('Name of the User the key belongs to. Set exactly one of user, team and subject; cannot be changed.'),
+      team: str('Name of the Team the key belongs to. Set exactly one of user, team and subject; cannot be changed.'),
+      subject: str(
+        'A generic subject the key authenticates as, instead of a user or a team. Set exactly one of user, team and subject; cannot be changed.',
+      ),
+      groups: stringList('Extra groups the caller gets when using this key.'),
+      key: str(
+        'The access key, used as a bearer token. Leave empty on create to have the server generate one. The server keeps only a hash: the key is returned once, in the response to the write that set it, and reads return an empty string. An update that leaves it empty keeps the key; any other value replaces it.',
+      ),
+      disabled: bool('When true the key still exists but authenticates nothing.'),
+      ttl: int64(
+        'Time to live of the key in seconds, counted from creation (or from the last activity, see ttlAfterLastActivity). Zero means the key does not expire. Must not be negative.',
+      ),
+      ttlAfterLastActivity: bool('When true the time to live counts from status.lastActivity instead of from creation.'),
+      scope: accessKeyScopeSchema(),
+      type: enumOf(
+        'Who manages the key: `User` for keys users manage themselves; `Login`, `Reset`, `OIDCRefreshToken`, `NetworkPeer`, `Workspace` and `Other` for keys the platform manages.',
+        ACCESS_KEY_TYPES,
+      ),
+      identity: identitySchema(),
+      oidcProvider: oidcProviderSchema(),
+      parent: str('Deprecated: shared OIDC token information between keys.'),
+      oidcLogin: oidcLoginSchema(),
+    }),
+    obj('Observed state of the access key. Maintained by the server; ignored on writes.', {
+      lastActivity: dateTime('When the key was last used to access the API.'),
+    }),
+  );
+}

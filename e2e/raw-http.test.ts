@@ -1,0 +1,212 @@
+// Input no well-behaved client sends, over raw HTTPS: the server must refuse it with
+// the right status and a Kubernetes Status body, change nothing, and keep serving.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { backends, GROUP, GROUP_VERSION, startServer } from './harness.js';
+import type { TestServer } from './harness.js';
+import type { ApiResponse } from './https-client.js';
+
+const TEST = { timeout: 120_000 };
+const V1 = `/apis/${GROUP}/v1`;
+
+interface Status {
+  kind: string;
+  apiVersion: string;
+  status: string;
+  message: string;
+  reason: string;
+  code: number;
+  details?: {
+    name?: string;
+    kind?: string;
+    causes?: Array<{ reason?: string; message?: string; field?: string }>;
+  };
+}
+
+/** Asserts a failure Status with this code and reason, and returns it. */
+function failureStatus(r: ApiResponse, code: number, reason: string): Status {
+  assert.equal(r.status, code, `expected ${code}, got ${r.status}: ${r.text.slice(0, 500)}`);
+  assert.match(String(r.headers['content-type']), /^application\/json/);
+  const s = r.json<Status>();
+  assert.equal(s.kind, 'Status');
+  assert.equal(s.apiVersion, 'v1');
+  assert.equal(s.status, 'Failure');
+  assert.equal(s.code, code);
+  assert.equal(s.reason, reason, `reason of: ${s.message}`);
+  return s;
+}
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+for (const backend of backends()) {
+  describe(`bad input over raw HTTPS on ${backend}`, () => {
+    let s: TestServer;
+    const secrets = `${V1}/namespaces/e2e-raw/sharedsecrets`;
+
+    before(async () => {
+      s = await startServer({ backend });
+    });
+    after(async () => {
+      await s?.stop();
+    });
+
+    /** The server still answers reads and writes normally. */
+    async function stillServes(): Promise<void> {
+      assert.equal(s.isRunning(), true, `the server died:\n${s.logTail()}`);
+      const ready = await s.api('GET', '/readyz');
+      assert.equal(ready.status, 200);
+      assert.equal(ready.text.trim(), 'ok');
+      const list = await s.api('GET', `${V1}/teams`);
+      assert.equal(list.status, 200, list.text);
+      assert.equal(list.json<{ kind: string }>().kind, 'TeamList');
+    }
+
+    it('malformed JSON is a 400 BadRequest', TEST, async () => {
+      const r = await s.api('POST', secrets, '{"apiVersion": "x", "kind": ', {
+        'Content-Type': 'application/json',
+      });
+      const status = failureStatus(r, 400, 'BadRequest');
+      assert.ok(
+        status.message.length > 0 && status.message.length < 1000,
+        `a short message: ${status.message}`,
+      );
+      const notObject = await s.api('POST', secrets, '[1, 2, 3]', { 'Content-Type': 'application/json' });
+      failureStatus(notObject, 400, 'BadRequest');
+      await stillServes();
+    });
+
+    it('a YAML alias bomb is refused and the server keeps serving', TEST, async () => {
+      // "Billion laughs": 9 levels of 9 aliases each expand to 9^9 strings.
+      const levels = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
+      let yaml = `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: bomb\n`;
+      yaml += `lol0: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n`;
+      for (let i = 1; i < levels.length; i++) {
+        const prev = levels[i - 1] as string;
+        yaml += `lol${i}: &${levels[i]} [${Array(9).fill(`*${prev}`).join(',')}]\n`;
+      }
+      const r = await s.api('POST', secrets, yaml, { 'Content-Type': 'application/yaml' });
+      assert.ok(
+        r.status === 400 || r.status === 413,
+        `expected 400 or 413, got ${r.status}: ${r.text.slice(0, 300)}`,
+      );
+      failureStatus(r, r.status, r.status === 400 ? 'BadRequest' : 'RequestEntityTooLarge');
+      assert.equal((await s.api('GET', `${secrets}/bomb`)).status, 404);
+      await stillServes();
+    });
+
+    it('a body over 3 MiB is a 413', TEST, async () => {
+      const big = JSON.stringify({
+        apiVersion: GROUP_VERSION,
+        kind: 'SharedSecret',
+        metadata: { name: 'too-big' },
+        spec: { data: { blob: 'A'.repeat(3 * 1024 * 1024 + 1024) } },
+      });
+      const r = await s.api('POST', secrets, big, { 'Content-Type': 'application/json' });
+      const status = failureStatus(r, 413, 'RequestEntityTooLarge');
+      assert.match(status.message, /limit is 3145728/);
+      assert.equal((await s.api('GET', `${secrets}/too-big`)).status, 404);
+      await stillServes();
+
+      // Just under the limit is fine (the data itself is valid base64).
+      const justUnder = await s.api(
+        'POST',
+        secrets,
+        {
+          apiVersion: GROUP_VERSION,
+          kind: 'SharedSecret',
+          metadata: { name: 'big-but-ok' },
+          spec: { data: { blob: 'A'.repeat(1024 * 1024) } },
+        },
+        {},
+      );
+      assert.equal(justUnder.status, 201, justUnder.text.slice(0, 500));
+    });
+
+    it('an unsupported content type is a 415', TEST, async () => {
+      const body = JSON.stringify({
+        apiVersion: GROUP_VERSION,
+        kind: 'SharedSecret',
+        metadata: { name: 'text' },
+      });
+      const r = await s.api('POST', secrets, body, { 'Content-Type': 'text/plain' });
+      const status = failureStatus(r, 415, 'UnsupportedMediaType');
+      assert.match(
+        status.message,
+        /the body of the request was in an unknown format - accepted media types include: /,
+      );
+      assert.match(status.message, /application\/json/);
+      assert.equal((await s.api('GET', `${secrets}/text`)).status, 404);
+      await stillServes();
+    });
+
+    it('invalid base64 in spec.data is a 422 naming spec.data[key], and nothing changes', TEST, async () => {
+      const created = await s.api('POST', secrets, {
+        apiVersion: GROUP_VERSION,
+        kind: 'SharedSecret',
+        metadata: { name: 'creds' },
+        spec: { displayName: 'Credentials', data: { password: b64('s3cret') } },
+      });
+      assert.equal(created.status, 201, created.text);
+      const before = (await s.api('GET', `${secrets}/creds`)).json<{
+        metadata: { resourceVersion: string };
+        spec: unknown;
+      }>();
+
+      // As an update (merge patch) of the existing object...
+      const patched = await s.api(
+        'PATCH',
+        `${secrets}/creds`,
+        { spec: { data: { password: 'not base64!' } } },
+        { 'Content-Type': 'application/merge-patch+json' },
+      );
+      const status = failureStatus(patched, 422, 'Invalid');
+      assert.equal(status.details?.name, 'creds');
+      assert.equal(status.details?.kind, 'SharedSecret');
+      assert.ok(
+        status.details?.causes?.some((c) => c.field === 'spec.data[password]'),
+        `causes name spec.data[password]: ${JSON.stringify(status.details?.causes)}`,
+      );
+      assert.match(
+        status.message,
+        /^SharedSecret\.management\.platform\.dev "creds" is invalid: spec\.data\[password\]/,
+      );
+      const after = (await s.api('GET', `${secrets}/creds`)).json<{
+        metadata: { resourceVersion: string };
+        spec: unknown;
+      }>();
+      assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
+      assert.deepEqual(after.spec, before.spec);
+
+      // ...as a full replacement...
+      const put = await s.api('PUT', `${secrets}/creds`, {
+        apiVersion: GROUP_VERSION,
+        kind: 'SharedSecret',
+        metadata: { name: 'creds', namespace: 'e2e-raw', resourceVersion: before.metadata.resourceVersion },
+        spec: { displayName: 'Credentials', data: { password: 'c2VjcmV0', 'api-key': 'Zm9v=' } },
+      });
+      const putStatus = failureStatus(put, 422, 'Invalid');
+      assert.deepEqual(
+        putStatus.details?.causes?.map((c) => c.field),
+        ['spec.data[api-key]'],
+        'only the bad key is named',
+      );
+      const afterPut = (await s.api('GET', `${secrets}/creds`)).json<{
+        metadata: { resourceVersion: string };
+      }>();
+      assert.equal(afterPut.metadata.resourceVersion, before.metadata.resourceVersion);
+
+      // ...and on create, where nothing is stored.
+      const bad = await s.api('POST', secrets, {
+        apiVersion: GROUP_VERSION,
+        kind: 'SharedSecret',
+        metadata: { name: 'bad-create' },
+        spec: { data: { token: '%%%' } },
+      });
+      const createStatus = failureStatus(bad, 422, 'Invalid');
+      assert.ok(createStatus.details?.causes?.some((c) => c.field === 'spec.data[token]'));
+      assert.equal((await s.api('GET', `${secrets}/bad-create`)).status, 404);
+      await stillServes();
+    });
+  });
+}

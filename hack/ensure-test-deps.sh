@@ -2,6 +2,12 @@
 # Installs what the tests need and a fresh machine may lack: etcd (a real etcd
 # server for the storage suite and the etcd e2e run) and kubectl (the e2e client).
 # Idempotent: does nothing when both are present.
+#
+# On Debian/Ubuntu they come from the distribution: etcd-server (etcd 3.4) and
+# kubernetes-client (kubectl 1.20 on Debian 12). The e2e suite accepts that old
+# kubectl as well as a current one. Elsewhere, install etcd and kubectl yourself.
+#
+# ENSURE_TEST_DEPS_DRY_RUN=1 only shows what apt would install (apt-get --dry-run).
 set -euo pipefail
 
 need=()
@@ -12,13 +18,38 @@ if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
 
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-test-deps: missing ${need[*]} and no apt-get here; install etcd and kubectl, then run again" >&2
+  exit 1
+fi
+
+if [ -n "${ENSURE_TEST_DEPS_DRY_RUN:-}" ]; then
+  echo "ensure-test-deps: would install ${need[*]}" >&2
+  apt-get install --dry-run --no-install-recommends "${need[@]}"
+  exit 0
+fi
+
 echo "ensure-test-deps: installing ${need[*]}" >&2
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# Debian's etcd-server package starts a system etcd on the default ports; the tests
-# start their own on free loopback ports, so the system one is stopped when possible.
-if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl disable --now etcd >/dev/null 2>&1 || true; fi
-pkill -x etcd >/dev/null 2>&1 || true
+
+# Debian's etcd-server package may start a system etcd on the default ports. The
+# tests start their own on free loopback ports, so stop only that service (never
+# other etcd processes: someone else's tests may be running theirs).
+if [[ " ${need[*]} " == *" etcd-server "* ]]; then
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now etcd >/dev/null 2>&1 || true
+  elif command -v service >/dev/null 2>&1; then
+    $SUDO service etcd stop >/dev/null 2>&1 || true
+  fi
+fi
+
+for tool in etcd kubectl; do
+  if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "/usr/bin/$tool" ]; then
+    echo "ensure-test-deps: $tool is still missing after the install" >&2
+    exit 1
+  fi
+done

@@ -129,8 +129,8 @@ for (const backend of backends()) {
           assert.equal(informer.get('informer-live'), undefined, 'gone from the cache');
           assert.ok(informer.get('informer-before'), 'the other team stays');
           // The informer is a ListWatch; its resourceVersion follows the events.
-        assert.ok(informer instanceof ListWatch);
-        assert.equal(informer.latestResourceVersion(), live[2]?.resourceVersion);
+          assert.ok(informer instanceof ListWatch);
+          assert.equal(informer.latestResourceVersion(), live[2]?.resourceVersion);
           assert.deepEqual(
             events.filter((e) => e.name !== 'informer-live'),
             [],

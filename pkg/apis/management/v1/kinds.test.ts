@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { fieldErrorString } from '../../meta/field-errors.js';
+import { isObject } from '../../meta/types.js';
+import { compileSchema } from '../../schema/compile.js';
+import { managementKinds } from './index.js';
+import { generateAccessKey, hashAccessKey, isHashedAccessKey } from './owned-access-key.js';
+
+const GROUP = 'management.platform.dev';
+
+/** Visits every property schema with its dotted path. */
+function eachProperty(
+  schema: Record<string, unknown>,
+  path: string,
+  visit: (path: string, prop: Record<string, unknown>) => void,
+): void {
+  const props = schema['properties'];
+  if (isObject(props)) {
+    for (const [name, prop] of Object.entries(props)) {
+      if (!isObject(prop)) continue;
+      const p = path ? `${path}.${name}` : name;
+      visit(p, prop);
+      eachProperty(prop, p, visit);
+    }
+  }
+  for (const key of ['items', 'additionalProperties']) {
+    const sub = schema[key];
+    if (isObject(sub)) eachProperty(sub, `${path}[]`, visit);
+  }
+}
+
+const examples: Record<string, Record<string, unknown>> = {
+  SharedSecret: {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'SharedSecret',
+    metadata: { name: 'registry', namespace: 'p-default', labels: { team: 'a' } },
+    spec: {
+      displayName: 'Registry credentials',
+      description: 'Pull secret for the shared registry',
+      owner: { team: 'platform' },
+      data: { '.dockerconfigjson': 'e30=', token: 'c2VjcmV0' },
+      access: [{ name: 'readers', verbs: ['get'], subresources: ['*'], users: ['bob'], teams: ['dev'] }],
+    },
+    status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T00:00:00Z' }] },
+  },
+  Team: {
+    metadata: { name: 'dev' },
+    spec: {
+      displayName: 'Developers',
+      username: 'dev',
+      users: ['alice', 'bob'],
+      groups: ['oidc:dev'],
+      imagePullSecrets: [{ apiGroup: GROUP, kind: 'SharedSecret', secretName: 'r', secretNamespace: 'p', key: 'k' }],
+      clusterRoles: [{ name: 'view' }],
+      access: [{ verbs: ['*'], users: ['admin'] }],
+    },
+    status: {},
+  },
+  User: {
+    metadata: { name: 'alice' },
+    spec: {
+      displayName: 'Alice',
+      username: 'alice',
+      email: 'alice@example.com',
+      subject: 'alice',
+      groups: ['dev'],
+      ssoGroups: ['oidc:dev'],
+      passwordRef: { secretName: 's', secretNamespace: 'n', key: 'password' },
+      codesRef: { secretName: 's', secretNamespace: 'n', key: 'codes' },
+      tokenGeneration: 2,
+      disabled: false,
+      clusterRoles: [{ name: 'edit' }],
+      extraClaims: { department: 'r&d' },
+    },
+    status: { teams: ['dev'] },
+  },
+  OwnedAccessKey: {
+    metadata: { name: 'ci' },
+    spec: {
+      displayName: 'CI',
+      user: 'alice',
+      groups: ['ci'],
+      key: '',
+      ttl: 86400,
+      ttlAfterLastActivity: true,
+      type: 'User',
+      scope: {
+        roles: [{ role: 'vcluster', projects: ['*'] }],
+        projects: [{ project: '*' }],
+        spaces: [{ project: 'p', space: 's' }],
+        virtualClusters: [{ project: 'p', virtualCluster: 'v' }],
+        clusters: [{ cluster: '*' }],
+        rules: [
+          {
+            verbs: ['get'],
+            resources: [{ group: '', resources: ['pods', 'pods/log'], resourceNames: ['a'] }],
+            namespaces: [''],
+            nonResourceURLs: ['/version'],
+            requestTargets: ['Management', 'ProjectVirtualCluster'],
+            cluster: 'c',
+            virtualClusters: [{ name: 'v', namespace: 'n' }],
+          },
+        ],
+        allowPlatformCli: true,
+      },
+      identity: {
+        userId: 'u1',
+        username: 'alice',
+        preferredUsername: 'Alice',
+        email: 'alice@example.com',
+        emailVerified: true,
+        extraClaims: { roles: ['a', 'b'] },
+        groups: ['g'],
+        connector: 'github',
+        connectorData: 'eyJ0b2tlbiI6IngifQ==',
+        identityRefresh: '2026-07-01T00:00:00Z',
+      },
+      oidcProvider: { clientId: 'c', nonce: 'n', redirectUri: 'https://x/cb', scopes: 'openid' },
+      parent: '',
+      oidcLogin: { idToken: 'YQ==', accessToken: 'Yg==', refreshToken: 'Yw==', lastRefresh: '2026-07-01T00:00:00Z' },
+    },
+    status: { lastActivity: '2026-07-01T00:00:00Z' },
+  },
+};
+
+describe('managementKinds', () => {
+  const kinds = managementKinds(GROUP);
+
+  it('names the four stored kinds with their scope and every verb', () => {
+    assert.deepEqual(
+      kinds.map((k) => [k.info.resource, k.info.singular, k.info.kind, k.info.listKind, k.info.namespaced]),
+      [
+        ['sharedsecrets', 'sharedsecret', 'SharedSecret', 'SharedSecretList', true],
+        ['teams', 'team', 'Team', 'TeamList', false],
+        ['users', 'user', 'User', 'UserList', false],
+        ['ownedaccesskeys', 'ownedaccesskey', 'OwnedAccessKey', 'OwnedAccessKeyList', false],
+      ],
+    );
+    for (const k of kinds) {
+      assert.equal(k.info.group, GROUP);
+      assert.equal(k.info.version, 'v1');
+      assert.deepEqual([...k.info.verbs].sort(), [
+        'create',
+        'delete',
+        'deletecollection',
+        'get',
+        'list',
+        'patch',
+        'update',
+        'watch',
+      ]);
+      assert.deepEqual(k.info.shortNames, []);
+      assert.deepEqual(k.info.categories, []);
+    }
+  });
+
+  it('describes every field (kubectl explain prints the descriptions)', () => {
+    for (const k of kinds) {
+      const missing: string[] = [];
+      eachProperty(k.schema, '', (path, prop) => {
+        if (typeof prop['description'] !== 'string' || prop['description'].trim() === '') missing.push(path);
+      });
+      assert.deepEqual(missing, [], `${k.info.kind} fields without a description`);
+      for (const top of ['apiVersion', 'kind', 'metadata', 'spec', 'status']) {
+        const props = k.schema['properties'];
+        assert.ok(isObject(props) && top in props, `${k.info.kind} lacks ${top}`);
+      }
+    }
+  });
+
+  it('gives every list a list type and merge keys only where Kubernetes does', () => {
+    for (const k of kinds) {
+      eachProperty(k.schema, '', (path, prop) => {
+        if (prop['type'] === 'array') {
+          assert.ok(prop['x-kubernetes-list-type'], `${k.info.kind} ${path} has no list type`);
+        }
+        if (prop['x-kubernetes-patch-strategy'] !== undefined) {
+          assert.ok(
+            ['metadata.ownerReferences', 'metadata.finalizers'].includes(path),
+            `${k.info.kind} ${path} has a patch strategy`,
+          );
+        }
+      });
+      const meta = (k.schema['properties'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>)[
+        'metadata'
+      ]?.['properties'];
+      assert.equal(meta?.['ownerReferences']?.['x-kubernetes-patch-merge-key'], 'uid');
+      assert.equal(meta?.['finalizers']?.['x-kubernetes-patch-strategy'], 'merge');
+    }
+  });
+
+  it('accepts a complete example of each kind with no unknown fields', () => {
+    for (const k of kinds) {
+      const example = examples[k.info.kind];
+      assert.ok(example, k.info.kind);
+      const compiled = compileSchema(k.schema);
+      assert.deepEqual(compiled.validate(example).map(fieldErrorString), [], k.info.kind);
+      assert.deepEqual(compiled.unknownFields(example), [], k.info.kind);
+    }
+  });
+
+  it('types SharedSecret data as a map of base64 bytes', () => {
+    const ss = kinds.find((k) => k.info.kind === 'SharedSecret');
+    assert.ok(ss);
+    const errs = compileSchema(ss.schema).validate({ metadata: {}, spec: { data: { password: 'hunter2' } } });
+    assert.deepEqual(errs.map((e) => e.field), ['spec.data[password]']);
+  });
+
+  it('never uses the vendor word in a field name', () => {
+    for (const k of kinds) {
+      eachProperty(k.schema, '', (path) => assert.doesNotMatch(path, /loft/i, `${k.info.kind} ${path}`));
+    }
+  });
+
+  it('returns fresh objects, so one caller cannot change another caller’s schema', () => {
+    const a = managementKinds(GROUP)[0];
+    const b = managementKinds(GROUP)[0];
+    assert.ok(a && b);
+    assert.notEqual(a.schema, b.schema);
+    assert.deepEqual(a.schema, b.schema);
+  });
+});
+
+describe('access key values', () => {
+  it('hashes to the sha256:<hex> form', () => {
+    assert.equal(hashAccessKey('abc'), 'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.ok(isHashedAccessKey(hashAccessKey('anything')));
+    assert.ok(!isHashedAccessKey('abc'));
+  });
+
+  it('generates 64 random lower-case letters', () => {
+    const a = generateAccessKey();
+    const b = generateAccessKey();
+    assert.match(a, /^[a-z]{64}$/);
+    assert.notEqual(a, b);
+  });
+});

@@ -173,6 +173,10 @@ export interface Strategy {
   /**
    * Shapes an object on its way out to a client (hides what must never be returned).
    * `created` is true only for the response to the create that made it.
+   * `ctx` is the request's context when the object is the response to a write (create,
+   * update, patch) made by that request; a strategy may use it to show that request,
+   * and only it, what its own prepareForCreate/prepareForUpdate set aside (a new
+   * access key). Leave it undefined for reads, lists and watch events.
    */
-  decorate?(obj: KubeObject, created: boolean): KubeObject;
+  decorate?(obj: KubeObject, created: boolean, ctx?: RequestContext): KubeObject;
 }

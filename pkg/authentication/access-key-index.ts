@@ -93,14 +93,19 @@ export class AccessKeyIndex {
           logger?.info('access key index synced', { keys: this.size });
         }
         if (this.stopped) break;
-        const watcher = await storage.watch(prefix, { recursive: true, resourceVersion: list.resourceVersion });
+        const watcher = await storage.watch(prefix, {
+          recursive: true,
+          resourceVersion: list.resourceVersion,
+        });
         this.watcher = watcher;
         if (this.stopped) watcher.stop();
         let healthy = false;
         for await (const event of watcher) {
           if (event.type === 'ERROR') {
             // Usually 410 Expired after compaction: relist to catch up.
-            logger?.warn('access key watch ended with an error; relisting', { message: event.object.message });
+            logger?.warn('access key watch ended with an error; relisting', {
+              message: event.object.message,
+            });
             break;
           }
           healthy = true;

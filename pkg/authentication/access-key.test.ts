@@ -13,7 +13,11 @@ import type { AuthenticatedUser } from './interfaces.js';
 
 const PREFIX = '/registry/management.platform.dev/ownedaccesskeys/';
 
-function keyObject(name: string, plain: string, spec: Record<string, unknown> = { user: 'alice' }): KubeObject {
+function keyObject(
+  name: string,
+  plain: string,
+  spec: Record<string, unknown> = { user: 'alice' },
+): KubeObject {
   return {
     apiVersion: 'management.platform.dev/v1',
     kind: 'OwnedAccessKey',
@@ -28,7 +32,11 @@ function request(authorization?: string): IncomingMessage {
 
 async function setup(t: { after(fn: () => Promise<void>): void }, wrap?: (s: Storage) => Storage) {
   const storage = new KVStorage(SqliteKV.open(':memory:'));
-  const index = new AccessKeyIndex({ storage: wrap ? wrap(storage) : storage, prefix: PREFIX, maxRetryDelayMs: 50 });
+  const index = new AccessKeyIndex({
+    storage: wrap ? wrap(storage) : storage,
+    prefix: PREFIX,
+    maxRetryDelayMs: 50,
+  });
   const authn = new AccessKeyAuthenticator(index);
   t.after(async () => {
     await index.stop();
@@ -50,7 +58,10 @@ async function eventually<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function authStatus(authn: AccessKeyAuthenticator, token: string): Promise<{ code: number; message: string }> {
+async function authStatus(
+  authn: AccessKeyAuthenticator,
+  token: string,
+): Promise<{ code: number; message: string }> {
   try {
     await authn.authenticate(request(`Bearer ${token}`));
     return { code: 200, message: '' };
@@ -71,7 +82,10 @@ test('no Authorization header, another scheme or an empty token: no opinion', as
 
 test('a known key authenticates as its user, with its groups and name', async (t) => {
   const { storage, index, authn } = await setup(t);
-  await storage.create(PREFIX + 'alice-ci', keyObject('alice-ci', 'plain-alice', { user: 'alice', groups: ['ci', 'ops'] }));
+  await storage.create(
+    PREFIX + 'alice-ci',
+    keyObject('alice-ci', 'plain-alice', { user: 'alice', groups: ['ci', 'ops'] }),
+  );
   index.start();
   const user = await authn.authenticate(request('Bearer plain-alice'));
   assert.deepEqual(user, {
@@ -95,7 +109,10 @@ test('an unknown key is 401 Unauthorized', async (t) => {
 test('team and subject keys get their documented identities', async (t) => {
   const { storage, index, authn } = await setup(t);
   await storage.create(PREFIX + 'team-key', keyObject('team-key', 'tk', { team: 'devs' }));
-  await storage.create(PREFIX + 'subject-key', keyObject('subject-key', 'sk', { subject: 'robot', groups: ['bots'] }));
+  await storage.create(
+    PREFIX + 'subject-key',
+    keyObject('subject-key', 'sk', { subject: 'robot', groups: ['bots'] }),
+  );
   await storage.create(PREFIX + 'nobody', keyObject('nobody', 'nk', {}));
   index.start();
   assert.deepEqual(await authn.authenticate(request('Bearer tk')), {
@@ -125,7 +142,9 @@ test('create, rotate, disable and delete take effect on the next calls', async (
   assert.equal((await authStatus(authn, 'first')).code, 401);
 
   // Disabled: 401 with a message that says so.
-  await storage.guaranteedUpdate(PREFIX + 'k', () => keyObject('k', 'second', { user: 'alice', disabled: true }));
+  await storage.guaranteedUpdate(PREFIX + 'k', () =>
+    keyObject('k', 'second', { user: 'alice', disabled: true }),
+  );
   const disabled = await eventually(async () => {
     const s = await authStatus(authn, 'second');
     assert.equal(s.code, 401);
@@ -137,7 +156,9 @@ test('create, rotate, disable and delete take effect on the next calls', async (
   await storage.guaranteedUpdate(PREFIX + 'k', () => keyObject('k', 'second'));
   await eventually(async () => assert.equal((await authStatus(authn, 'second')).code, 200));
   await storage.delete(PREFIX + 'k');
-  await eventually(async () => assert.deepEqual(await authStatus(authn, 'second'), { code: 401, message: 'Unauthorized' }));
+  await eventually(async () =>
+    assert.deepEqual(await authStatus(authn, 'second'), { code: 401, message: 'Unauthorized' }),
+  );
 });
 
 test('after a watch error the index relists and sees what changed meanwhile', async (t) => {

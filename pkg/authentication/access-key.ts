@@ -44,7 +44,9 @@ export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [rejectDisab
 /** Who a key speaks for, or undefined when it names nobody (such a key cannot authenticate). */
 export function accessKeyIdentity(key: KubeObject): AuthenticatedUser | undefined {
   const spec = isObject(key.spec) ? key.spec : {};
-  const extraGroups = Array.isArray(spec.groups) ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '') : [];
+  const extraGroups = Array.isArray(spec.groups)
+    ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '')
+    : [];
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
   let name: string;
   const groups: string[] = [...extraGroups];

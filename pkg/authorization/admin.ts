@@ -15,7 +15,9 @@ export class AdminAuthorizer implements Authorizer {
 
   authorize(attrs: Attributes): Promise<AuthorizationResult> {
     const { user } = attrs;
-    const admin = (this.adminUsername !== '' && user.name === this.adminUsername) || user.groups.includes(this.adminGroup);
+    const admin =
+      (this.adminUsername !== '' && user.name === this.adminUsername) ||
+      user.groups.includes(this.adminGroup);
     return Promise.resolve({ decision: admin ? 'allow' : 'no-opinion' });
   }
 }

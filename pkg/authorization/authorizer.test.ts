@@ -4,9 +4,19 @@ import type { Attributes, Authorizer } from './interfaces.js';
 import { AuthorizerChain, NOT_IMPLEMENTED_REASON, newPlatformAuthorizer } from './index.js';
 
 const GROUP = 'management.platform.dev';
-const authz = newPlatformAuthorizer({ group: GROUP, adminUsername: 'admin', pathPrefixes: ['/kubernetes/management'] });
+const authz = newPlatformAuthorizer({
+  group: GROUP,
+  adminUsername: 'admin',
+  pathPrefixes: ['/kubernetes/management'],
+});
 
-function resource(user: string, verb: string, resourceName: string, name = '', groups: string[] = ['system:authenticated']): Attributes {
+function resource(
+  user: string,
+  verb: string,
+  resourceName: string,
+  name = '',
+  groups: string[] = ['system:authenticated'],
+): Attributes {
   return {
     user: { name: user, groups },
     verb,
@@ -38,7 +48,10 @@ function nonResource(user: string, verb: string, path: string): Attributes {
 
 test('the bootstrap admin and members of platform:admins may do anything', async () => {
   assert.equal((await authz.authorize(resource('admin', 'delete', 'teams', 'x'))).decision, 'allow');
-  assert.equal((await authz.authorize(resource('alice', 'create', 'users', '', ['platform:admins']))).decision, 'allow');
+  assert.equal(
+    (await authz.authorize(resource('alice', 'create', 'users', '', ['platform:admins']))).decision,
+    'allow',
+  );
   assert.equal((await authz.authorize(nonResource('admin', 'post', '/anything'))).decision, 'allow');
 });
 
@@ -79,7 +92,10 @@ test('everyone may read discovery, OpenAPI, version and health, with or without 
   assert.equal((await authz.authorize(nonResource('bob', 'post', '/apis'))).decision, 'deny');
   assert.equal((await authz.authorize(nonResource('bob', 'get', '/metrics'))).decision, 'deny');
   assert.equal((await authz.authorize(nonResource('bob', 'get', '/apisx'))).decision, 'deny');
-  assert.equal((await authz.authorize(nonResource('bob', 'get', '/kubernetes/managementx/apis'))).decision, 'deny');
+  assert.equal(
+    (await authz.authorize(nonResource('bob', 'get', '/kubernetes/managementx/apis'))).decision,
+    'deny',
+  );
 });
 
 test('the chain takes the first decision and stops asking', async () => {
@@ -94,5 +110,7 @@ test('the chain takes the first decision and stops asking', async () => {
   const result = await chain.authorize(resource('x', 'get', 'teams'));
   assert.deepEqual(result, { decision: 'deny', reason: 'b' });
   assert.deepEqual(asked, ['a', 'b']);
-  assert.deepEqual(await new AuthorizerChain([]).authorize(resource('x', 'get', 'teams')), { decision: 'deny' });
+  assert.deepEqual(await new AuthorizerChain([]).authorize(resource('x', 'get', 'teams')), {
+    decision: 'deny',
+  });
 });

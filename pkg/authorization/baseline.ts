@@ -20,7 +20,8 @@ export class BaselineAuthorizer implements Authorizer {
   }
 
   private allows(attrs: Attributes): boolean {
-    if (!attrs.isResourceRequest) return attrs.verb === 'get' && isDiscoveryPath(this.stripPrefix(attrs.path));
+    if (!attrs.isResourceRequest)
+      return attrs.verb === 'get' && isDiscoveryPath(this.stripPrefix(attrs.path));
     return (
       attrs.verb === 'get' &&
       attrs.apiGroup === this.group &&
@@ -33,7 +34,8 @@ export class BaselineAuthorizer implements Authorizer {
 
   private stripPrefix(path: string): string {
     for (const prefix of this.pathPrefixes) {
-      if (prefix && (path === prefix || path.startsWith(prefix + '/'))) return path.slice(prefix.length) || '/';
+      if (prefix && (path === prefix || path.startsWith(prefix + '/')))
+        return path.slice(prefix.length) || '/';
     }
     return path;
   }

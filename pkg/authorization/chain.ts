@@ -17,6 +17,8 @@ export class AuthorizerChain implements Authorizer {
       const result = await authorizer.authorize(attrs);
       if (result.decision !== 'no-opinion') return result;
     }
-    return this.defaultDenyReason ? { decision: 'deny', reason: this.defaultDenyReason } : { decision: 'deny' };
+    return this.defaultDenyReason
+      ? { decision: 'deny', reason: this.defaultDenyReason }
+      : { decision: 'deny' };
   }
 }

@@ -15,7 +15,10 @@ export function newPlatformAuthorizer(options: {
   pathPrefixes?: readonly string[];
 }): Authorizer {
   return new AuthorizerChain(
-    [new AdminAuthorizer(options.adminUsername), new BaselineAuthorizer(options.group, options.pathPrefixes ?? [])],
+    [
+      new AdminAuthorizer(options.adminUsername),
+      new BaselineAuthorizer(options.group, options.pathPrefixes ?? []),
+    ],
     NOT_IMPLEMENTED_REASON,
   );
 }

@@ -34,14 +34,20 @@ test('the YAML uses the kebab-case field names kubectl expects', () => {
 });
 
 test('no CA data when none is given', () => {
-  const doc = singleContextKubeConfig({ contextName: 'c', cluster: { server: 'https://x' }, user: { token: 't' } });
+  const doc = singleContextKubeConfig({
+    contextName: 'c',
+    cluster: { server: 'https://x' },
+    user: { token: 't' },
+  });
   assert.equal(doc.clusters[0]?.cluster['certificate-authority-data'], undefined);
 });
 
 test('a context naming an unknown cluster or user is refused', () => {
   const b = new KubeConfigBuilder().user('u', { token: 't' }).context('c', { cluster: 'nope', user: 'u' });
   assert.throws(() => b.build(), /unknown cluster "nope"/);
-  const b2 = new KubeConfigBuilder().cluster('k', { server: 'https://x' }).context('c', { cluster: 'k', user: 'who' });
+  const b2 = new KubeConfigBuilder()
+    .cluster('k', { server: 'https://x' })
+    .context('c', { cluster: 'k', user: 'who' });
   assert.throws(() => b2.build(), /unknown user "who"/);
   assert.throws(() => new KubeConfigBuilder().currentContext('missing').build(), /current-context "missing"/);
 });

@@ -51,7 +51,8 @@ export class KubeConfigBuilder {
     }
     const user: KubeConfigUser = {};
     if (options.token !== undefined) user.token = options.token;
-    if (options.clientCertificatePem !== undefined) user['client-certificate-data'] = base64(options.clientCertificatePem);
+    if (options.clientCertificatePem !== undefined)
+      user['client-certificate-data'] = base64(options.clientCertificatePem);
     if (options.clientKeyPem !== undefined) user['client-key-data'] = base64(options.clientKeyPem);
     upsert(this.config.users, { name, user });
     return this;

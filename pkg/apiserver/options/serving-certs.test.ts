@@ -78,11 +78,20 @@ test('a TLS client trusting only the generated CA connects over 127.0.0.1 and lo
   const { port } = server.address() as AddressInfo;
   for (const host of ['127.0.0.1', 'localhost']) {
     const body = await new Promise<string>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', servername: host === 'localhost' ? host : undefined, port, ca: certs.caPem, agent: false }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve(text));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          servername: host === 'localhost' ? host : undefined,
+          port,
+          ca: certs.caPem,
+          agent: false,
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -92,7 +101,11 @@ test('a TLS client trusting only the generated CA connects over 127.0.0.1 and lo
 
 test('operator files: a self-issued certificate is its own CA; a key that does not match is refused', (t) => {
   const dir = tempDir(t);
-  const gen = ensureServingCertificates({ pkiDir: join(dir, 'pki'), bindAddress: '127.0.0.1', hostName: 'box' });
+  const gen = ensureServingCertificates({
+    pkiDir: join(dir, 'pki'),
+    bindAddress: '127.0.0.1',
+    hostName: 'box',
+  });
   // Chain ending in the CA: the CA is known.
   writeFileSync(join(dir, 'chain.crt'), gen.certPem + (gen.caPem ?? ''));
   writeFileSync(join(dir, 'tls.key'), gen.keyPem);
@@ -103,6 +116,9 @@ test('operator files: a self-issued certificate is its own CA; a key that does n
   assert.equal(loadServingCertificates(join(dir, 'leaf.crt'), join(dir, 'tls.key')).caPem, undefined);
   // Wrong key.
   writeFileSync(join(dir, 'wrong.key'), readFileSync(join(dir, 'pki', CA_KEY_FILE)));
-  assert.throws(() => loadServingCertificates(join(dir, 'leaf.crt'), join(dir, 'wrong.key')), /does not match/);
+  assert.throws(
+    () => loadServingCertificates(join(dir, 'leaf.crt'), join(dir, 'wrong.key')),
+    /does not match/,
+  );
   assert.ok(readFileSync(join(dir, 'pki', SERVING_CERT_FILE), 'utf8').includes('BEGIN CERTIFICATE'));
 });

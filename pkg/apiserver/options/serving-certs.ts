@@ -4,7 +4,13 @@
 // pin that CA and kubectl verifies the server without --insecure-skip-tls-verify.
 // Keys come from node:crypto (native, fast); node-forge writes the certificates.
 
-import { generateKeyPairSync, randomBytes, X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import {
+  generateKeyPairSync,
+  randomBytes,
+  X509Certificate,
+  createPrivateKey,
+  createPublicKey,
+} from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
@@ -38,11 +44,15 @@ export function desiredSANs(bindAddress: string, hostName = osHostname()): { dns
   const dns = ['localhost'];
   const host = hostName.toLowerCase();
   // A host name that is not a valid DNS name cannot go in a SAN; skip it rather than fail.
-  if (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(host) && host !== 'localhost') {
+  if (
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(host) &&
+    host !== 'localhost'
+  ) {
     dns.push(host);
   }
   const ips = ['127.0.0.1', '::1'];
-  if (isIP(bindAddress) !== 0 && !isUnspecified(bindAddress) && !ips.includes(bindAddress)) ips.push(bindAddress);
+  if (isIP(bindAddress) !== 0 && !isUnspecified(bindAddress) && !ips.includes(bindAddress))
+    ips.push(bindAddress);
   return { dns, ips };
 }
 
@@ -64,7 +74,9 @@ export function loadServingCertificates(certFile: string, keyFile: string): Serv
   const last = chain[chain.length - 1] ?? first;
   const root = new X509Certificate(last);
   const selfIssued = root.checkIssued(root) && root.verify(root.publicKey);
-  return selfIssued ? { certPem, keyPem, caPem: last, source: 'files' } : { certPem, keyPem, source: 'files' };
+  return selfIssued
+    ? { certPem, keyPem, caPem: last, source: 'files' }
+    : { certPem, keyPem, source: 'files' };
 }
 
 /**
@@ -110,7 +122,12 @@ export function ensureServingCertificates(options: {
     });
   }
   if (!serving) throw new Error('unreachable: serving certificate was just created');
-  return { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem, source: generated ? 'generated' : 'reused' };
+  return {
+    certPem: serving.certPem,
+    keyPem: serving.keyPem,
+    caPem: ca.certPem,
+    source: generated ? 'generated' : 'reused',
+  };
 }
 
 interface Pair {
@@ -129,14 +146,23 @@ function readPair(certFile: string, keyFile: string): Pair | undefined {
 function usableCA(ca: Pair, now: Date): boolean {
   try {
     const cert = new X509Certificate(ca.certPem);
-    return cert.ca && cert.checkPrivateKey(createPrivateKey(ca.keyPem)) && new Date(cert.validTo).getTime() - now.getTime() > RENEW_BEFORE_MS;
+    return (
+      cert.ca &&
+      cert.checkPrivateKey(createPrivateKey(ca.keyPem)) &&
+      new Date(cert.validTo).getTime() - now.getTime() > RENEW_BEFORE_MS
+    );
   } catch {
     return false;
   }
 }
 
 /** Why a serving certificate must be replaced, or undefined when it still fits. */
-function servingProblem(serving: Pair, ca: Pair, sans: { dns: string[]; ips: string[] }, now: Date): string | undefined {
+function servingProblem(
+  serving: Pair,
+  ca: Pair,
+  sans: { dns: string[]; ips: string[] },
+  now: Date,
+): string | undefined {
   let cert: X509Certificate;
   let caCert: X509Certificate;
   try {
@@ -149,11 +175,16 @@ function servingProblem(serving: Pair, ca: Pair, sans: { dns: string[]; ips: str
   if (!cert.checkIssued(caCert) || !cert.verify(caCert.publicKey)) return 'not signed by the current CA';
   if (new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_MS) return 'expires soon';
   for (const ip of sans.ips) if (cert.checkIP(ip) === undefined) return `does not cover ${ip}`;
-  for (const dns of sans.dns) if (cert.checkHost(dns, { wildcards: false }) === undefined) return `does not cover ${dns}`;
+  for (const dns of sans.dns)
+    if (cert.checkHost(dns, { wildcards: false }) === undefined) return `does not cover ${dns}`;
   return undefined;
 }
 
-function newKeyPair(): { forgeKey: forge.pki.rsa.PrivateKey; forgePublic: forge.pki.rsa.PublicKey; keyPem: string } {
+function newKeyPair(): {
+  forgeKey: forge.pki.rsa.PrivateKey;
+  forgePublic: forge.pki.rsa.PublicKey;
+  keyPem: string;
+} {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const keyPem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   const publicPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
@@ -184,7 +215,9 @@ function createCA(now: Date): Pair {
   cert.publicKey = key.forgePublic;
   cert.serialNumber = serialNumber();
   validity(cert, now, CA_VALIDITY_YEARS);
-  const subject = [{ name: 'commonName', value: `platform-apiserver-ca@${Math.floor(now.getTime() / 1000)}` }];
+  const subject = [
+    { name: 'commonName', value: `platform-apiserver-ca@${Math.floor(now.getTime() / 1000)}` },
+  ];
   cert.setSubject(subject);
   cert.setIssuer(subject);
   cert.setExtensions([
@@ -212,7 +245,10 @@ function createServingCert(ca: Pair, sans: { dns: string[]; ips: string[] }, now
     { name: 'extKeyUsage', serverAuth: true },
     {
       name: 'subjectAltName',
-      altNames: [...sans.dns.map((value) => ({ type: 2, value })), ...sans.ips.map((ip) => ({ type: 7, ip }))],
+      altNames: [
+        ...sans.dns.map((value) => ({ type: 2, value })),
+        ...sans.ips.map((ip) => ({ type: 7, ip })),
+      ],
     },
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// platform-apiserver: flags -> complete -> validate -> config -> run. Everything
+// else lives in pkg/apiserver/options; this file only wires the process to it:
+// exit codes, signals, and last-resort error handling.
+
+import {
+  FlagError,
+  JsonLogger,
+  ServerOptions,
+  isLogLevel,
+  parseFlags,
+  run,
+  usage,
+} from '../../pkg/apiserver/options/index.js';
+import type { RunningServer } from '../../pkg/apiserver/options/index.js';
+
+/** Invalid command line: one line on stderr, exit 2 (as Go's flag package does). */
+function usageError(message: string): never {
+  process.stderr.write(`platform-apiserver: ${message} (see --help)\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseFlags(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof FlagError) usageError(err.message);
+    throw err;
+  }
+  if (parsed.help) {
+    process.stdout.write(usage());
+    return;
+  }
+  const options = new ServerOptions(parsed.values, parsed.problems).complete();
+  const problems = options.validate();
+  if (problems.length > 0) usageError(`invalid flags: ${problems.join('; ')}`);
+
+  const logLevel = options.values.logLevel;
+  const logger = new JsonLogger(isLogLevel(logLevel) ? logLevel : 'info');
+  const fail = (msg: string, err: unknown): never => {
+    logger.error(msg, { error: err });
+    process.exit(1);
+  };
+  process.on('uncaughtException', (err) => fail('uncaught exception', err));
+  process.on('unhandledRejection', (err) => fail('unhandled promise rejection', err));
+
+  let server: RunningServer;
+  try {
+    server = await run(options, logger);
+  } catch (err) {
+    fail('the server failed to start', err);
+    return;
+  }
+
+  // The server bounds its own shutdown; this is the backstop should storage hang on close.
+  const HARD_EXIT_MS = 45_000;
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      logger.warn('second signal: exiting without waiting', { signal });
+      process.exit(1);
+    }
+    logger.info('received signal, shutting down', { signal });
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, HARD_EXIT_MS).unref();
+    server.stop().then(
+      () => process.exit(0),
+      (err: unknown) => fail('shutdown failed', err),
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`platform-apiserver: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,198 @@
+// Command-line flags, named as kube-apiserver names them so operators need not
+// learn new ones. Parsing only turns argv into option values; defaults are filled
+// by ServerOptions.complete() and every check lives in validation.ts, so a user
+// sees all problems at once instead of one per try.
+
+import { parseArgs } from 'node:util';
+import type { ServerOptionValues } from './options.js';
+
+export class FlagError extends Error {
+  override readonly name = 'FlagError';
+}
+
+interface FlagSpec {
+  readonly name: string;
+  readonly field: keyof ServerOptionValues;
+  readonly kind: 'string' | 'port' | 'list';
+  readonly usage: string;
+  readonly defaultText?: string;
+}
+
+const FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'secure-port',
+    field: 'securePort',
+    kind: 'port',
+    usage: 'The port on which to serve HTTPS. 0 picks a free port (logged in the "serving" line).',
+    defaultText: '8443',
+  },
+  {
+    name: 'bind-address',
+    field: 'bindAddress',
+    kind: 'string',
+    usage: 'The IP address on which to listen for the --secure-port port (0.0.0.0 or :: for all interfaces).',
+    defaultText: '127.0.0.1',
+  },
+  {
+    name: 'data-dir',
+    field: 'dataDir',
+    kind: 'string',
+    usage: 'Directory for the embedded database, generated certificates and the admin kube config.',
+    defaultText: './data',
+  },
+  {
+    name: 'storage-backend',
+    field: 'storageBackend',
+    kind: 'string',
+    usage: 'The storage backend: sqlite (embedded, one replica) or etcd3 (several replicas).',
+    defaultText: 'sqlite',
+  },
+  {
+    name: 'etcd-servers',
+    field: 'etcdServers',
+    kind: 'list',
+    usage: 'Comma-separated etcd URLs (scheme://ip:port) for --storage-backend etcd3.',
+  },
+  {
+    name: 'etcd-prefix',
+    field: 'etcdPrefix',
+    kind: 'string',
+    usage: 'The prefix under which every object key is stored.',
+    defaultText: '/registry',
+  },
+  {
+    name: 'etcd-cafile',
+    field: 'etcdCaFile',
+    kind: 'string',
+    usage: 'SSL certificate authority file used to secure etcd communication.',
+  },
+  {
+    name: 'etcd-certfile',
+    field: 'etcdCertFile',
+    kind: 'string',
+    usage: 'SSL certification file used to secure etcd communication.',
+  },
+  {
+    name: 'etcd-keyfile',
+    field: 'etcdKeyFile',
+    kind: 'string',
+    usage: 'SSL key file used to secure etcd communication.',
+  },
+  {
+    name: 'api-group',
+    field: 'apiGroup',
+    kind: 'string',
+    usage: 'The API group served (a DNS subdomain with at least one dot).',
+    defaultText: 'management.platform.dev',
+  },
+  {
+    name: 'tls-cert-file',
+    field: 'tlsCertFile',
+    kind: 'string',
+    usage:
+      'PEM serving certificate (with intermediates). Without it a CA and certificate are generated in <data-dir>/pki.',
+  },
+  {
+    name: 'tls-private-key-file',
+    field: 'tlsPrivateKeyFile',
+    kind: 'string',
+    usage: 'PEM private key matching --tls-cert-file.',
+  },
+  {
+    name: 'admin-username',
+    field: 'adminUsername',
+    kind: 'string',
+    usage: 'Name of the User created with an access key on first start, when no users exist.',
+    defaultText: 'admin',
+  },
+  {
+    name: 'log-level',
+    field: 'logLevel',
+    kind: 'string',
+    usage: 'Least severe level logged: debug, info, warn or error.',
+    defaultText: 'info',
+  },
+];
+
+export interface ParsedFlags {
+  readonly help: boolean;
+  /** Only the flags that were given. */
+  readonly values: Partial<ServerOptionValues>;
+  /** Values that could not be converted (e.g. a port that is not a number); reported by validate(). */
+  readonly problems: readonly string[];
+}
+
+/** Parses `--flag=value` and `--flag value` forms; throws FlagError on unknown flags or stray arguments. */
+export function parseFlags(argv: readonly string[]): ParsedFlags {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+  };
+  for (const f of FLAGS) options[f.name] = { type: 'string' };
+
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw new FlagError(describeParseError(err, argv));
+  }
+
+  const values: Partial<ServerOptionValues> = {};
+  const problems: string[] = [];
+  for (const f of FLAGS) {
+    const raw = parsed.values[f.name];
+    if (typeof raw !== 'string') continue;
+    switch (f.kind) {
+      case 'string':
+        (values as Record<string, unknown>)[f.field] = raw;
+        break;
+      case 'list':
+        (values as Record<string, unknown>)[f.field] = raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+        break;
+      case 'port':
+        if (/^\d+$/.test(raw.trim())) (values as Record<string, unknown>)[f.field] = Number(raw.trim());
+        else problems.push(`--${f.name}: "${raw}" is not a port number (an integer from 0 to 65535)`);
+        break;
+    }
+  }
+  return { help: parsed.values.help === true, values, problems };
+}
+
+function describeParseError(err: unknown, argv: readonly string[]): string {
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const flag = /'([^']+)'/.exec(message)?.[1] ?? '';
+    return `unknown flag: ${flag}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    const arg = /'([^']+)'/.exec(message)?.[1] ?? argv.find((a) => !a.startsWith('-')) ?? '';
+    return `unexpected argument "${arg}": every setting is a --flag`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const flag = /--([a-z0-9-]+)/.exec(message)?.[0] ?? 'flag';
+    if (flag === '--help') return '--help takes no value';
+    return `flag needs an argument: ${flag}`;
+  }
+  return message;
+}
+
+/** The --help text. */
+export function usage(program = 'platform-apiserver'): string {
+  const lines = [
+    `Usage: ${program} [flags]`,
+    '',
+    'Serves the platform management API over HTTPS. Flags take --flag=value or --flag value.',
+    '',
+    'Flags:',
+  ];
+  const width = Math.max(...FLAGS.map((f) => f.name.length)) + 2;
+  for (const f of FLAGS) {
+    const def = f.defaultText ? ` (default ${f.defaultText})` : '';
+    lines.push(`  --${f.name.padEnd(width)}${f.usage}${def}`);
+  }
+  lines.push(`  --${'help'.padEnd(width)}Show this help and exit.`);
+  return lines.join('\n') + '\n';
+}

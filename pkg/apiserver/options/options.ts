@@ -1,0 +1,195 @@
+// The server's options, following kubernetes/sample-apiserver: flags fill a
+// ServerOptions; complete() fills defaults and normalises; validate() reports every
+// problem at once; config() builds everything the server needs (TLS material,
+// storage, one registry Store per kind, authentication, authorization, the HTTP
+// layer's ApiServerConfig); startServer() (./serve.ts) serves it.
+
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { ApiServerConfig, HealthCheck } from '../config.js';
+import { AccessKeyIndex } from '../../authentication/access-key-index.js';
+import { AccessKeyAuthenticator } from '../../authentication/access-key.js';
+import { newPlatformAuthorizer } from '../../authorization/index.js';
+import type { Storage } from '../../storage/interfaces.js';
+import type { RESTStorage } from '../../registry/rest/interfaces.js';
+import { JsonLogger, isLogLevel } from './logger.js';
+import {
+  ensureServingCertificates,
+  loadServingCertificates,
+  type ServingCertificates,
+} from './serving-certs.js';
+import { openStorage } from './storage.js';
+import { buildResources, collectionPrefix } from './resources.js';
+import { versionInfo } from './version.js';
+import { validateOptions } from './validation.js';
+import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
+
+export interface ServerOptionValues {
+  securePort: number;
+  bindAddress: string;
+  dataDir: string;
+  storageBackend: string;
+  etcdServers: string[];
+  etcdPrefix: string;
+  etcdCaFile: string;
+  etcdCertFile: string;
+  etcdKeyFile: string;
+  apiGroup: string;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  adminUsername: string;
+  logLevel: string;
+}
+
+export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
+  securePort: 8443,
+  bindAddress: '127.0.0.1',
+  dataDir: './data',
+  storageBackend: 'sqlite',
+  etcdServers: [],
+  etcdPrefix: '/registry',
+  etcdCaFile: '',
+  etcdCertFile: '',
+  etcdKeyFile: '',
+  apiGroup: 'management.platform.dev',
+  tlsCertFile: '',
+  tlsPrivateKeyFile: '',
+  adminUsername: 'admin',
+  logLevel: 'info',
+});
+
+/** Everything a started server is made of; built by ServerOptions.config(). */
+export interface ServerConfig {
+  readonly options: Readonly<ServerOptionValues>;
+  readonly logger: JsonLogger;
+  readonly tls: ServingCertificates;
+  readonly storage: Storage;
+  readonly resources: readonly RESTStorage[];
+  readonly accessKeys: AccessKeyIndex;
+  readonly api: ApiServerConfig;
+  /** Where the server is in its life; the readiness checks read it. */
+  readonly lifecycle: Lifecycle;
+}
+
+export interface Lifecycle {
+  /** The first-start bootstrap has run (so admin.kubeconfig exists when readyz says ok). */
+  bootstrapped: boolean;
+  /** A stop has begun (the HTTP layer's own `shutdown` check fails readyz from then on). */
+  shuttingDown: boolean;
+}
+
+export class ServerOptions {
+  values: ServerOptionValues;
+  private completed = false;
+
+  constructor(
+    given: Partial<ServerOptionValues> = {},
+    /** Problems found while parsing flags, reported by validate() with the rest. */
+    private readonly parseProblems: readonly string[] = [],
+  ) {
+    this.values = { ...DEFAULT_OPTIONS, etcdServers: [], ...given };
+  }
+
+  /** Fills what is left unset and normalises; idempotent. */
+  complete(): this {
+    if (this.completed) return this;
+    const v = this.values;
+    v.bindAddress = v.bindAddress.trim();
+    v.dataDir = v.dataDir.trim() === '' ? '' : resolve(v.dataDir);
+    v.storageBackend = v.storageBackend.trim().toLowerCase();
+    v.apiGroup = v.apiGroup.trim();
+    v.adminUsername = v.adminUsername.trim();
+    v.logLevel = v.logLevel.trim().toLowerCase();
+    // "/registry/" and "/registry" name the same place; keys are built as prefix + "/" + ...
+    if (v.etcdPrefix.length > 1) v.etcdPrefix = v.etcdPrefix.replace(/\/+$/, '');
+    this.completed = true;
+    return this;
+  }
+
+  /** Every problem with the values; empty when they are usable. */
+  validate(): string[] {
+    this.complete();
+    return [...this.parseProblems, ...validateOptions(this.values)];
+  }
+
+  /** Builds the server's parts. Opens storage: the caller must close it (startServer does). */
+  async config(logger?: JsonLogger): Promise<ServerConfig> {
+    this.complete();
+    const options: ServerOptionValues = { ...this.values, etcdServers: [...this.values.etcdServers] };
+    const log = logger ?? new JsonLogger(isLogLevel(options.logLevel) ? options.logLevel : 'info');
+
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const tls =
+      options.tlsCertFile !== ''
+        ? loadServingCertificates(options.tlsCertFile, options.tlsPrivateKeyFile)
+        : ensureServingCertificates({
+            pkiDir: join(options.dataDir, 'pki'),
+            bindAddress: options.bindAddress,
+            hostName: hostname(),
+            logger: log,
+          });
+
+    const storage = await openStorage(options, log);
+    try {
+      const resources = buildResources(options.apiGroup, storage, options.etcdPrefix);
+      const accessKeys = new AccessKeyIndex({
+        storage,
+        prefix: collectionPrefix(options.etcdPrefix, options.apiGroup, 'ownedaccesskeys'),
+        logger: log.child({ component: 'access-key-index' }),
+      });
+      const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
+      const readyChecks: HealthCheck[] = [
+        { name: 'storage', check: () => checkStorage(storage) },
+        {
+          name: 'access-key-index',
+          check: () => {
+            if (!accessKeys.hasSynced) throw new Error('access keys not loaded yet');
+          },
+        },
+        {
+          name: 'bootstrap',
+          check: () => {
+            if (!lifecycle.bootstrapped) throw new Error('bootstrap not finished');
+          },
+        },
+      ];
+      const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
+      const api: ApiServerConfig = {
+        group: options.apiGroup,
+        version: API_VERSION,
+        resources,
+        authenticator: new AccessKeyAuthenticator(accessKeys),
+        authorizer: newPlatformAuthorizer({
+          group: options.apiGroup,
+          adminUsername: options.adminUsername,
+          pathPrefixes,
+        }),
+        pathPrefixes,
+        versionInfo: versionInfo(),
+        readyChecks,
+        liveChecks: [],
+        logger: log,
+      };
+      return { options, logger: log, tls, storage, resources, accessKeys, api, lifecycle };
+    } catch (err) {
+      await storage.close().catch(() => undefined);
+      throw err;
+    }
+  }
+}
+
+/** Storage answers within a few seconds. */
+async function checkStorage(storage: Storage): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      storage.currentResourceVersion(),
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error('storage did not answer within 5s')), 5000);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,163 @@
+// Serving and stopping. startServer() listens on HTTPS, runs the first-start
+// bootstrap, logs the "serving" line (tests and scripts read it to learn the port
+// when --secure-port is 0) and returns a handle whose stop() shuts down in the
+// order that loses no acknowledged request: fail readiness, stop accepting
+// connections, end watches and let in-flight requests finish (bounded), then stop
+// the access key watch and close storage.
+
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { createApiHandler } from '../server.js';
+import { bootstrapAdmin, localServerUrl, type BootstrapResult } from './bootstrap.js';
+import { MANAGEMENT_PATH_PREFIX } from './constants.js';
+import type { JsonLogger } from './logger.js';
+import type { ServerConfig, ServerOptions } from './options.js';
+
+export interface RunningServer {
+  /** Where a local client reaches the server, e.g. https://127.0.0.1:8443 */
+  readonly url: string;
+  readonly port: number;
+  readonly bootstrap: BootstrapResult;
+  /** Graceful shutdown; idempotent; resolves when storage is closed. */
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  /** How long in-flight requests may take to finish after a stop (default 30 s). */
+  readonly shutdownTimeoutMs?: number;
+}
+
+export async function startServer(
+  config: ServerConfig,
+  serveOptions: ServeOptions = {},
+): Promise<RunningServer> {
+  const { options, logger, tls, storage, accessKeys, lifecycle } = config;
+  const shutdownTimeoutMs = serveOptions.shutdownTimeoutMs ?? 30_000;
+  accessKeys.start();
+  const handler = createApiHandler(config.api);
+  const server = createServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, (req, res) =>
+    handler.handle(req, res),
+  );
+  // A client that opens a connection and never finishes its TLS handshake must not hold a slot forever.
+  server.headersTimeout = 60_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('tlsClientError', (err) => logger.warn('TLS handshake failed', { error: err.message }));
+
+  const cleanupAfterFailure = async (): Promise<void> => {
+    server.close();
+    for (const s of sockets) s.destroy();
+    await handler.shutdown().catch(() => undefined);
+    await accessKeys.stop().catch(() => undefined);
+    await storage.close().catch(() => undefined);
+  };
+
+  try {
+    await listen(server, options.securePort, options.bindAddress);
+  } catch (err) {
+    await cleanupAfterFailure();
+    const code = (err as { code?: unknown }).code;
+    if (code === 'EADDRINUSE')
+      throw new Error(`cannot listen on ${options.bindAddress}:${options.securePort}: the port is in use`);
+    if (code === 'EADDRNOTAVAIL')
+      throw new Error(`cannot listen on ${options.bindAddress}: no such local address`);
+    if (code === 'EACCES') throw new Error(`cannot listen on port ${options.securePort}: permission denied`);
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const url = localServerUrl(options.bindAddress, port, '');
+
+  let bootstrap: BootstrapResult;
+  try {
+    bootstrap = await bootstrapAdmin({
+      resources: config.resources,
+      group: options.apiGroup,
+      adminUsername: options.adminUsername,
+      dataDir: options.dataDir,
+      serverUrl: localServerUrl(options.bindAddress, port, MANAGEMENT_PATH_PREFIX),
+      ...(tls.caPem ? { caPem: tls.caPem } : {}),
+      logger,
+    });
+  } catch (err) {
+    await cleanupAfterFailure();
+    throw err;
+  }
+  lifecycle.bootstrapped = true;
+  logger.info('serving', {
+    url,
+    apiUrl: url + MANAGEMENT_PATH_PREFIX,
+    address: options.bindAddress,
+    port,
+    group: options.apiGroup,
+    storage: options.storageBackend,
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      lifecycle.shuttingDown = true;
+      logger.info('shutting down');
+      const deadline = Date.now() + shutdownTimeoutMs;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const drained = await withDeadline(handler.shutdown(), deadline);
+      server.closeIdleConnections();
+      const allClosed = drained && (await withDeadline(closed, deadline));
+      if (!allClosed) {
+        logger.warn('requests still running at the shutdown deadline; closing their connections', {
+          connections: sockets.size,
+        });
+        server.closeAllConnections();
+        for (const s of sockets) s.destroy();
+      }
+      await accessKeys.stop();
+      await storage.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+  return { url, port, bootstrap, stop };
+}
+
+/** Builds the configuration and serves it: what main runs after validate(). */
+export async function run(
+  options: ServerOptions,
+  logger?: JsonLogger,
+  serveOptions?: ServeOptions,
+): Promise<RunningServer> {
+  const config = await options.config(logger);
+  return startServer(config, serveOptions);
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/** True when `p` settled before the deadline. */
+async function withDeadline(p: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>(
+    (resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()))),
+  );
+  try {
+    return await Promise.race([
+      p.then(
+        () => true as const,
+        () => true as const,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,177 @@
+// The HTTP layer proper: a node:http(s) request listener. No framework: the
+// Kubernetes request-info resolver is the router, and each request costs a path
+// split, an authentication, an authorization and one registry call.
+//
+//   health, version (no authentication)
+//   -> authenticate (401) -> request info -> authorize (403)
+//   -> discovery / OpenAPI documents, or a resource verb handler, or 404
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { ApiServerConfig } from './config.js';
+import { Documents, type DocumentBuilders } from './documents.js';
+import { attributesFor, authenticate, authorize } from './filters.js';
+import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
+import { HealthChecks, type HealthEndpoint } from './health.js';
+import { newMethodNotAllowed } from '../apis/meta/errors.js';
+import type { RESTStorage } from '../registry/rest/interfaces.js';
+import { DEFAULT_MAX_REQUEST_BODY_BYTES } from './body.js';
+import { newRequestInfo, normalizePrefixes, stripPrefix } from './request-info.js';
+import { writeBytes, writeNotFoundPage } from './responses.js';
+import { RequestScope } from './scope.js';
+import { WatchServer } from './watch.js';
+
+export interface ApiHandler {
+  /** A node:http(s) request listener. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Fails readiness, ends every open watch cleanly, and resolves once no request is in flight. */
+  shutdown(): Promise<void>;
+}
+
+const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+
+const HEALTH_ENDPOINTS: ReadonlySet<string> = new Set(['healthz', 'livez', 'readyz']);
+
+/** `/readyz` → ['readyz', undefined]; `/readyz/ping` → ['readyz', 'ping']; else undefined. */
+function matchHealth(path: string): [HealthEndpoint, string | undefined] | undefined {
+  const rest = path.slice(1);
+  const slash = rest.indexOf('/');
+  const head = slash < 0 ? rest : rest.slice(0, slash);
+  if (!HEALTH_ENDPOINTS.has(head)) return undefined;
+  const check = slash < 0 ? undefined : rest.slice(slash + 1);
+  return [head as HealthEndpoint, check === '' ? undefined : check];
+}
+
+/** The handler, with the discovery and OpenAPI builders given (tests pass small fakes). */
+export function newApiHandler(config: ApiServerConfig, documentBuilders: DocumentBuilders): ApiHandler {
+  return new Server(config, documentBuilders);
+}
+
+class Server implements ApiHandler {
+  private readonly prefixes: string[];
+  private readonly resources = new Map<string, RESTStorage>();
+  private readonly documents: Documents;
+  private readonly health: HealthChecks;
+  private readonly watches: WatchServer;
+  private readonly env: HandlerEnv;
+  private readonly versionBytes: Buffer;
+  private inFlight = 0;
+  private shuttingDown = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly config: ApiServerConfig,
+    documentBuilders: DocumentBuilders,
+  ) {
+    this.prefixes = normalizePrefixes(config.pathPrefixes);
+    for (const storage of config.resources) {
+      if (storage.info.group === config.group && storage.info.version === config.version) {
+        this.resources.set(storage.info.resource, storage);
+      }
+    }
+    this.documents = new Documents(config.group, config.version, config.resources, documentBuilders);
+    this.health = new HealthChecks(config.liveChecks ?? [], config.readyChecks ?? [], config.logger);
+    this.watches = new WatchServer({
+      minRequestTimeoutSeconds: config.minRequestTimeoutSeconds ?? DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS,
+      logger: config.logger,
+    });
+    this.env = {
+      maxRequestBodyBytes: config.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
+      watches: this.watches,
+    };
+    // As kube-apiserver's /version: always indented.
+    this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const scope = new RequestScope(
+      req,
+      res,
+      q < 0 ? url : url.slice(0, q),
+      q < 0 ? '' : url.slice(q + 1),
+      this.config.logger,
+    );
+    this.inFlight++;
+    res.setHeader('Cache-Control', 'no-cache, private');
+    if (this.shuttingDown) res.setHeader('Connection', 'close');
+    res.once('close', () => this.finished(scope, started));
+    this.serve(scope).catch((err: unknown) => {
+      try {
+        scope.fail(err);
+      } catch {
+        res.destroy();
+      }
+    });
+  }
+
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    this.health.markShuttingDown();
+    this.watches.shutdown();
+    if (this.inFlight === 0) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private finished(scope: RequestScope, started: number): void {
+    scope.markClosed();
+    this.inFlight--;
+    const res = scope.res;
+    this.config.logger.info('request', {
+      ...scope.logFields(),
+      code: res.statusCode,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      ...(res.writableFinished ? {} : { aborted: true }),
+    });
+    if (this.inFlight === 0 && this.shuttingDown) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  private async serve(scope: RequestScope): Promise<void> {
+    const { req, res } = scope;
+    const method = req.method ?? 'GET';
+    const path = stripPrefix(scope.rawPath, this.prefixes);
+
+    // Probes and /version need no credentials (kubelet and load balancers have none).
+    const health = matchHealth(path);
+    if (health) {
+      await this.health.serve(res, health[0], health[1], scope.hasQuery ? scope.query : undefined);
+      return;
+    }
+    if (path === '/version' || path === '/version/') {
+      if (method !== 'GET' && method !== 'HEAD') throw newMethodNotAllowed();
+      writeBytes(res, 200, 'application/json', this.versionBytes);
+      return;
+    }
+
+    scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
+    const info = newRequestInfo(method, path, () => scope.query);
+    scope.info = info;
+    await authorize(this.config.authorizer, attributesFor(scope.user, info));
+
+    if (!info.isResourceRequest) {
+      const docPath = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+      if (method !== 'GET' && method !== 'HEAD') {
+        if (docPath === '/api' || docPath === '/apis' || docPath.startsWith('/apis/') || docPath.startsWith('/openapi/')) {
+          throw newMethodNotAllowed();
+        }
+        writeNotFoundPage(res);
+        return;
+      }
+      if (!this.documents.serve(scope, docPath)) writeNotFoundPage(res);
+      return;
+    }
+
+    const storage =
+      info.apiPrefix === 'apis' && info.apiGroup === this.config.group && info.apiVersion === this.config.version
+        ? this.resources.get(info.resource)
+        : undefined;
+    if (!storage) throw newResourceNotFound();
+    await serveResource(scope, storage, this.env);
+  }
+}

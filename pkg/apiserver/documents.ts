@@ -1,0 +1,218 @@
+// Serving the discovery and OpenAPI documents. They change only when the server
+// restarts, so they are built once, serialized once and served as bytes with their
+// ETags: the aggregator re-fetches discovery every minute and kubectl fetches OpenAPI
+// on many commands. The documents themselves come from pure builders
+// (pkg/apiserver/discovery, pkg/apiserver/openapi); this module is their HTTP side.
+
+import type { ServerResponse } from 'node:http';
+
+import type { RESTStorage } from '../registry/rest/interfaces.js';
+import { negotiateOutput, notAcceptable, parseAccept, wantsPretty, type NegotiatedOutput } from './negotiation.js';
+import { encode, writeBytes, type OutputFormat } from './responses.js';
+import type { RequestScope } from './scope.js';
+
+/** The document builders, as pkg/apiserver/discovery and pkg/apiserver/openapi export them. */
+export interface DocumentBuilders {
+  apiVersions(): unknown;
+  apiGroupList(group: string, version: string): unknown;
+  apiGroup(group: string, version: string): unknown;
+  apiResourceList(group: string, version: string, resources: readonly RESTStorage[]): unknown;
+  aggregatedDiscovery(group: string, version: string, resources: readonly RESTStorage[]): unknown;
+  /** Quoted hex digest of a serialized document. */
+  etagOf(json: string): string;
+  openAPIV2(group: string, version: string, resources: readonly RESTStorage[]): unknown;
+  openAPIV3GroupVersion(group: string, version: string, resources: readonly RESTStorage[]): unknown;
+  openAPIV3Root(group: string, version: string, hash: string): unknown;
+}
+
+/** The Content-Type of the aggregated discovery document, exactly as client-go matches it. */
+export const AGGREGATED_DISCOVERY_CONTENT_TYPE =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+interface CachedDocument {
+  readonly object: unknown;
+  readonly bytes: Buffer;
+  /** Quoted, as it goes in the ETag header. */
+  readonly etag: string;
+}
+
+function cache(object: unknown, etagOf: (json: string) => string): CachedDocument {
+  const json = JSON.stringify(object);
+  return { object, bytes: Buffer.from(`${json}\n`), etag: etagOf(json) };
+}
+
+function unquote(etag: string): string {
+  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const want = unquote(etag);
+  return header.split(',').some((tag) => unquote(tag.trim()) === want);
+}
+
+export class Documents {
+  private readonly apiVersions: CachedDocument;
+  private readonly apiGroupList: CachedDocument;
+  private readonly aggregated: CachedDocument;
+  private readonly apiGroup: CachedDocument;
+  private readonly apiResourceList: CachedDocument;
+  private readonly openAPIV2: CachedDocument;
+  private readonly openAPIV3: CachedDocument;
+  private readonly openAPIV3Root: CachedDocument;
+  /** The v3 document's digest, unquoted: the `?hash=` clients pin. */
+  private readonly openAPIV3Hash: string;
+
+  constructor(
+    private readonly group: string,
+    private readonly version: string,
+    resources: readonly RESTStorage[],
+    builders: DocumentBuilders,
+  ) {
+    const etagOf = (json: string): string => builders.etagOf(json);
+    this.apiVersions = cache(builders.apiVersions(), etagOf);
+    this.apiGroupList = cache(builders.apiGroupList(group, version), etagOf);
+    this.aggregated = cache(builders.aggregatedDiscovery(group, version, resources), etagOf);
+    this.apiGroup = cache(builders.apiGroup(group, version), etagOf);
+    this.apiResourceList = cache(builders.apiResourceList(group, version, resources), etagOf);
+    this.openAPIV2 = cache(builders.openAPIV2(group, version, resources), etagOf);
+    this.openAPIV3 = cache(builders.openAPIV3GroupVersion(group, version, resources), etagOf);
+    this.openAPIV3Hash = unquote(this.openAPIV3.etag);
+    this.openAPIV3Root = cache(builders.openAPIV3Root(group, version, this.openAPIV3Hash), etagOf);
+  }
+
+  /**
+   * Serves `path` if it is one of ours and answers true; false means not a document
+   * path (the caller 404s). Only GET and HEAD reach here.
+   */
+  serve(scope: RequestScope, path: string): boolean {
+    const groupPath = `/apis/${this.group}`;
+    const groupVersionPath = `${groupPath}/${this.version}`;
+    switch (path) {
+      case '/api':
+        this.serveNegotiated(scope, this.apiVersions);
+        return true;
+      case '/apis':
+        this.serveApis(scope);
+        return true;
+      case groupPath:
+        this.serveNegotiated(scope, this.apiGroup);
+        return true;
+      case groupVersionPath:
+        this.serveNegotiated(scope, this.apiResourceList);
+        return true;
+      case '/openapi/v2':
+        this.serveOpenAPI(scope.res, scope, this.openAPIV2);
+        return true;
+      case '/openapi/v3':
+        this.serveOpenAPI(scope.res, scope, this.openAPIV3Root);
+        return true;
+      case `/openapi/v3${groupVersionPath}`:
+        this.serveOpenAPIV3GroupVersion(scope);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** `/apis`: the aggregated v2 document when Accept asks for it, the APIGroupList otherwise. */
+  private serveApis(scope: RequestScope): void {
+    const output = this.negotiate(scope, { kind: 'discovery' });
+    const res = scope.res;
+    res.setHeader('Vary', 'Accept');
+    if (output.convert?.kind === 'APIGroupDiscoveryList') {
+      const doc = this.aggregated;
+      res.setHeader('ETag', doc.etag);
+      if (matchesIfNoneMatch(scope.req.headers['if-none-match'], doc.etag)) {
+        res.writeHead(304);
+        res.end();
+        return;
+      }
+      this.write(scope, doc, { ...scope.format, contentType: contentTypeWithGVK(scope.format) });
+      return;
+    }
+    this.write(scope, this.apiGroupList, scope.format);
+  }
+
+  private serveNegotiated(scope: RequestScope, doc: CachedDocument): void {
+    this.negotiate(scope, { kind: 'plain' });
+    this.write(scope, doc, scope.format);
+  }
+
+  private negotiate(scope: RequestScope, endpoint: { kind: 'discovery' } | { kind: 'plain' }): NegotiatedOutput {
+    const output = negotiateOutput(scope.req.headers.accept, endpoint);
+    if (!output) throw notAcceptable();
+    scope.format = {
+      mediaType: output.mediaType,
+      pretty: output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
+    };
+    return output;
+  }
+
+  /** Cached bytes for plain JSON; anything else (YAML, pretty) is encoded from the object. */
+  private write(scope: RequestScope, doc: CachedDocument, format: OutputFormat): void {
+    const contentType = format.contentType ?? format.mediaType;
+    if (format.mediaType === 'application/json' && !format.pretty) {
+      writeBytes(scope.res, 200, contentType, doc.bytes);
+    } else {
+      writeBytes(scope.res, 200, contentType, encode(doc.object, format));
+    }
+  }
+
+  /** OpenAPI is JSON only (kube-openapi also speaks protobuf, which we do not). */
+  private acceptsJSON(scope: RequestScope): boolean {
+    const accept = scope.req.headers.accept;
+    if (!accept) return true;
+    return parseAccept(accept).some(
+      (c) => (c.type === '*' && c.subtype === '*') || (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*')),
+    );
+  }
+
+  private serveOpenAPI(res: ServerResponse, scope: RequestScope, doc: CachedDocument): void {
+    res.setHeader('Vary', 'Accept');
+    if (!this.acceptsJSON(scope)) {
+      res.writeHead(406);
+      res.end();
+      return;
+    }
+    res.setHeader('ETag', doc.etag);
+    if (matchesIfNoneMatch(scope.req.headers['if-none-match'], doc.etag)) {
+      res.writeHead(304);
+      res.end();
+      return;
+    }
+    writeBytes(res, 200, 'application/json', doc.bytes);
+  }
+
+  /**
+   * The group-version document. With `?hash=` matching, it may be cached forever (the
+   * URL changes when the document does); a stale hash is redirected to the current one.
+   */
+  private serveOpenAPIV3GroupVersion(scope: RequestScope): void {
+    const res = scope.res;
+    const hash = scope.hasQuery ? scope.query.get('hash') : null;
+    if (hash && this.acceptsJSON(scope)) {
+      if (hash !== this.openAPIV3Hash) {
+        res.setHeader('Vary', 'Accept');
+        res.setHeader('ETag', this.openAPIV3.etag);
+        const location = `${scope.rawPath}?hash=${this.openAPIV3Hash}`;
+        writeBytes(res, 301, 'text/html; charset=utf-8', `<a href="${location}">Moved Permanently</a>.\n`, {
+          Location: location,
+        });
+        return;
+      }
+      res.setHeader('Cache-Control', 'public, immutable');
+      const expires = new Date();
+      expires.setUTCFullYear(expires.getUTCFullYear() + 1);
+      res.setHeader('Expires', expires.toUTCString());
+    }
+    this.serveOpenAPI(res, scope, this.openAPIV3);
+  }
+}
+
+function contentTypeWithGVK(format: OutputFormat): string {
+  return format.mediaType === 'application/json'
+    ? AGGREGATED_DISCOVERY_CONTENT_TYPE
+    : `${format.mediaType};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`;
+}

@@ -1,0 +1,71 @@
+// Authentication and authorization of one request, before any handler runs
+// (k8s.io/apiserver endpoints/filters authentication.go and authorization.go, and the
+// forbidden message of endpoints/handlers/responsewriters/errors.go).
+
+import type { IncomingMessage } from 'node:http';
+
+import { isApiError, newForbidden, newUnauthorized } from '../apis/meta/errors.js';
+import type { AuthenticatedUser, Authenticator } from '../authentication/interfaces.js';
+import type { Attributes, Authorizer } from '../authorization/interfaces.js';
+import type { Logger } from './config.js';
+import type { RequestInfo } from './request-info.js';
+import { describe } from './responses.js';
+
+/** The caller, or a 401: no credentials, bad credentials, or a failing authenticator. */
+export async function authenticate(
+  authenticator: Authenticator,
+  req: IncomingMessage,
+  logger: Logger,
+): Promise<AuthenticatedUser> {
+  let user: AuthenticatedUser | null;
+  try {
+    user = await authenticator.authenticate(req);
+  } catch (err) {
+    // A 401 with a helpful message (expired key) goes to the client as it is.
+    if (isApiError(err)) throw err;
+    // Anything else is our fault, but the caller is still not authenticated.
+    logger.error('authenticator failed', { error: describe(err) });
+    throw newUnauthorized();
+  }
+  if (!user) throw newUnauthorized();
+  return user;
+}
+
+export function attributesFor(user: AuthenticatedUser, info: RequestInfo): Attributes {
+  return {
+    user,
+    verb: info.verb,
+    isResourceRequest: info.isResourceRequest,
+    path: info.path,
+    apiGroup: info.apiGroup,
+    apiVersion: info.apiVersion,
+    resource: info.resource,
+    subresource: info.subresource,
+    namespace: info.namespace,
+    name: info.name,
+  };
+}
+
+/** Resolves when allowed; throws the Kubernetes 403 otherwise ('no-opinion' is a denial). */
+export async function authorize(authorizer: Authorizer, attrs: Attributes): Promise<void> {
+  const result = await authorizer.authorize(attrs);
+  if (result.decision === 'allow') return;
+  const msg = sanitize(forbiddenMessage(attrs));
+  const text = result.reason ? `${msg}: ${result.reason}` : msg;
+  throw newForbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, text);
+}
+
+/** `User "x" cannot get resource "teams" in API group "g" at the cluster scope`, and friends. */
+export function forbiddenMessage(attrs: Attributes): string {
+  const user = JSON.stringify(attrs.user.name);
+  if (!attrs.isResourceRequest) return `User ${user} cannot ${attrs.verb} path ${JSON.stringify(attrs.path)}`;
+  const resource = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
+  const head = `User ${user} cannot ${attrs.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(attrs.apiGroup)}`;
+  if (attrs.namespace) return `${head} in the namespace ${JSON.stringify(attrs.namespace)}`;
+  return `${head} at the cluster scope`;
+}
+
+/** Upstream HTML-escapes the message: it may echo a path the client chose. */
+function sanitize(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

@@ -1,0 +1,326 @@
+// The verb handlers: one path for every resource (a kind adds a strategy, never a
+// handler). Each negotiates the answer's encoding first (406 before any work), reads
+// its options (400/422), decodes the body (415/413/400), calls the RESTStorage
+// method and writes the result, converted to a Table or PartialObjectMetadata when
+// asked. The order follows k8s.io/apiserver endpoints/handlers.
+
+import {
+  ApiError,
+  newBadRequest,
+  newMethodNotAllowed,
+  newMethodNotSupported,
+  type GroupResource,
+} from '../apis/meta/errors.js';
+import type { DeleteOptions } from '../apis/meta/types.js';
+import type {
+  DeleteRequestOptions,
+  ListOptions,
+  RESTStorage,
+  SubresourceStorage,
+  WriteOptions,
+} from '../registry/rest/interfaces.js';
+import { decodeBody, decodeJSON, decodeYAML, readBody, type DecodedBody } from './body.js';
+import {
+  negotiateInput,
+  negotiateOutput,
+  negotiatePatchType,
+  notAcceptable,
+  wantsPretty,
+  type NegotiatedOutput,
+} from './negotiation.js';
+import {
+  deleteOptionsFromBody,
+  deleteOptionsFromQuery,
+  getOptionsFrom,
+  listOptionsFrom,
+  NO_QUERY,
+  validateDeleteDryRun,
+  writeOptionsFrom,
+} from './query.js';
+import type { RequestScope } from './scope.js';
+import { tableNotSupported, tableOptionsFrom, transformObject, type TableOptions } from './transform.js';
+import type { WatchServer } from './watch.js';
+
+export interface HandlerEnv {
+  readonly maxRequestBodyBytes: number;
+  readonly watches: WatchServer;
+}
+
+/** The generic 404 for API paths that name nothing we serve. */
+export function newResourceNotFound(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+function groupResource(storage: RESTStorage, subresource = ''): GroupResource {
+  const { group, resource } = storage.info;
+  return { group, resource: subresource ? `${resource}/${subresource}` : resource };
+}
+
+/** What the client will get back, or a 406 (with the Table-specific message when that is all it asked for). */
+export function negotiateResourceOutput(scope: RequestScope, storage: RESTStorage | undefined, stream = false): NegotiatedOutput {
+  const accept = scope.req.headers.accept;
+  const table = storage?.convertToTable !== undefined;
+  const output = negotiateOutput(accept, { kind: 'resource', table }, stream);
+  if (!output) {
+    if (storage && !table && accept && /as=Table/.test(accept)) throw tableNotSupported(storage);
+    throw notAcceptable(stream);
+  }
+  const pretty = !stream && (output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']));
+  scope.format = { mediaType: output.mediaType, pretty };
+  return output;
+}
+
+function tableOptionsFor(scope: RequestScope, output: NegotiatedOutput): TableOptions | undefined {
+  if (output.convert?.kind !== 'Table') return undefined;
+  return tableOptionsFrom(scope.hasQuery ? scope.query : undefined);
+}
+
+function query(scope: RequestScope): URLSearchParams {
+  return scope.hasQuery ? scope.query : NO_QUERY;
+}
+
+/** Routes a resource request (group and version already known to be ours). */
+export async function serveResource(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
+  const info = scope.info;
+  if (!info) throw new Error('resource request without request info');
+  const parts = info.parts;
+  if (parts.length > 3 || parts.some((p) => p === '')) throw newResourceNotFound();
+  const pathName = parts[1];
+  const namespaced = storage.info.namespaced;
+  // Cluster-scoped kinds have no namespaced paths; namespaced kinds have only the
+  // all-namespaces list and watch outside a namespace.
+  if (!namespaced && info.namespace !== '') throw newResourceNotFound();
+  if (namespaced && info.namespace === '' && pathName !== undefined) throw newResourceNotFound();
+
+  if (info.subresource) {
+    if (info.watchViaPath) throw newResourceNotFound();
+    await serveSubresource(scope, storage, info.subresource, pathName ?? '', env);
+    return;
+  }
+
+  if (info.watchViaPath) {
+    if (namespaced && info.namespace === '' && pathName !== undefined) throw newResourceNotFound();
+    await serveWatch(scope, storage, pathName, env);
+    return;
+  }
+
+  const method = scope.req.method;
+  if (pathName === undefined) {
+    if (method === 'GET' || method === 'HEAD') {
+      if (info.verb === 'watch') await serveWatch(scope, storage, undefined, env);
+      else await serveList(scope, storage);
+      return;
+    }
+    if (namespaced && info.namespace === '') throw newMethodNotAllowed();
+    if (method === 'POST') return serveCreate(scope, storage, env);
+    if (method === 'DELETE') return serveDeleteCollection(scope, storage, env);
+    throw newMethodNotAllowed();
+  }
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return serveGet(scope, storage, pathName);
+    case 'PUT':
+      return serveUpdate(scope, storage, pathName, env);
+    case 'PATCH':
+      return servePatch(scope, storage, pathName, env);
+    case 'DELETE':
+      return serveDelete(scope, storage, pathName, env);
+    default:
+      throw newMethodNotAllowed();
+  }
+}
+
+async function serveGet(scope: RequestScope, storage: RESTStorage, name: string): Promise<void> {
+  if (!storage.get) throw newMethodNotSupported(groupResource(storage), 'get');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const options = getOptionsFrom(query(scope));
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const obj = await storage.get(ctx, name, options);
+  scope.send(200, transformObject(storage, ctx, obj, output.convert, tableOptions));
+}
+
+async function serveList(scope: RequestScope, storage: RESTStorage): Promise<void> {
+  if (!storage.list) throw newMethodNotSupported(groupResource(storage), 'list');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const options = listOptionsFrom(query(scope));
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const list = await storage.list(ctx, options);
+  // Clients index `items`; an empty list is `[]`, never absent.
+  if (!Array.isArray(list.items)) list.items = [];
+  scope.send(200, transformObject(storage, ctx, list, output.convert, tableOptions));
+}
+
+async function serveWatch(
+  scope: RequestScope,
+  storage: RESTStorage,
+  name: string | undefined,
+  env: HandlerEnv,
+): Promise<void> {
+  if (!storage.watch) throw newMethodNotSupported(groupResource(storage), 'watch');
+  const output = negotiateResourceOutput(scope, storage, true);
+  const tableOptions = tableOptionsFor(scope, output);
+  let options: ListOptions = listOptionsFrom(query(scope));
+  if (name !== undefined) {
+    // /watch/<resource>/<name> watches that one object: a name field selector.
+    const byName = `metadata.name=${name}`;
+    options = { ...options, fieldSelector: options.fieldSelector ? `${options.fieldSelector},${byName}` : byName };
+  }
+  await env.watches.serve(scope, storage, options, output, tableOptions);
+}
+
+/** A body decoded per Content-Type, with YAML duplicate keys handled per fieldValidation. */
+async function readObjectBody(
+  scope: RequestScope,
+  kind: { readonly kind: string; readonly version: string },
+  options: WriteOptions,
+  env: HandlerEnv,
+): Promise<unknown> {
+  const format = negotiateInput(scope.req.headers['content-type']);
+  const raw = await readBody(scope.req, env.maxRequestBodyBytes);
+  const decoded = decodeBody(raw, format);
+  if (decoded.duplicates.length > 0) {
+    if (options.fieldValidation === 'Strict') {
+      throw newBadRequest(
+        `${kind.kind} in version ${JSON.stringify(kind.version)} cannot be handled as a ${kind.kind}: strict decoding error: ${duplicatesText(decoded)}`,
+      );
+    }
+    if (options.fieldValidation === 'Warn') scope.warnings.push(...decoded.duplicates);
+  }
+  return decoded.value;
+}
+
+function duplicatesText(decoded: DecodedBody): string {
+  return `yaml: unmarshal errors:\n  ${decoded.duplicates.join('\n  ')}`;
+}
+
+async function serveCreate(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
+  if (!storage.create) throw newMethodNotSupported(groupResource(storage), 'create');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const options = writeOptionsFrom(query(scope), 'CreateOptions');
+  const body = await readObjectBody(scope, storage.info, options, env);
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const created = await storage.create(ctx, body, options);
+  scope.send(201, transformObject(storage, ctx, created, output.convert, tableOptions));
+}
+
+async function serveUpdate(scope: RequestScope, storage: RESTStorage, name: string, env: HandlerEnv): Promise<void> {
+  if (!storage.update) throw newMethodNotSupported(groupResource(storage), 'update');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const options = writeOptionsFrom(query(scope), 'UpdateOptions');
+  const body = await readObjectBody(scope, storage.info, options, env);
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const { object, created } = await storage.update(ctx, name, body, options);
+  scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
+}
+
+async function servePatch(scope: RequestScope, storage: RESTStorage, name: string, env: HandlerEnv): Promise<void> {
+  if (!storage.patch) throw newMethodNotSupported(groupResource(storage), 'patch');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const q = query(scope);
+  const write = writeOptionsFrom(q, 'PatchOptions');
+  const force = q.get('force');
+  const options = force === null ? write : { ...write, force: force !== '0' && force.toLowerCase() !== 'false' };
+  const patchType = negotiatePatchType(scope.req.headers['content-type']);
+  const raw = await readBody(scope.req, env.maxRequestBodyBytes);
+  let patch: unknown;
+  if (patchType === 'apply') {
+    const decoded = decodeYAML(raw.toString('utf8'));
+    if (decoded.duplicates.length > 0) {
+      if (options.fieldValidation === 'Strict') {
+        throw newBadRequest(`error strict decoding patch: ${duplicatesText(decoded)}`);
+      }
+      if (options.fieldValidation === 'Warn') scope.warnings.push(...decoded.duplicates);
+    }
+    patch = decoded.value;
+  } else {
+    patch = decodeJSON(raw);
+  }
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const { object, created } = await storage.patch(ctx, name, patchType, patch, options);
+  scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
+}
+
+/** DeleteOptions from the body when there is one (JSON or YAML), else from the query. */
+async function readDeleteOptions(scope: RequestScope, env: HandlerEnv): Promise<DeleteRequestOptions> {
+  let options: DeleteOptions;
+  const length = scope.req.headers['content-length'];
+  const mayHaveBody = scope.req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  const raw = mayHaveBody ? await readBody(scope.req, env.maxRequestBodyBytes) : Buffer.alloc(0);
+  if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
+    const format = negotiateInput(scope.req.headers['content-type']);
+    options = deleteOptionsFromBody(decodeBody(raw, format).value);
+  } else {
+    options = deleteOptionsFromQuery(query(scope));
+  }
+  const dryRunAll = validateDeleteDryRun(options);
+  return { ...options, dryRunAll };
+}
+
+async function serveDelete(scope: RequestScope, storage: RESTStorage, name: string, env: HandlerEnv): Promise<void> {
+  if (!storage.delete) throw newMethodNotSupported(groupResource(storage), 'delete');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const options = await readDeleteOptions(scope, env);
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const result = await storage.delete(ctx, name, options);
+  // 202 only in the one case upstream keeps for old clients: not gone yet, and the
+  // client explicitly asked for cascading deletion with orphanDependents=false.
+  const code = !result.deleted && options.orphanDependents === false ? 202 : 200;
+  scope.send(code, transformObject(storage, ctx, result.object, output.convert, tableOptions));
+}
+
+async function serveDeleteCollection(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
+  if (!storage.deleteCollection) throw newMethodNotSupported(groupResource(storage), 'deletecollection');
+  const output = negotiateResourceOutput(scope, storage);
+  const tableOptions = tableOptionsFor(scope, output);
+  const listOptions = listOptionsFrom(query(scope));
+  const options = await readDeleteOptions(scope, env);
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const list = await storage.deleteCollection(ctx, options, listOptions);
+  if (!Array.isArray(list.items)) list.items = [];
+  scope.send(200, transformObject(storage, ctx, list, output.convert, tableOptions));
+}
+
+async function serveSubresource(
+  scope: RequestScope,
+  storage: RESTStorage,
+  subresource: string,
+  parentName: string,
+  env: HandlerEnv,
+): Promise<void> {
+  const sub: SubresourceStorage | undefined = storage.subresources?.get(subresource);
+  if (!sub) throw newResourceNotFound();
+  const method = scope.req.method;
+  const gr = groupResource(storage, subresource);
+  // Subresource objects are of another kind than the parent: no Table for them.
+  const output = negotiateOutput(scope.req.headers.accept, { kind: 'resource', table: false });
+  if (!output) throw notAcceptable();
+  scope.format = {
+    mediaType: output.mediaType,
+    pretty: output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
+  };
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  if (method === 'GET' || method === 'HEAD') {
+    if (!sub.get) throw newMethodNotSupported(gr, 'get');
+    const obj = await sub.get(ctx, parentName, getOptionsFrom(query(scope)));
+    scope.send(200, transformObject(storage, ctx, obj, output.convert, undefined));
+    return;
+  }
+  if (method === 'POST') {
+    if (!sub.create) throw newMethodNotSupported(gr, 'create');
+    const options = writeOptionsFrom(query(scope), 'CreateOptions');
+    const body = await readObjectBody(scope, { kind: sub.info.kind, version: storage.info.version }, options, env);
+    const obj = await sub.create(ctx, parentName, body, options);
+    scope.send(201, transformObject(storage, ctx, obj, output.convert, undefined));
+    return;
+  }
+  const verb = scope.info?.verb ?? '';
+  if (verb === '') throw newMethodNotAllowed();
+  throw newMethodNotSupported(gr, verb);
+}

@@ -1,0 +1,109 @@
+// One request on its way through the server: what was asked, by whom, in which
+// encoding the answer goes out, and the warnings collected for it. Handlers answer
+// through `send` and `fail`, which add the headers every API response carries.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { isApiError, type ApiError } from '../apis/meta/errors.js';
+import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { RequestContext } from '../registry/rest/interfaces.js';
+import type { Logger } from './config.js';
+import type { RequestInfo } from './request-info.js';
+import { JSON_FORMAT, writeError, writeObject, type OutputFormat } from './responses.js';
+import { warningHeaders } from './warnings.js';
+
+export class RequestScope {
+  /** Encoding of the answer, errors included; JSON until negotiation says otherwise. */
+  format: OutputFormat = JSON_FORMAT;
+  readonly warnings: string[] = [];
+  user: AuthenticatedUser | undefined;
+  info: RequestInfo | undefined;
+  private queryParams: URLSearchParams | undefined;
+  private abortController: AbortController | undefined;
+  private closed = false;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    /** The URL path as sent, prefix included, query excluded. */
+    readonly rawPath: string,
+    private readonly rawQuery: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Parsed on first use: most requests never look at their query. */
+  get query(): URLSearchParams {
+    if (!this.queryParams) this.queryParams = new URLSearchParams(this.rawQuery);
+    return this.queryParams;
+  }
+
+  get hasQuery(): boolean {
+    return this.rawQuery !== '';
+  }
+
+  /** Aborted when the client goes away (or the server ends the request). */
+  get signal(): AbortSignal {
+    if (!this.abortController) {
+      this.abortController = new AbortController();
+      if (this.closed) this.abortController.abort();
+    }
+    return this.abortController.signal;
+  }
+
+  /** The response is over (finished or cut off). */
+  markClosed(): void {
+    this.closed = true;
+    this.abortController?.abort();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  context(namespace: string): RequestContext {
+    if (!this.user) throw new Error('request context without an authenticated user');
+    const userAgent = this.req.headers['user-agent'];
+    return {
+      user: this.user,
+      namespace,
+      ...(userAgent === undefined ? {} : { userAgent }),
+      warnings: this.warnings,
+      signal: this.signal,
+    };
+  }
+
+  /** Sets one Warning header per collected warning; a no-op once headers are out. */
+  applyWarnings(): void {
+    if (this.warnings.length === 0 || this.res.headersSent) return;
+    this.res.setHeader('Warning', warningHeaders(this.warnings));
+  }
+
+  send(code: number, obj: unknown, format: OutputFormat = this.format): void {
+    this.applyWarnings();
+    writeObject(this.res, code, obj, format);
+  }
+
+  fail(err: unknown): ApiError {
+    this.applyWarnings();
+    // A body refused for its size was not read to the end: this connection cannot carry another request.
+    if (isApiError(err) && err.code === 413 && !this.res.headersSent) this.res.setHeader('Connection', 'close');
+    return writeError(this.res, err, this.format, this.logger, this.logFields());
+  }
+
+  /** What the request log and error log say about this request (never headers or bodies). */
+  logFields(): Record<string, unknown> {
+    const info = this.info;
+    const fields: Record<string, unknown> = { method: this.req.method, path: this.rawPath };
+    if (info) {
+      fields.verb = info.verb;
+      if (info.isResourceRequest) {
+        fields.resource = info.resource;
+        if (info.subresource) fields.subresource = info.subresource;
+        if (info.namespace) fields.namespace = info.namespace;
+        if (info.name) fields.name = info.name;
+      }
+    }
+    if (this.user) fields.user = this.user.name;
+    return fields;
+  }
+}

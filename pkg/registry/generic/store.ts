@@ -1,0 +1,660 @@
+// The generic registry Store (k8s.io/apiserver pkg/registry/generic/registry/
+// store.go with the request-side rules of pkg/registry/rest and
+// pkg/endpoints/handlers): every stored kind gets create, get, list, update,
+// patch, delete, deletecollection, watch and tables from here, and supplies
+// only a Strategy. The Store knows no concrete kind and no storage backend.
+
+import { randomUUID } from 'node:crypto';
+
+import {
+  ApiError,
+  isApiError,
+  newAlreadyExists,
+  newBadRequest,
+  newConflict,
+  newGenerateNameConflict,
+  newInvalid,
+  newNotFound,
+  OPTIMISTIC_LOCK_MESSAGE,
+  type GroupKind,
+  type GroupResource,
+} from '../../apis/meta/errors.js';
+import { invalid, type FieldError } from '../../apis/meta/field-errors.js';
+import type {
+  DeleteOptions,
+  KubeList,
+  KubeObject,
+  ListMeta,
+  ObjectMeta,
+  Preconditions,
+  Table,
+} from '../../apis/meta/types.js';
+import {
+  isValidPathSegmentName,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from '../../apis/meta/validation.js';
+import type { CompiledSchema } from '../../apis/schema/types.js';
+import { invalidObj, isStorageError } from '../../storage/errors.js';
+import type { Storage, StorageWatchEvent, Watcher } from '../../storage/interfaces.js';
+import type {
+  CreateOptions,
+  DeleteRequestOptions,
+  DeleteResult,
+  GetOptions,
+  IncludeObject,
+  ListOptions,
+  PatchOptions,
+  PatchType,
+  RequestContext,
+  ResourceInfo,
+  RESTStorage,
+  Strategy,
+  UpdateOptions,
+} from '../rest/interfaces.js';
+import { decodeObject } from './decode.js';
+import {
+  checkDeletePreconditions,
+  deletionFinalizers,
+  markAsDeleting,
+  validateDeleteOptions,
+} from './delete.js';
+import { interpretStorageError, type Operation } from './errors.js';
+import { KeyFunctions } from './keys.js';
+import { resourceVersionMatchOf, selectionPredicate, validateListOptions, type SelectionPredicate } from './list-options.js';
+import { managerName, recordUpdate, validateFieldManager } from './managed-fields.js';
+import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
+import { clone, deepEqual, nowTimestamp, sameContent, sameNonMetadata } from './object.js';
+import { applyPatch, preparePatch } from './patch.js';
+import { convertToTable } from './table.js';
+
+export interface StoreOptions {
+  readonly strategy: Strategy;
+  readonly storage: Storage;
+  /** The root of every key, e.g. `/registry`. */
+  readonly keyPrefix: string;
+  readonly compileSchema: (schema: Record<string, unknown>) => CompiledSchema;
+  /** The clock (tests pin it). */
+  readonly now?: () => Date;
+  /** The random part of generated names (tests force collisions with it). */
+  readonly randomSuffix?: () => string;
+}
+
+/** How many objects deletecollection reads per page (store.go deleteCollectionPageSize). */
+const DELETE_COLLECTION_PAGE_SIZE = 10000;
+
+/** Thrown inside an update to say "the finalizers are gone: delete it instead" (store.go errEmptiedFinalizers). */
+const EMPTIED_FINALIZERS = Symbol('emptied finalizers');
+/** Thrown inside a delete's update when no finalizer keeps the object (store.go errDeleteNow). */
+const DELETE_NOW = Symbol('delete now');
+
+const DUPLICATE_OWNER_REFERENCES_WARNING =
+  '.metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
+
+export class Store implements RESTStorage {
+  readonly info: ResourceInfo;
+  readonly schema: Record<string, unknown>;
+
+  private readonly strategy: Strategy;
+  private readonly storage: Storage;
+  private readonly compiled: CompiledSchema;
+  private readonly keys: KeyFunctions;
+  private readonly gr: GroupResource;
+  private readonly gk: GroupKind;
+  private readonly apiVersion: string;
+  private readonly now: () => Date;
+  private readonly random: () => string;
+
+  constructor(options: StoreOptions) {
+    this.strategy = options.strategy;
+    this.storage = options.storage;
+    this.info = options.strategy.info;
+    this.schema = options.strategy.schema;
+    this.compiled = options.compileSchema(this.schema);
+    this.keys = new KeyFunctions(options.keyPrefix, this.info.group, this.info.resource, this.info.namespaced);
+    this.gr = { group: this.info.group, resource: this.info.resource };
+    this.gk = { group: this.info.group, kind: this.info.kind };
+    this.apiVersion = this.info.group ? `${this.info.group}/${this.info.version}` : this.info.version;
+    this.now = options.now ?? (() => new Date());
+    this.random = options.randomSuffix ?? (() => randomSuffix());
+  }
+
+  // ---- create ----------------------------------------------------------------
+
+  async create(ctx: RequestContext, body: unknown, options: CreateOptions): Promise<KubeObject> {
+    validateFieldManager(options.fieldManager, 'CreateOptions');
+    const decoded = this.decode(ctx, body, options.fieldValidation);
+    this.ensureNamespace(ctx, decoded.metadata);
+    this.dedupOwnerReferences(decoded, ctx.warnings);
+    const manager = managerName(options.fieldManager, ctx.userAgent);
+    const generate = !decoded.metadata.name && !!decoded.metadata.generateName;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < (generate ? MAX_NAME_GENERATION_ATTEMPTS : 1); attempt++) {
+      try {
+        return await this.createOnce(ctx, clone(decoded), options, manager);
+      } catch (err) {
+        // Another name might be free: only a collision of a generated name is worth a retry.
+        if (!generate || !isApiError(err) || err.reason !== 'AlreadyExists') throw err;
+        lastError = err;
+      }
+    }
+    throw lastError;
+  }
+
+  private async createOnce(ctx: RequestContext, obj: KubeObject, options: CreateOptions, manager: string): Promise<KubeObject> {
+    const meta = obj.metadata;
+    const generated = !meta.name && !!meta.generateName;
+    // What only the server may set: wiped, then filled (rest/meta.go).
+    for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) {
+      delete meta[f];
+    }
+    delete meta.resourceVersion;
+    delete meta.managedFields;
+    const now = nowTimestamp(this.now());
+    meta.uid = randomUUID();
+    meta.creationTimestamp = now;
+    if (generated) meta.name = generateName(meta.generateName ?? '', this.random);
+    meta.generation = 1;
+
+    await this.strategy.prepareForCreate(ctx, obj);
+    this.restoreEnvelope(obj);
+    this.throwIfInvalid(obj.metadata.name ?? '', this.validateCreate(ctx, obj));
+    recordUpdate(obj, undefined, manager, this.apiVersion, now);
+
+    const name = obj.metadata.name ?? '';
+    const key = this.keys.objectKey(obj.metadata.namespace ?? '', name);
+    if (options.dryRun) {
+      const existing = await this.storageCall(() => this.storage.get(key, { ignoreNotFound: true }), name, 'get');
+      if (existing) throw this.alreadyExists(name, generated, existing);
+      return this.output(obj, true, ctx);
+    }
+    try {
+      return this.output(await this.storage.create(key, obj), true, ctx);
+    } catch (err) {
+      if (!isStorageError(err, 'KeyExists')) throw interpretStorageError(err, this.gr, name, 'create');
+      const existing = await this.storage.get(key, { ignoreNotFound: true }).catch(() => null);
+      throw this.alreadyExists(name, generated, existing);
+    }
+  }
+
+  /** 409 for a taken name; a generated name says so, and a terminating holder is named (store.go create). */
+  private alreadyExists(name: string, generated: boolean, existing: KubeObject | null): ApiError {
+    const err = generated ? newGenerateNameConflict(this.gr, name, 1) : newAlreadyExists(this.gr, name);
+    if (!existing?.metadata.deletionTimestamp) return err;
+    return new ApiError(err.code, err.reason, `object is being deleted: ${err.message}`, err.details);
+  }
+
+  private validateCreate(ctx: RequestContext, obj: KubeObject): FieldError[] {
+    const errs = validateObjectMeta(obj.metadata, this.info.namespaced);
+    const schemaErrs = this.compiled.validate(obj);
+    // The kind's own rules assume the types its schema promises.
+    const kindErrs = schemaErrs.length > 0 ? [] : this.strategy.validate(ctx, obj);
+    return [...errs, ...schemaErrs, ...kindErrs];
+  }
+
+  // ---- get / list / watch --------------------------------------------------
+
+  async get(ctx: RequestContext, name: string, options: GetOptions): Promise<KubeObject> {
+    const key = this.keys.objectKey(ctx.namespace, name);
+    const obj = await this.storageCall(
+      () => this.storage.get(key, { resourceVersion: options.resourceVersion ?? '' }),
+      name,
+      'get',
+    );
+    if (!obj) throw newNotFound(this.gr, name);
+    return this.output(obj, false);
+  }
+
+  async list(ctx: RequestContext, options: ListOptions): Promise<KubeList> {
+    validateListOptions(options, false);
+    const predicate = selectionPredicate(options);
+    const target = this.listTarget(ctx.namespace, predicate, options.continue);
+    const result = await this.storageCall(
+      () =>
+        this.storage.getList(target.key, {
+          resourceVersion: options.resourceVersion ?? '',
+          resourceVersionMatch: resourceVersionMatchOf(options),
+          predicate,
+          limit: options.limit ?? 0,
+          continue: options.continue ?? '',
+          recursive: target.recursive,
+        }),
+      '',
+      'list',
+    );
+    const metadata: ListMeta = { resourceVersion: result.resourceVersion };
+    if (result.continue) metadata.continue = result.continue;
+    if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
+    return {
+      kind: this.info.listKind,
+      apiVersion: this.apiVersion,
+      metadata,
+      items: result.items.map((item) => this.output(item, false)),
+    };
+  }
+
+  async watch(ctx: RequestContext, options: ListOptions): Promise<Watcher> {
+    validateListOptions(options, true);
+    const predicate = selectionPredicate(options);
+    const target = this.listTarget(ctx.namespace, predicate, undefined);
+    const watcher = await this.storageCall(
+      () =>
+        this.storage.watch(target.key, {
+          resourceVersion: options.resourceVersion ?? '',
+          resourceVersionMatch: resourceVersionMatchOf(options),
+          predicate,
+          recursive: target.recursive,
+          sendInitialEvents: options.sendInitialEvents,
+          allowWatchBookmarks: options.allowWatchBookmarks ?? false,
+        }),
+      '',
+      'watch',
+    );
+    return this.decorateWatcher(watcher);
+  }
+
+  /**
+   * What storage must read for a selection: a single key when the field
+   * selector pins the name (and the namespace is known), else the collection,
+   * narrowed to one namespace when the selector pins that (store.go ListPredicate).
+   */
+  private listTarget(
+    requestNamespace: string,
+    predicate: SelectionPredicate,
+    continueToken: string | undefined,
+  ): { key: string; recursive: boolean } {
+    let namespace = requestNamespace;
+    if (this.info.namespaced && !namespace) namespace = predicate.fields.requiresExactMatch('metadata.namespace') ?? '';
+    const name = predicate.fields.requiresExactMatch('metadata.name');
+    const single =
+      !!name && !continueToken && (!this.info.namespaced || !!namespace) && isValidPathSegmentName(name).length === 0;
+    if (single) return { key: this.keys.objectKey(namespace, name), recursive: false };
+    return { key: this.keys.collectionPrefix(namespace), recursive: true };
+  }
+
+  private decorateWatcher(inner: Watcher): Watcher {
+    const event = (e: StorageWatchEvent): StorageWatchEvent => {
+      switch (e.type) {
+        case 'ADDED':
+        case 'MODIFIED':
+        case 'DELETED':
+          return { type: e.type, object: this.output(e.object, false) };
+        case 'BOOKMARK':
+          return { type: e.type, object: { ...e.object, apiVersion: this.apiVersion, kind: this.info.kind } };
+        case 'ERROR':
+          return e;
+      }
+    };
+    return {
+      stop: () => inner.stop(),
+      async *[Symbol.asyncIterator]() {
+        for await (const e of inner) yield event(e);
+      },
+    };
+  }
+
+  // ---- update / patch -------------------------------------------------------
+
+  async update(
+    ctx: RequestContext,
+    name: string,
+    body: unknown,
+    options: UpdateOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    validateFieldManager(options.fieldManager, 'UpdateOptions');
+    const decoded = this.decode(ctx, body, options.fieldValidation);
+    this.checkName(ctx, decoded, name);
+    this.dedupOwnerReferences(decoded, ctx.warnings);
+    const key = this.keys.objectKey(ctx.namespace, name);
+    const manager = managerName(options.fieldManager, ctx.userAgent);
+    // A uid in the body is a precondition on the stored object (rest/update.go).
+    const preconditions: Preconditions | undefined = decoded.metadata.uid ? { uid: decoded.metadata.uid } : undefined;
+    const object = await this.updateObject(key, name, preconditions, options.dryRun, (current) =>
+      this.prepareUpdate(ctx, clone(decoded), current, manager),
+    );
+    return { object: this.output(object, false, ctx), created: false };
+  }
+
+  async patch(
+    ctx: RequestContext,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    const prepared = preparePatch(patchType, patch);
+    if (options.force !== undefined) {
+      throw newInvalid({ group: 'meta.k8s.io', kind: 'PatchOptions' }, '', [
+        { type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch', omitValue: true },
+      ]);
+    }
+    validateFieldManager(options.fieldManager, 'PatchOptions');
+    const key = this.keys.objectKey(ctx.namespace, name);
+    const manager = managerName(options.fieldManager, ctx.userAgent);
+    // Warnings of the attempt that succeeded only: a retried update reapplies the patch.
+    let warnings: string[] = [];
+    const object = await this.updateObject(key, name, undefined, options.dryRun, (current) => {
+      warnings = [];
+      const patched = applyPatch(clone(current) as Record<string, unknown>, prepared, this.schema);
+      const obj = decodeObject(patched, {
+        info: this.info,
+        schema: this.compiled,
+        fieldValidation: options.fieldValidation,
+        warnings,
+        mode: 'patch',
+      });
+      this.checkName(ctx, obj, name);
+      this.dedupOwnerReferences(obj, warnings);
+      return this.prepareUpdate(ctx, obj, current, manager);
+    });
+    ctx.warnings.push(...warnings);
+    return { object: this.output(object, false, ctx), created: false };
+  }
+
+  /**
+   * The update rules (store.go Update, rest/update.go BeforeUpdate) applied to
+   * `obj` against the stored `old`. Returns `old` itself when nothing would
+   * change, so that storage writes nothing: same resourceVersion, no event,
+   * and managedFields keep their time.
+   */
+  private async prepareUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject, manager: string): Promise<KubeObject> {
+    const name = old.metadata.name ?? '';
+    const meta = obj.metadata;
+    if (!meta.resourceVersion) {
+      // Upstream names the resource here, not the kind.
+      throw newInvalid({ group: this.info.group, kind: this.info.resource }, name, [
+        invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+      ]);
+    }
+    if (meta.resourceVersion !== old.metadata.resourceVersion) throw newConflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+    this.ensureNamespace(ctx, meta);
+
+    const oldMeta = old.metadata;
+    if (oldMeta.generation === undefined) delete meta.generation;
+    else meta.generation = oldMeta.generation;
+    await this.strategy.prepareForUpdate(ctx, obj, old);
+    this.restoreEnvelope(obj);
+    if (!meta.uid && oldMeta.uid) meta.uid = oldMeta.uid;
+    if (oldMeta.creationTimestamp) meta.creationTimestamp = oldMeta.creationTimestamp;
+    if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    if (oldMeta.deletionGracePeriodSeconds != null && meta.deletionGracePeriodSeconds == null) {
+      meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    }
+    delete meta.selfLink;
+    // managedFields are the server's record; what a client sends back is not taken.
+    if (oldMeta.managedFields) meta.managedFields = oldMeta.managedFields;
+    else delete meta.managedFields;
+
+    this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old));
+
+    if (!sameNonMetadata(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
+    if (sameContent(obj, old)) return old;
+    recordUpdate(obj, oldMeta.managedFields, manager, this.apiVersion, nowTimestamp(this.now()));
+    return obj;
+  }
+
+  private validateUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): FieldError[] {
+    const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
+    const schemaErrs = this.compiled.validate(obj);
+    const kindErrs = schemaErrs.length > 0 ? [] : this.strategy.validateUpdate(ctx, obj, old);
+    return [...errs, ...schemaErrs, ...kindErrs];
+  }
+
+  /**
+   * Runs `build` against the current object inside storage's guaranteedUpdate
+   * (retried on conflict), or against a plain read for a dry run. An update
+   * that leaves a terminating object without finalizers deletes it instead.
+   */
+  private async updateObject(
+    key: string,
+    name: string,
+    preconditions: Preconditions | undefined,
+    dryRun: boolean,
+    build: (current: KubeObject) => Promise<KubeObject>,
+  ): Promise<KubeObject> {
+    let emptied: KubeObject | undefined;
+    const tryUpdate = async (current: KubeObject | null): Promise<KubeObject> => {
+      if (!current) throw newNotFound(this.gr, name);
+      const next = await build(current);
+      if (shouldDeleteDuringUpdate(next, current)) {
+        emptied = next;
+        throw EMPTIED_FINALIZERS;
+      }
+      return next;
+    };
+    try {
+      if (!dryRun) return await this.storage.guaranteedUpdate(key, tryUpdate, { preconditions });
+      const current = await this.storage.get(key);
+      if (current) checkStoragePreconditions(key, current, preconditions);
+      return await tryUpdate(current);
+    } catch (err) {
+      if (err === EMPTIED_FINALIZERS && emptied) {
+        if (!dryRun) await this.deleteFinalized(key, name, preconditions);
+        return emptied;
+      }
+      throw interpretStorageError(err, this.gr, name, 'update');
+    }
+  }
+
+  /** Deletes an object whose last finalizer an update removed; a racing delete already did the job. */
+  private async deleteFinalized(key: string, name: string, preconditions: Preconditions | undefined): Promise<void> {
+    try {
+      await this.storage.delete(key, { preconditions });
+    } catch (err) {
+      if (isStorageError(err, 'KeyNotFound')) return;
+      throw interpretStorageError(err, this.gr, name, 'delete');
+    }
+  }
+
+  // ---- delete ----------------------------------------------------------------
+
+  async delete(ctx: RequestContext, name: string, options: DeleteRequestOptions): Promise<DeleteResult> {
+    validateDeleteOptions(options);
+    const key = this.keys.objectKey(ctx.namespace, name);
+    const dryRun = options.dryRunAll || (options.dryRun ?? []).includes('All');
+    const current = await this.storageCall(() => this.storage.get(key), name, 'delete');
+    if (!current) throw newNotFound(this.gr, name);
+    checkDeletePreconditions(current, options.preconditions, this.gk);
+
+    const pendingFinalizers = (current.metadata.finalizers ?? []).length > 0;
+    if (pendingFinalizers || deletionFinalizers(current, options).changed) {
+      const marked = await this.markForDeletion(key, name, options, dryRun);
+      if (marked) return { object: this.output(marked, false), deleted: false };
+    }
+    if (dryRun) return { object: this.successStatus(current), deleted: true };
+    const deleted = await this.storageCall(
+      () => this.storage.delete(key, { preconditions: options.preconditions }),
+      name,
+      'delete',
+    );
+    return { object: this.successStatus(deleted), deleted: true };
+  }
+
+  /**
+   * Sets the garbage-collector finalizers the options ask for and marks the
+   * object as being deleted; null when, after that, no finalizer keeps it.
+   */
+  private async markForDeletion(
+    key: string,
+    name: string,
+    options: DeleteOptions,
+    dryRun: boolean,
+  ): Promise<KubeObject | null> {
+    const mark = (current: KubeObject | null): KubeObject => {
+      if (!current) throw newNotFound(this.gr, name);
+      const next = clone(current);
+      const { changed, finalizers } = deletionFinalizers(next, options);
+      if (changed) next.metadata.finalizers = finalizers;
+      if ((next.metadata.finalizers ?? []).length === 0) throw DELETE_NOW;
+      markAsDeleting(next, this.now());
+      // A repeated delete that changes nothing writes nothing.
+      return sameContent(next, current) ? current : next;
+    };
+    try {
+      if (!dryRun) return await this.storage.guaranteedUpdate(key, mark, { preconditions: options.preconditions });
+      const current = await this.storage.get(key);
+      if (current) checkStoragePreconditions(key, current, options.preconditions);
+      return mark(current);
+    } catch (err) {
+      if (err === DELETE_NOW) return null;
+      throw interpretStorageError(err, this.gr, name, 'update');
+    }
+  }
+
+  /** The Status a completed delete answers with (store.go finalizeDelete). */
+  private successStatus(obj: KubeObject): KubeObject {
+    const details: Record<string, string> = { name: obj.metadata.name ?? '' };
+    if (this.info.group) details.group = this.info.group;
+    details.kind = this.info.resource;
+    if (obj.metadata.uid) details.uid = obj.metadata.uid;
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+  }
+
+  async deleteCollection(ctx: RequestContext, options: DeleteRequestOptions, listOptions: ListOptions): Promise<KubeList> {
+    validateDeleteOptions(options);
+    const hasLimit = (listOptions.limit ?? 0) > 0;
+    let page: ListOptions = hasLimit ? listOptions : { ...listOptions, limit: DELETE_COLLECTION_PAGE_SIZE };
+    const items: KubeObject[] = [];
+    let resourceVersion: string | undefined;
+    for (;;) {
+      const list = await this.list(ctx, page);
+      resourceVersion ??= list.metadata.resourceVersion;
+      for (const item of list.items) {
+        const itemCtx: RequestContext = { ...ctx, namespace: item.metadata.namespace ?? '' };
+        try {
+          const result = await this.delete(itemCtx, item.metadata.name ?? '', options);
+          items.push(result.deleted ? item : (result.object as KubeObject));
+        } catch (err) {
+          // Someone else deleted it meanwhile: that is what was asked.
+          if (isApiError(err) && err.reason === 'NotFound') continue;
+          throw err;
+        }
+      }
+      if (hasLimit || !list.metadata.continue) break;
+      page = { ...page, continue: list.metadata.continue, resourceVersion: '', resourceVersionMatch: '' };
+    }
+    const metadata: ListMeta = {};
+    if (resourceVersion) metadata.resourceVersion = resourceVersion;
+    return { kind: this.info.listKind, apiVersion: this.apiVersion, metadata, items };
+  }
+
+  // ---- tables ----------------------------------------------------------------
+
+  convertToTable(_ctx: RequestContext, object: KubeObject | KubeList, includeObject: IncludeObject): Table {
+    return convertToTable(object, this.strategy.tableColumns, includeObject, this.now().getTime());
+  }
+
+  // ---- helpers ---------------------------------------------------------------
+
+  private decode(ctx: RequestContext, body: unknown, fieldValidation: CreateOptions['fieldValidation']): KubeObject {
+    return decodeObject(body, {
+      info: this.info,
+      schema: this.compiled,
+      fieldValidation,
+      warnings: ctx.warnings,
+      mode: 'body',
+    });
+  }
+
+  /** Calls storage and translates what it throws. */
+  private async storageCall<T>(fn: () => Promise<T>, name: string, operation: Operation): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw interpretStorageError(err, this.gr, name, operation);
+    }
+  }
+
+  /** The object as a client sees it: typed envelope, then the kind's decoration. */
+  /** `ctx` is given only for the response to the write that `ctx` made. */
+  private output(obj: KubeObject, created: boolean, ctx?: RequestContext): KubeObject {
+    const { apiVersion: _v, kind: _k, ...rest } = obj;
+    const typed: KubeObject = { apiVersion: this.apiVersion, kind: this.info.kind, ...rest };
+    return this.strategy.decorate ? this.strategy.decorate(typed, created, ctx) : typed;
+  }
+
+  private restoreEnvelope(obj: KubeObject): void {
+    obj.apiVersion = this.apiVersion;
+    obj.kind = this.info.kind;
+  }
+
+  /**
+   * The request's namespace wins (rest/meta.go EnsureObjectNamespaceMatchesRequestNamespace):
+   * an empty one is filled, a cluster-scoped object loses it, a different one is a 400.
+   */
+  private ensureNamespace(ctx: RequestContext, meta: ObjectMeta): void {
+    const expected = this.info.namespaced ? ctx.namespace : '';
+    const actual = meta.namespace ?? '';
+    if (actual === expected) return;
+    if (actual === '') {
+      meta.namespace = expected;
+      return;
+    }
+    if (expected === '') {
+      delete meta.namespace;
+      return;
+    }
+    throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+
+  /** The body of a PUT or the result of a patch must name the object of the URL (handlers/rest.go checkName). */
+  private checkName(ctx: RequestContext, obj: KubeObject, name: string): void {
+    const objName = obj.metadata.name ?? '';
+    if (objName !== name) {
+      throw newBadRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
+    }
+    const objNamespace = obj.metadata.namespace ?? '';
+    if (this.info.namespaced && ctx.namespace && objNamespace && objNamespace !== ctx.namespace) {
+      throw newBadRequest(
+        `the namespace of the object (${objNamespace}) does not match the namespace on the request (${ctx.namespace})`,
+      );
+    }
+    this.ensureNamespace(ctx, obj.metadata);
+  }
+
+  /** Duplicate owner references are dropped with a warning rather than refused (handlers/rest.go). */
+  private dedupOwnerReferences(obj: KubeObject, warnings: string[]): void {
+    const refs = obj.metadata.ownerReferences;
+    if (!refs || refs.length < 2) return;
+    const kept: typeof refs = [];
+    const duplicates: string[] = [];
+    for (const ref of refs) {
+      if (kept.some((k) => deepEqual(k, ref))) duplicates.push(ref.uid);
+      else kept.push(ref);
+    }
+    if (duplicates.length === 0) return;
+    warnings.push(`${DUPLICATE_OWNER_REFERENCES_WARNING}${duplicates.join(', ')}`);
+    obj.metadata.ownerReferences = kept;
+  }
+
+  private throwIfInvalid(name: string, errs: readonly FieldError[]): void {
+    if (errs.length > 0) throw newInvalid(this.gk, name, errs);
+  }
+}
+
+/** store.go ShouldDeleteDuringUpdate: the last finalizer is gone from an object already being deleted. */
+function shouldDeleteDuringUpdate(next: KubeObject, existing: KubeObject): boolean {
+  if ((next.metadata.finalizers ?? []).length > 0) return false;
+  if (!existing.metadata.deletionTimestamp) return false;
+  const grace = existing.metadata.deletionGracePeriodSeconds;
+  return grace == null || grace === 0;
+}
+
+/** The precondition check storage does, for dry runs that never reach storage's update. */
+function checkStoragePreconditions(key: string, obj: KubeObject, preconditions: Preconditions | undefined): void {
+  if (!preconditions) return;
+  if (preconditions.uid !== undefined && preconditions.uid !== (obj.metadata.uid ?? '')) {
+    throw invalidObj(
+      key,
+      0,
+      `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`,
+    );
+  }
+  if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== (obj.metadata.resourceVersion ?? '')) {
+    throw invalidObj(
+      key,
+      0,
+      `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`,
+    );
+  }
+}

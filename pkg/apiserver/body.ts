@@ -90,7 +90,7 @@ export function decodeJSON(raw: Buffer): unknown {
 export function decodeYAML(text: string): DecodedBody {
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false });
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false });
   if (!Array.isArray(docs)) throw newBadRequest('the request body is empty');
   const nonEmpty = docs.filter((d) => d.contents !== null || d.errors.length > 0);
   if (nonEmpty.length === 0) throw newBadRequest('the request body is empty');

@@ -104,20 +104,26 @@ export function ownedAccessKeySchema(): JSONSchema {
     obj('Desired state of the access key: whom it belongs to and what it may do.', {
       displayName: str('Name shown in the UI.'),
       description: str('What the key is used for.'),
-      user: str('Name of the User the key belongs to. Set exactly one of user, team and subject; cannot be changed.'),
-      team: str('Name of the Team the key belongs to. Set exactly one of user, team and subject; cannot be changed.'),
+      user: str(
+        'Name of the User the key belongs to. Set exactly one of user, team and subject; cannot be changed.',
+      ),
+      team: str(
+        'Name of the Team the key belongs to. Set exactly one of user, team and subject; cannot be changed.',
+      ),
       subject: str(
         'A generic subject the key authenticates as, instead of a user or a team. Set exactly one of user, team and subject; cannot be changed.',
       ),
       groups: stringList('Extra groups the caller gets when using this key.'),
       key: str(
-        'The access key, used as a bearer token. Leave empty on create to have the server generate one. The server keeps only a hash: the key is returned once, in the response to the write that set it, and reads return an empty string. An update that leaves it empty keeps the key; any other value replaces it.',
+        'The access key, used as a bearer token. Leave empty on create to have the server generate one. The server keeps only a hash: the key is returned once, in the response to the write that set it, and reads return an empty string. An update that leaves it empty keeps the key; any other value replaces it. A value of the form `sha256:<64 hex digits>` is taken as the hash of a key the server never sees.',
       ),
       disabled: bool('When true the key still exists but authenticates nothing.'),
       ttl: int64(
         'Time to live of the key in seconds, counted from creation (or from the last activity, see ttlAfterLastActivity). Zero means the key does not expire. Must not be negative.',
       ),
-      ttlAfterLastActivity: bool('When true the time to live counts from status.lastActivity instead of from creation.'),
+      ttlAfterLastActivity: bool(
+        'When true the time to live counts from status.lastActivity instead of from creation.',
+      ),
       scope: accessKeyScopeSchema(),
       type: enumOf(
         'Who manages the key: `User` for keys users manage themselves; `Login`, `Reset`, `OIDCRefreshToken`, `NetworkPeer`, `Workspace` and `Other` for keys the platform manages.',

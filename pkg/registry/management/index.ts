@@ -1,0 +1,21 @@
+// The strategies of the management kinds, for the generic Store: one Store per
+// strategy. Order matches managementKinds().
+
+import type { Strategy } from '../rest/interfaces.js';
+import { ownedAccessKeyStrategy } from './owned-access-key/strategy.js';
+import { sharedSecretStrategy } from './shared-secret/strategy.js';
+import { teamStrategy } from './team/strategy.js';
+import { userStrategy } from './user/strategy.js';
+
+export { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
+export { ownedAccessKeyStrategy, sharedSecretStrategy, teamStrategy, userStrategy };
+
+/** A strategy for every stored management kind of `group`/v1. */
+export function managementStrategies(group: string): Strategy[] {
+  return [
+    sharedSecretStrategy(group),
+    teamStrategy(group),
+    userStrategy(group),
+    ownedAccessKeyStrategy(group),
+  ];
+}

@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { hashAccessKey } from '../../../apis/management/v1/owned-access-key.js';
+import type { KubeObject } from '../../../apis/meta/types.js';
+import { read, roundTrip, simulateCreate, simulateUpdate, testContext } from '../strategy-testing.js';
+import { KeyReveals } from './key-reveals.js';
+import { ownedAccessKeyStrategy } from './strategy.js';
+
+const GROUP = 'management.platform.dev';
+
+function spec(obj: KubeObject): Record<string, unknown> {
+  return obj['spec'] as Record<string, unknown>;
+}
+
+function key(user = 'alice', extra: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'OwnedAccessKey',
+    metadata: { name: 'k1' },
+    spec: { user, ...extra },
+  };
+}
+
+describe('OwnedAccessKey create', () => {
+  it('generates a key, stores only its hash and shows the key once in the create response', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const { errors, stored, response } = await simulateCreate(strategy, key());
+    assert.deepEqual(errors, []);
+    const plain = spec(response)['key'];
+    assert.equal(typeof plain, 'string');
+    assert.match(plain as string, /^[a-z]{64}$/);
+    assert.equal(spec(stored)['key'], hashAccessKey(plain as string));
+    assert.ok(!JSON.stringify(stored).includes(plain as string), 'the plain key must not be stored');
+    // Every later read shows an empty key.
+    assert.equal(spec(read(strategy, stored))['key'], '');
+    assert.equal(spec(strategy.decorate?.(roundTrip(stored), true) ?? stored)['key'], '');
+  });
+
+  it('does not show the new key to a read that happens before the create response', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP, { generateKey: () => 'k'.repeat(64) });
+    const ctx = testContext();
+    const obj = key();
+    await strategy.prepareForCreate(ctx, obj);
+    assert.equal(spec(read(strategy, obj))['key'], '');
+    assert.equal(spec(strategy.decorate?.(roundTrip(obj), false, testContext('eve')) ?? obj)['key'], '');
+    assert.equal(spec(strategy.decorate?.(roundTrip(obj), true, ctx) ?? obj)['key'], 'k'.repeat(64));
+  });
+
+  it('stores the hash of a key the client chose and echoes it once', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const { errors, stored, response } = await simulateCreate(
+      strategy,
+      key('alice', { key: 'my-own-key-123' }),
+    );
+    assert.deepEqual(errors, []);
+    assert.equal(spec(stored)['key'], hashAccessKey('my-own-key-123'));
+    assert.equal(spec(response)['key'], 'my-own-key-123');
+  });
+
+  it('takes a value in stored form as the hash of a key it never sees', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const hash = hashAccessKey('elsewhere');
+    const { errors, stored, response } = await simulateCreate(strategy, key('alice', { key: hash }));
+    assert.deepEqual(errors, []);
+    assert.equal(spec(stored)['key'], hash);
+    assert.equal(spec(response)['key'], '');
+  });
+
+  it('rejects a key that cannot travel as a bearer token without echoing it', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const { errors, stored } = await simulateCreate(strategy, key('alice', { key: 'has a space' }));
+    assert.deepEqual(errors, ['spec.key: Invalid value: must be 1 to 1024 visible ASCII characters']);
+    assert.equal(spec(stored)['key'], hashAccessKey('has a space'));
+  });
+
+  it('clears status: lastActivity is the server’s', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const body = { ...key(), status: { lastActivity: '2020-01-01T00:00:00Z' } };
+    const { stored } = await simulateCreate(strategy, body);
+    assert.equal(stored['status'], undefined);
+  });
+
+  it('requires exactly one of user, team and subject', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const none = await simulateCreate(strategy, { metadata: { name: 'k' }, spec: {} });
+    assert.deepEqual(none.errors, [
+      'spec.user: Required value: an access key must belong to a user, a team or a subject',
+    ]);
+    const two = await simulateCreate(strategy, key('alice', { team: 'dev', subject: 's' }));
+    assert.deepEqual(two.errors, [
+      'spec.team: Forbidden: may not be set together with spec.user',
+      'spec.subject: Forbidden: may not be set together with spec.user',
+    ]);
+    const team = await simulateCreate(strategy, { metadata: { name: 'k' }, spec: { team: 'dev' } });
+    assert.deepEqual(team.errors, []);
+  });
+
+  it('rejects a negative ttl and an unknown type', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const { errors } = await simulateCreate(strategy, key('alice', { ttl: -1, type: 'Forever' }));
+    assert.deepEqual(errors, [
+      'spec.type: Unsupported value: "Forever": supported values: "", "Login", "User", "Other", "Reset", "OIDCRefreshToken", "NetworkPeer", "Workspace"',
+      'spec.ttl: Invalid value: -1: must be greater than or equal to 0',
+    ]);
+  });
+
+  it('never returns identity.connectorData', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const body = key('alice', { identity: { username: 'alice', connectorData: 'c2VjcmV0' } });
+    const { stored, response } = await simulateCreate(strategy, body);
+    assert.deepEqual(spec(stored)['identity'], { username: 'alice', connectorData: 'c2VjcmV0' });
+    assert.deepEqual(spec(response)['identity'], { username: 'alice' });
+    assert.deepEqual(spec(read(strategy, stored))['identity'], { username: 'alice' });
+    // decorate works on a copy: the stored object keeps its data.
+    assert.deepEqual(spec(stored)['identity'], { username: 'alice', connectorData: 'c2VjcmV0' });
+  });
+});
+
+describe('OwnedAccessKey update', () => {
+  async function created(): Promise<{
+    stored: KubeObject;
+    plain: string;
+    strategy: ReturnType<typeof ownedAccessKeyStrategy>;
+  }> {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const { stored, response } = await simulateCreate(
+      strategy,
+      key('alice', { identity: { username: 'alice', connectorData: 'c2VjcmV0' } }),
+    );
+    const withStatus = { ...stored, status: { lastActivity: '2026-07-01T00:00:00Z' } };
+    return { stored: withStatus, plain: spec(response)['key'] as string, strategy };
+  }
+
+  it('keeps the key when the object is sent back as read', async () => {
+    const { stored, strategy } = await created();
+    const asRead = read(strategy, stored);
+    spec(asRead)['displayName'] = 'CI';
+    const { errors, stored: after, response } = await simulateUpdate(strategy, asRead, stored);
+    assert.deepEqual(errors, []);
+    assert.equal(spec(after)['key'], spec(stored)['key']);
+    assert.equal(spec(response)['key'], '');
+    // The write-only connector data survives a round trip through a client.
+    assert.deepEqual(spec(after)['identity'], { username: 'alice', connectorData: 'c2VjcmV0' });
+  });
+
+  it('keeps the key when the client sends the stored hash', async () => {
+    const { stored, strategy } = await created();
+    const { stored: after } = await simulateUpdate(strategy, roundTrip(stored), stored);
+    assert.equal(spec(after)['key'], spec(stored)['key']);
+  });
+
+  it('rotates to a new value and shows it once, to the request that set it', async () => {
+    const { stored, strategy } = await created();
+    const body = read(strategy, stored);
+    spec(body)['key'] = 'rotated-key-value';
+    const ctx = testContext();
+    const obj = structuredClone(body);
+    await strategy.prepareForUpdate(ctx, obj, stored);
+    assert.equal(spec(obj)['key'], hashAccessKey('rotated-key-value'));
+    // Another request reading the new object sees no key, and does not use it up.
+    assert.equal(spec(strategy.decorate?.(roundTrip(obj), false, testContext('bob')) ?? obj)['key'], '');
+    assert.equal(spec(read(strategy, obj))['key'], '');
+    assert.equal(spec(strategy.decorate?.(roundTrip(obj), false, ctx) ?? obj)['key'], 'rotated-key-value');
+    assert.equal(spec(strategy.decorate?.(roundTrip(obj), false, ctx) ?? obj)['key'], '');
+  });
+
+  it('shows nothing when the Store does not say which request asks', async () => {
+    const { stored, strategy } = await created();
+    const body = { ...read(strategy, stored), spec: { ...spec(read(strategy, stored)), key: 'another-key' } };
+    const { stored: after, response } = await simulateUpdate(strategy, body, stored, testContext(), false);
+    assert.equal(spec(after)['key'], hashAccessKey('another-key'));
+    assert.equal(spec(response)['key'], '');
+  });
+
+  it('keeps the stored status', async () => {
+    const { stored, strategy } = await created();
+    const body = { ...read(strategy, stored), status: { lastActivity: '1999-01-01T00:00:00Z' } };
+    const { stored: after } = await simulateUpdate(strategy, body, stored);
+    assert.deepEqual(after['status'], { lastActivity: '2026-07-01T00:00:00Z' });
+    const noStatus = read(strategy, stored);
+    delete noStatus['status'];
+    const { stored: after2 } = await simulateUpdate(strategy, noStatus, stored);
+    assert.deepEqual(after2['status'], { lastActivity: '2026-07-01T00:00:00Z' });
+  });
+
+  it('does not let a key move to another owner', async () => {
+    const { stored, strategy } = await created();
+    const body = read(strategy, stored);
+    spec(body)['user'] = 'admin';
+    const { errors } = await simulateUpdate(strategy, body, stored);
+    assert.deepEqual(errors, ['spec.user: Invalid value: "admin": field is immutable']);
+  });
+});
+
+describe('OwnedAccessKey table', () => {
+  it('shows display name, user, team, type and disabled', () => {
+    const strategy = ownedAccessKeyStrategy(GROUP);
+    const obj = key('alice', { displayName: 'CI', type: 'User', disabled: true });
+    assert.deepEqual(
+      strategy.tableColumns.map((c) => c.definition.name),
+      ['Display Name', 'User', 'Team', 'Type', 'Disabled'],
+    );
+    assert.deepEqual(
+      strategy.tableColumns.map((c) => c.cell(obj)),
+      ['CI', 'alice', '', 'User', true],
+    );
+  });
+});
+
+describe('KeyReveals', () => {
+  it('forgets entries after their time and keeps at most maxEntries', () => {
+    let now = 0;
+    const reveals = new KeyReveals({ ttlMs: 1000, maxEntries: 2, now: () => now });
+    const ctx = testContext();
+    reveals.setAside('h1', 'p1', ctx);
+    now = 1500;
+    assert.equal(reveals.take('h1', true, undefined), undefined);
+    reveals.setAside('h2', 'p2', ctx);
+    reveals.setAside('h3', 'p3', ctx);
+    reveals.setAside('h4', 'p4', ctx);
+    assert.equal(reveals.size, 2);
+    assert.equal(reveals.take('h2', true, ctx), undefined);
+    assert.equal(reveals.take('h4', false, testContext('other')), undefined);
+    assert.equal(reveals.take('h4', false, ctx), 'p4');
+    assert.equal(reveals.take('h4', false, ctx), undefined);
+  });
+});

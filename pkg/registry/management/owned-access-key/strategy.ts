@@ -1,0 +1,182 @@
+// OwnedAccessKey: the server generates the key when none is given, stores only its
+// hash, and shows the plain key once, in the response to the write that set it.
+// A PUT of the object as read (key "") keeps the key; another value rotates it.
+// identity.connectorData is write-only, and status.lastActivity is the server's.
+
+import {
+  forbidden,
+  invalid,
+  required,
+  type FieldError,
+  type FieldPath,
+} from '../../../apis/meta/field-errors.js';
+import { isObject, type KubeObject } from '../../../apis/meta/types.js';
+import {
+  generateAccessKey,
+  hashAccessKey,
+  isHashedAccessKey,
+  ownedAccessKeyInfo,
+  ownedAccessKeySchema,
+} from '../../../apis/management/v1/owned-access-key.js';
+import type { RequestContext, Strategy } from '../../rest/interfaces.js';
+import {
+  DISPLAY_NAME_COLUMN,
+  dropStatus,
+  keepStoredStatus,
+  specBooleanColumn,
+  specOf,
+  specPath,
+  specStringColumn,
+  validateNonEmptyEntries,
+  validateNonNegative,
+} from '../common.js';
+import { KeyReveals } from './key-reveals.js';
+
+/** Bearer tokens travel in a header: visible ASCII only, of sensible length. */
+const KEY_SHAPE = /^[\x21-\x7e]{1,1024}$/;
+
+const SUBJECT_FIELDS = ['user', 'team', 'subject'] as const;
+
+function nonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function subjectErrors(spec: Record<string, unknown>, path: FieldPath): FieldError[] {
+  const set = SUBJECT_FIELDS.filter((f) => nonEmptyString(spec[f]));
+  if (set.length === 0) {
+    return [required(path.child('user'), 'an access key must belong to a user, a team or a subject')];
+  }
+  return set
+    .slice(1)
+    .map((f) => forbidden(path.child(f), `may not be set together with spec.${set[0] ?? ''}`));
+}
+
+export interface OwnedAccessKeyStrategyOptions {
+  /** Where plain keys wait for their response (tests pass their own). */
+  readonly reveals?: KeyReveals;
+  /** Key generator (tests pass their own). */
+  readonly generateKey?: () => string;
+}
+
+export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStrategyOptions = {}): Strategy {
+  const reveals = options.reveals ?? new KeyReveals();
+  const generateKey = options.generateKey ?? generateAccessKey;
+  // A supplied key that cannot be a bearer token, noted by prepare* for validate*
+  // (which receive the same object right after).
+  const badKeys = new WeakMap<KubeObject, FieldError>();
+
+  /** Replaces the plain key in `spec` by its hash and sets the plain key aside. */
+  function storeHashOf(
+    ctx: RequestContext,
+    obj: KubeObject,
+    spec: Record<string, unknown>,
+    plain: string,
+  ): void {
+    if (isHashedAccessKey(plain)) return; // already in stored form: nothing to reveal
+    if (!KEY_SHAPE.test(plain)) {
+      badKeys.set(
+        obj,
+        // Never echo the value: it is a credential.
+        {
+          ...invalid(specPath().child('key'), undefined, 'must be 1 to 1024 visible ASCII characters'),
+          omitValue: true,
+        },
+      );
+    }
+    const hash = hashAccessKey(plain);
+    spec['key'] = hash;
+    reveals.setAside(hash, plain, ctx);
+  }
+
+  function validateKey(obj: KubeObject): FieldError[] {
+    const spec = specOf(obj);
+    const path = specPath();
+    const errs: FieldError[] = [];
+    const bad = badKeys.get(obj);
+    if (bad) errs.push(bad);
+    errs.push(...subjectErrors(spec, path));
+    errs.push(...validateNonNegative(spec['ttl'], path.child('ttl')));
+    errs.push(...validateNonEmptyEntries(spec['groups'], path.child('groups')));
+    return errs;
+  }
+
+  return {
+    info: ownedAccessKeyInfo(group),
+    schema: ownedAccessKeySchema(),
+
+    prepareForCreate(ctx: RequestContext, obj: KubeObject): void {
+      dropStatus(obj);
+      if (obj['spec'] === undefined) obj['spec'] = {};
+      const spec = obj['spec'];
+      if (!isObject(spec)) return;
+      const key = spec['key'];
+      if (key === undefined || key === null || key === '') storeHashOf(ctx, obj, spec, generateKey());
+      else if (typeof key === 'string') storeHashOf(ctx, obj, spec, key);
+    },
+
+    prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): void {
+      keepStoredStatus(obj, old);
+      const spec = obj['spec'];
+      if (!isObject(spec)) return;
+      const oldSpec = specOf(old);
+      const stored = oldSpec['key'];
+      const key = spec['key'];
+      if (key === undefined || key === null || key === '' || key === stored) {
+        // The object as read shows no key: sending it back keeps the key working.
+        if (typeof stored === 'string') spec['key'] = stored;
+        else delete spec['key'];
+      } else if (typeof key === 'string') {
+        storeHashOf(ctx, obj, spec, key);
+      }
+      // connectorData is never returned, so an update that leaves it out keeps it.
+      const identity = spec['identity'];
+      const oldIdentity = oldSpec['identity'];
+      if (
+        isObject(identity) &&
+        identity['connectorData'] === undefined &&
+        isObject(oldIdentity) &&
+        oldIdentity['connectorData'] !== undefined
+      ) {
+        identity['connectorData'] = oldIdentity['connectorData'];
+      }
+    },
+
+    validate: (_ctx, obj) => validateKey(obj),
+
+    validateUpdate(_ctx, obj, old): FieldError[] {
+      const errs = validateKey(obj);
+      const spec = specOf(obj);
+      const oldSpec = specOf(old);
+      for (const f of SUBJECT_FIELDS) {
+        // Moving a key to another owner would hand its holder that owner's rights.
+        if ((spec[f] ?? '') !== (oldSpec[f] ?? '')) {
+          errs.push(invalid(specPath().child(f), spec[f] ?? '', 'field is immutable'));
+        }
+      }
+      return errs;
+    },
+
+    tableColumns: [
+      DISPLAY_NAME_COLUMN,
+      specStringColumn('User', 'user', 'User the key belongs to.'),
+      specStringColumn('Team', 'team', 'Team the key belongs to.'),
+      specStringColumn('Type', 'type', 'Who manages the key.'),
+      specBooleanColumn('Disabled', 'disabled', 'Whether the key is disabled.'),
+    ],
+
+    decorate(obj: KubeObject, created: boolean, ctx?: RequestContext): KubeObject {
+      const spec = obj['spec'];
+      if (!isObject(spec)) return obj;
+      const stored = spec['key'];
+      const plain =
+        typeof stored === 'string' && stored !== '' ? reveals.take(stored, created, ctx) : undefined;
+      const shown: Record<string, unknown> = { ...spec, key: plain ?? '' };
+      const identity = spec['identity'];
+      if (isObject(identity) && 'connectorData' in identity) {
+        const { connectorData: _hidden, ...rest } = identity;
+        shown['identity'] = rest;
+      }
+      return { ...obj, spec: shown };
+    },
+  };
+}

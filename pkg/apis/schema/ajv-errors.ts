@@ -86,7 +86,11 @@ function convertOne(error: ErrorObject, path: FieldPath): FieldError {
       if (SECRET_FORMATS.has(format)) {
         return { ...typeInvalid(field, undefined, `${inBody} must be of type ${format}`), omitValue: true };
       }
-      return typeInvalid(field, value, `${inBody} must be of type ${format}: ${JSON.stringify(String(value))}`);
+      return typeInvalid(
+        field,
+        value,
+        `${inBody} must be of type ${format}: ${JSON.stringify(String(value))}`,
+      );
     }
     case 'enum': {
       const allowed = param(error, 'allowedValues');
@@ -96,11 +100,19 @@ function convertOne(error: ErrorObject, path: FieldPath): FieldError {
       return notSupported(field, value, values);
     }
     case 'minimum':
-      return invalid(field, value, `${inBody} should be greater than or equal to ${numberParam(error, 'limit')}`);
+      return invalid(
+        field,
+        value,
+        `${inBody} should be greater than or equal to ${numberParam(error, 'limit')}`,
+      );
     case 'exclusiveMinimum':
       return invalid(field, value, `${inBody} should be greater than ${numberParam(error, 'limit')}`);
     case 'maximum':
-      return invalid(field, value, `${inBody} should be less than or equal to ${numberParam(error, 'limit')}`);
+      return invalid(
+        field,
+        value,
+        `${inBody} should be less than or equal to ${numberParam(error, 'limit')}`,
+      );
     case 'exclusiveMaximum':
       return invalid(field, value, `${inBody} should be less than ${numberParam(error, 'limit')}`);
     case 'multipleOf':
@@ -118,11 +130,19 @@ function convertOne(error: ErrorObject, path: FieldPath): FieldError {
     case 'uniqueItems':
       return invalid(field, value, `${inBody} shouldn't contain duplicates`);
     case 'minProperties':
-      return invalid(field, value, `${inBody} should have at least ${numberParam(error, 'limit')} properties`);
+      return invalid(
+        field,
+        value,
+        `${inBody} should have at least ${numberParam(error, 'limit')} properties`,
+      );
     case 'maxProperties':
       return tooMany(field, isObject(value) ? Object.keys(value).length : -1, numberParam(error, 'limit'));
     case 'additionalProperties':
-      return invalid(field, value, `${field}.${String(param(error, 'additionalProperty'))} in body is a forbidden property`);
+      return invalid(
+        field,
+        value,
+        `${field}.${String(param(error, 'additionalProperty'))} in body is a forbidden property`,
+      );
     default:
       return invalid(field, value, error.message ?? `${inBody} is invalid`);
   }
@@ -132,7 +152,11 @@ function convertOne(error: ErrorObject, path: FieldPath): FieldError {
  * Converts ajv's errors for `data`. Where a value has the wrong type, the other
  * complaints about that same value are dropped (kube-openapi stops at the type too).
  */
-export function convertAjvErrors(errors: readonly ErrorObject[], data: unknown, schema: SchemaNode): FieldError[] {
+export function convertAjvErrors(
+  errors: readonly ErrorObject[],
+  data: unknown,
+  schema: SchemaNode,
+): FieldError[] {
   const typeErrorAt = new Set<string>();
   for (const e of errors) if (e.keyword === 'type') typeErrorAt.add(e.instancePath);
   const out: FieldError[] = [];

@@ -99,7 +99,14 @@ describe('compileSchema validate', () => {
   });
 
   it('checks base64 strictly and names the map key without echoing the value', () => {
-    for (const bad of ['aGVsbG8', 'aGVsbG8==', 'aGV sbG8=', 'aGVs\nbG8=', 'aGVs_G8=', 'plaintext-password!']) {
+    for (const bad of [
+      'aGVsbG8',
+      'aGVsbG8==',
+      'aGV sbG8=',
+      'aGVs\nbG8=',
+      'aGVs_G8=',
+      'plaintext-password!',
+    ]) {
       const errs = compiled.validate({ metadata: {}, spec: { data: { 'my-key': bad } } });
       assert.equal(errs.length, 1, `expected ${JSON.stringify(bad)} to be rejected`);
       assert.equal(errs[0]?.field, 'spec.data[my-key]');
@@ -114,14 +121,17 @@ describe('compileSchema validate', () => {
       'spec.since: Invalid value: "yesterday": spec.since in body must be of type date-time: "yesterday"',
     ]);
     assert.equal(compiled.validate({ metadata: {}, spec: { since: '2026-02-30T00:00:00Z' } }).length, 1);
-    assert.deepEqual(compiled.validate({ metadata: {}, spec: { since: '2026-02-28T00:00:00.123+02:00' } }), []);
+    assert.deepEqual(
+      compiled.validate({ metadata: {}, spec: { since: '2026-02-28T00:00:00.123+02:00' } }),
+      [],
+    );
     assert.equal(compiled.validate({ metadata: {}, spec: { port: 2 ** 31 } }).length, 1);
     assert.deepEqual(compiled.validate({ metadata: {}, spec: { ttl: 2 ** 40 } }), []);
   });
 
   it('words value limits like kube-openapi', () => {
     assert.deepEqual(messages(compiled.validate({ metadata: {}, spec: { size: 0, code: 'A1' } })), [
-      "spec.code: Invalid value: \"A1\": spec.code in body should match '^[a-z]+$'",
+      'spec.code: Invalid value: "A1": spec.code in body should match \'^[a-z]+$\'',
       'spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1',
     ]);
     const tooLong = compiled.validate({ metadata: {}, spec: { note: 'toolong' } });
@@ -172,7 +182,13 @@ describe('compileSchema unknownFields and prune', () => {
   it('prune removes exactly the unknown fields and disallowed nulls', () => {
     const obj = {
       metadata: { name: 'a', foo: 1, creationTimestamp: null },
-      spec: { colour: 'red', ttl: null, maybe: null, access: [{ verbs: ['get'], foo: true }], free: { x: 1 } },
+      spec: {
+        colour: 'red',
+        ttl: null,
+        maybe: null,
+        access: [{ verbs: ['get'], foo: true }],
+        free: { x: 1 },
+      },
     };
     compiled.prune(obj);
     assert.deepEqual(obj, {

@@ -10,7 +10,12 @@ import { isObject } from '../meta/types.js';
 import { convertAjvErrors } from './ajv-errors.js';
 import { isBase64, isDateTime, isInt32, isInt64 } from './formats.js';
 import type { CompiledSchema } from './types.js';
-import { dropDisallowedNulls, rootPath, walkUnknownFields, withoutDisallowedNulls } from './unknown-fields.js';
+import {
+  dropDisallowedNulls,
+  rootPath,
+  walkUnknownFields,
+  withoutDisallowedNulls,
+} from './unknown-fields.js';
 import type { SchemaNode } from './walk.js';
 
 function newAjv(): Ajv {

@@ -10,7 +10,8 @@ export function isBase64(value: string): boolean {
 }
 
 /** RFC 3339 date-time, with optional fractional seconds and a Z or numeric offset. */
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
 export function isDateTime(value: string): boolean {
   const m = DATE_TIME.exec(value);

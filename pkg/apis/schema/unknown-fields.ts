@@ -5,7 +5,14 @@
 
 import { FieldPath } from '../meta/field-errors.js';
 import { isObject } from '../meta/types.js';
-import { childSchema, isNullable, itemSchema, preservesUnknownFields, propertiesOf, type SchemaNode } from './walk.js';
+import {
+  childSchema,
+  isNullable,
+  itemSchema,
+  preservesUnknownFields,
+  propertiesOf,
+  type SchemaNode,
+} from './walk.js';
 
 /** True when the schema says nothing about the shape below it (not even `type: object`). */
 function unconstrained(schema: SchemaNode): boolean {

@@ -42,7 +42,10 @@ export function isNullable(schema: SchemaNode): boolean {
  * The schema of child `key` of an object described by `schema`, and whether it is a
  * declared property (else a map entry). Undefined when the schema does not know it.
  */
-export function childSchema(schema: SchemaNode, key: string): { schema: SchemaNode; property: boolean } | undefined {
+export function childSchema(
+  schema: SchemaNode,
+  key: string,
+): { schema: SchemaNode; property: boolean } | undefined {
   const prop = propertySchema(schema, key);
   if (prop) return { schema: prop, property: true };
   const value = mapValueSchema(schema);

@@ -224,12 +224,16 @@ function scopeRuleSchema(): JSONSchema {
     namespaces: stringList(
       'Namespaces the rule matches; the empty string matches cluster-scoped resources, an empty list every namespace.',
     ),
-    nonResourceURLs: stringList('URL paths that are not resources, such as `/version`; `*` only as the whole last step.'),
+    nonResourceURLs: stringList(
+      'URL paths that are not resources, such as `/version`; `*` only as the whole last step.',
+    ),
     requestTargets: atomicList(
       'Kinds of request the rule matches; empty means every request.',
       enumOf('A kind of request.', REQUEST_TARGETS),
     ),
-    cluster: str('When set, the rule only allows requests to this connected cluster; empty means no restriction.'),
+    cluster: str(
+      'When set, the rule only allows requests to this connected cluster; empty means no restriction.',
+    ),
     virtualClusters: atomicList(
       'Virtual clusters the rule allows; empty means no restriction.',
       obj('A virtual cluster by name and namespace.', {
@@ -272,7 +276,9 @@ export function accessKeyScopeSchema(): JSONSchema {
         'Virtual clusters the key may access.',
         obj('A virtual cluster in a project.', {
           project: str('Name of the project; `*` selects every project.'),
-          virtualCluster: str('Name of the virtual cluster; `*` selects every virtual cluster of the project.'),
+          virtualCluster: str(
+            'Name of the virtual cluster; `*` selects every virtual cluster of the project.',
+          ),
         }),
       ),
       clusters: atomicList(
@@ -281,7 +287,10 @@ export function accessKeyScopeSchema(): JSONSchema {
           cluster: str('Name of the cluster; `*` selects every cluster.'),
         }),
       ),
-      rules: atomicList('Deprecated request rules; use projects, spaces and virtualClusters instead.', scopeRuleSchema()),
+      rules: atomicList(
+        'Deprecated request rules; use projects, spaces and virtualClusters instead.',
+        scopeRuleSchema(),
+      ),
       allowPlatformCli: bool(
         'Deprecated: allows the read-only management requests the command-line client needs. Use a `platformCLI` entry in roles instead.',
       ),
@@ -328,7 +337,8 @@ export function identitySchema(): JSONSchema {
     emailVerified: bool('True when the identity provider verified the email address.'),
     extraClaims: {
       type: 'object',
-      description: 'Additional claims of the login; only claims the authentication configuration allows are kept.',
+      description:
+        'Additional claims of the login; only claims the authentication configuration allows are kept.',
       additionalProperties: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' },
     },
     groups: stringList('Groups the identity provider reported for the user.'),
@@ -378,7 +388,11 @@ export function conditionsSchema(what: string): JSONSchema {
       'One aspect of the current state.',
       {
         type: str('Type of the condition, in CamelCase, such as `Ready`.'),
-        status: enumOf('Whether the condition holds: `True`, `False` or `Unknown`.', ['True', 'False', 'Unknown']),
+        status: enumOf('Whether the condition holds: `True`, `False` or `Unknown`.', [
+          'True',
+          'False',
+          'Unknown',
+        ]),
         severity: str('How bad it is when the condition does not hold: `Error`, `Warning` or `Info`.'),
         lastTransitionTime: dateTime('When the status last changed.'),
         reason: str('Machine-readable reason for the last transition, in CamelCase.'),

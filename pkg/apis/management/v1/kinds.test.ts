@@ -51,7 +51,9 @@ const examples: Record<string, Record<string, unknown>> = {
       username: 'dev',
       users: ['alice', 'bob'],
       groups: ['oidc:dev'],
-      imagePullSecrets: [{ apiGroup: GROUP, kind: 'SharedSecret', secretName: 'r', secretNamespace: 'p', key: 'k' }],
+      imagePullSecrets: [
+        { apiGroup: GROUP, kind: 'SharedSecret', secretName: 'r', secretNamespace: 'p', key: 'k' },
+      ],
       clusterRoles: [{ name: 'view' }],
       access: [{ verbs: ['*'], users: ['admin'] }],
     },
@@ -118,7 +120,12 @@ const examples: Record<string, Record<string, unknown>> = {
       },
       oidcProvider: { clientId: 'c', nonce: 'n', redirectUri: 'https://x/cb', scopes: 'openid' },
       parent: '',
-      oidcLogin: { idToken: 'YQ==', accessToken: 'Yg==', refreshToken: 'Yw==', lastRefresh: '2026-07-01T00:00:00Z' },
+      oidcLogin: {
+        idToken: 'YQ==',
+        accessToken: 'Yg==',
+        refreshToken: 'Yw==',
+        lastRefresh: '2026-07-01T00:00:00Z',
+      },
     },
     status: { lastActivity: '2026-07-01T00:00:00Z' },
   },
@@ -182,9 +189,9 @@ describe('managementKinds', () => {
           );
         }
       });
-      const meta = (k.schema['properties'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>)[
-        'metadata'
-      ]?.['properties'];
+      const meta = (
+        k.schema['properties'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>
+      )['metadata']?.['properties'];
       assert.equal(meta?.['ownerReferences']?.['x-kubernetes-patch-merge-key'], 'uid');
       assert.equal(meta?.['finalizers']?.['x-kubernetes-patch-strategy'], 'merge');
     }
@@ -204,7 +211,10 @@ describe('managementKinds', () => {
     const ss = kinds.find((k) => k.info.kind === 'SharedSecret');
     assert.ok(ss);
     const errs = compileSchema(ss.schema).validate({ metadata: {}, spec: { data: { password: 'hunter2' } } });
-    assert.deepEqual(errs.map((e) => e.field), ['spec.data[password]']);
+    assert.deepEqual(
+      errs.map((e) => e.field),
+      ['spec.data[password]'],
+    );
   });
 
   it('never uses the vendor word in a field name', () => {
@@ -224,7 +234,10 @@ describe('managementKinds', () => {
 
 describe('access key values', () => {
   it('hashes to the sha256:<hex> form', () => {
-    assert.equal(hashAccessKey('abc'), 'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.equal(
+      hashAccessKey('abc'),
+      'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
     assert.ok(isHashedAccessKey(hashAccessKey('anything')));
     assert.ok(!isHashedAccessKey('abc'));
   });

@@ -35,7 +35,11 @@ export function enumOf(description: string, values: readonly string[]): JSONSche
   return { type: 'string', description, enum: [...values] };
 }
 
-export function obj(description: string, properties: Record<string, JSONSchema>, extra: JSONSchema = {}): JSONSchema {
+export function obj(
+  description: string,
+  properties: Record<string, JSONSchema>,
+  extra: JSONSchema = {},
+): JSONSchema {
   return { type: 'object', description, properties, ...extra };
 }
 

@@ -63,7 +63,9 @@ export function userSchema(): JSONSchema {
       email: str('Email address of the user.'),
       subject: str('Subject of the user as presented in authentication tokens.'),
       groups: stringList('Groups the user belongs to.'),
-      ssoGroups: stringList('Groups remembered from single sign-on, so they can be removed again on the next login.'),
+      ssoGroups: stringList(
+        'Groups remembered from single sign-on, so they can be removed again on the next login.',
+      ),
       passwordRef: secretRefSchema('Where the password of the user is kept.'),
       codesRef: secretRefSchema('Where the access codes of the user are kept.'),
       imagePullSecrets: imagePullSecretsSchema('the user'),

@@ -1,0 +1,235 @@
+// Starts a throwaway etcd on loopback for tests, e2e runs and benchmarks.
+//
+// etcd runs under a tiny sh supervisor whose stdin is a pipe from this process.
+// When this process goes away for any reason (stop(), a normal exit, a crash, a
+// SIGKILL from a test runner's timeout) the pipe reaches EOF, the supervisor kills
+// etcd, waits for it and removes the temporary data dir. That is the only way to
+// guarantee no etcd outlives a test run: 'exit' handlers do not run on signals.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+export interface StartEtcdOptions {
+  /** Use this data dir (kept on stop, so a later start can reuse it). Default: a fresh temp dir, removed on stop. */
+  readonly dataDir?: string;
+  /** Extra etcd flags, e.g. `--experimental-watch-progress-notify-interval=1s`. */
+  readonly args?: readonly string[];
+  /** How long to wait for etcd to report healthy. Default 30s. */
+  readonly startTimeoutMs?: number;
+  /** Fixed ports, to restart an etcd on its old data dir at the same address. Default: free ones. */
+  readonly clientPort?: number;
+  readonly peerPort?: number;
+}
+
+export interface EtcdInstance {
+  /** Client URL, `http://127.0.0.1:<port>`. */
+  readonly endpoint: string;
+  readonly dataDir: string;
+  readonly clientPort: number;
+  readonly peerPort: number;
+  /** Kills etcd and (for a temp data dir) removes its data. Idempotent. */
+  stop(): Promise<void>;
+}
+
+// $1 etcd binary, $2 data dir to remove afterwards ("" = keep), rest: etcd flags.
+// EOF on stdin: SIGTERM etcd (graceful). SIGTERM/INT/HUP to the supervisor: SIGKILL etcd.
+// Background jobs of a non-interactive sh read /dev/null, so the watcher reads
+// the pipe through fd 3 explicitly.
+const SUPERVISOR = `
+etcd_bin=$1; remove_dir=$2; shift 2
+exec 3<&0
+"$etcd_bin" "$@" </dev/null 3<&- &
+pid=$!
+( read _line <&3; kill $pid 2>/dev/null ) &
+watcher=$!
+# Our stderr is this process's pipe; once it is gone, the shell's own messages
+# (job notices) would raise SIGPIPE and kill it before it can clean up.
+exec 3<&- 2>/dev/null
+trap '' PIPE
+trap 'kill -9 $pid 2>/dev/null' TERM INT HUP
+wait $pid; status=$?
+while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done
+kill $watcher 2>/dev/null
+if [ -n "$remove_dir" ]; then rm -rf "$remove_dir"; fi
+exit $status
+`;
+
+const STDERR_TAIL_BYTES = 8192;
+
+export function findEtcd(): string {
+  const candidates = (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '')
+    .map((dir) => join(dir, 'etcd'));
+  candidates.push('/usr/bin/etcd');
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here; try the next one
+    }
+  }
+  throw new Error(
+    'etcd binary not found on PATH or at /usr/bin/etcd; install it with `bash hack/ensure-test-deps.sh`',
+  );
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** Two distinct free loopback ports (both held open while picking, so they differ). */
+async function freePorts(): Promise<[number, number]> {
+  const a = createServer();
+  const b = createServer();
+  try {
+    return [await listen(a), await listen(b)];
+  } finally {
+    await Promise.all(
+      [a, b].map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))),
+    );
+  }
+}
+
+/**
+ * etcd at `endpoint` has a leader and is the one we started: if our ports were
+ * taken, another etcd could be answering there, so its member name must be ours.
+ */
+async function healthy(endpoint: string, name: string): Promise<boolean> {
+  try {
+    const signal = AbortSignal.timeout(2000);
+    const health = (await (await fetch(`${endpoint}/health`, { signal })).json()) as { health?: unknown };
+    if (health.health !== 'true') return false;
+    const res = await fetch(`${endpoint}/v3/cluster/member/list`, { method: 'POST', body: '{}', signal });
+    const list = (await res.json()) as { members?: Array<{ name?: unknown }> };
+    return (list.members ?? []).some((m) => m.name === name);
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdInstance> {
+  const bin = findEtcd();
+  // A port picked here can be taken by someone else before etcd binds it; retry then.
+  const fixedPorts = options.clientPort !== undefined || options.peerPort !== undefined;
+  let lastError: Error | undefined;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await startOnce(bin, options);
+    } catch (err) {
+      lastError = err as Error;
+      if (fixedPorts || !/address already in use/.test(lastError.message)) throw lastError;
+    }
+  }
+  throw lastError ?? new Error('etcd did not start');
+}
+
+async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdInstance> {
+  const [freeClient, freePeer] = await freePorts();
+  const clientPort = options.clientPort ?? freeClient;
+  const peerPort = options.peerPort ?? freePeer;
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'etcd-test-'));
+  const endpoint = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const name = `test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const flags = [
+    `--name=${name}`,
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${endpoint}`,
+    `--advertise-client-urls=${endpoint}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=${name}=${peer}`,
+    '--initial-cluster-state=new',
+    '--logger=zap',
+    '--log-outputs=stderr',
+    '--log-level=warn',
+    ...(options.args ?? []),
+  ];
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // etcd 3.4 refuses to start on architectures it does not officially support.
+  if (process.arch !== 'x64' && env['ETCD_UNSUPPORTED_ARCH'] === undefined) {
+    env['ETCD_UNSUPPORTED_ARCH'] = process.arch === 'arm64' ? 'arm64' : process.arch;
+  }
+
+  const child = spawn(
+    '/bin/sh',
+    ['-c', SUPERVISOR, 'etcd-supervisor', bin, ownDir ? dataDir : '', ...flags],
+    {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      env,
+    },
+  );
+  let stderrTail = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+  });
+  // Nothing is written to the supervisor; an EPIPE after it died must not crash us.
+  child.stdin?.on('error', () => undefined);
+
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    });
+  });
+  // A forgotten stop() must not keep the test process alive: the supervisor still
+  // cleans up when this process exits and the pipe closes.
+  unref(child);
+
+  const describe = (what: string): Error =>
+    new Error(
+      `${what} (etcd ${bin}, client ${endpoint}, data dir ${dataDir})\n--- etcd stderr (tail) ---\n${stderrTail.trim()}`,
+    );
+
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      if (exited === undefined) {
+        child.stdin?.end();
+        // EOF asks etcd to shut down gracefully (well under a second); should it hang,
+        // SIGTERM to the supervisor makes it SIGKILL etcd.
+        const timer = setTimeout(() => child.kill('SIGTERM'), 10_000);
+        await exitPromise;
+        clearTimeout(timer);
+      }
+    })();
+    return stopped;
+  };
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  while (true) {
+    if (exited !== undefined) {
+      throw describe(`etcd exited before becoming healthy (code ${exited.code}, signal ${exited.signal})`);
+    }
+    if (await healthy(endpoint, name)) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw describe(`etcd did not become healthy within ${options.startTimeoutMs ?? 30_000}ms`);
+    }
+    await sleep(100);
+  }
+  return { endpoint, dataDir, clientPort, peerPort, stop };
+}
+
+function unref(child: ChildProcess): void {
+  child.unref();
+  for (const stream of [child.stdin, child.stderr]) {
+    (stream as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+}

@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+
+import type { KubeObject } from '../../apis/meta/types.js';
+import { CREATE, PATCH, newFixture, rejectsWith, widget, type Fixture } from './testing/fixtures.js';
+
+const spec = (obj: KubeObject): Record<string, unknown> => obj.spec as Record<string, unknown>;
+
+describe('Store.patch', () => {
+  let f: Fixture;
+  let w1: KubeObject;
+  beforeEach(async () => {
+    f = newFixture();
+    w1 = await f.store.create(
+      f.ctx(),
+      widget('w1', {
+        spec: { size: 1, tags: ['a', 'b'], aliases: ['x'], ports: [{ name: 'http', port: 80 }] },
+      }),
+      CREATE,
+    );
+  });
+  afterEach(() => f.close());
+
+  describe('json patch', () => {
+    it('applies RFC 6902 operations including test', async () => {
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'json',
+        [
+          { op: 'test', path: '/spec/size', value: 1 },
+          { op: 'replace', path: '/spec/size', value: 2 },
+          { op: 'add', path: '/spec/tags/-', value: 'c' },
+          { op: 'add', path: '/metadata/labels', value: { app: 'web' } },
+        ],
+        PATCH,
+      );
+      assert.equal(spec(object).size, 2);
+      assert.deepEqual(spec(object).tags, ['a', 'b', 'c']);
+      assert.deepEqual(object.metadata.labels, { app: 'web' });
+      assert.equal(object.metadata.generation, 2);
+    });
+
+    it('answers 422 with the generic message when an operation fails', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'test', path: '/spec/size', value: 7 }], PATCH), {
+        code: 422,
+        reason: 'Invalid',
+        message: 'the server rejected our request due to an error in our request',
+      });
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'remove', path: '/spec/nothing' }], PATCH), { code: 422 });
+    });
+
+    it('answers 400 for a body that is not a list of operations', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', { op: 'add' }, PATCH), { code: 400, reason: 'BadRequest' });
+    });
+
+    it('answers 413 beyond 10000 operations', async () => {
+      const ops = Array.from({ length: 10001 }, () => ({ op: 'test', path: '/spec/size', value: 1 }));
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', ops, PATCH), {
+        code: 413,
+        reason: 'RequestEntityTooLarge',
+        message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
+      });
+    });
+  });
+
+  describe('merge patch', () => {
+    it('merges objects, replaces lists and removes nulls', async () => {
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'merge',
+        { metadata: { labels: { a: 'b' } }, spec: { color: 'red', tags: ['z'], aliases: null } },
+        PATCH,
+      );
+      assert.deepEqual(spec(object), { size: 1, tags: ['z'], ports: [{ name: 'http', port: 80 }], color: 'red' });
+      assert.deepEqual(object.metadata.labels, { a: 'b' });
+    });
+
+    it('requires an object', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', ['x'], PATCH), { code: 400 });
+    });
+
+    it('treats a resourceVersion in the patch as a precondition', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { resourceVersion: '1' }, spec: { size: 3 } }, PATCH), {
+        code: 409,
+        reason: 'Conflict',
+        message: /the object has been modified/,
+      });
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'merge',
+        { metadata: { resourceVersion: w1.metadata.resourceVersion }, spec: { size: 3 } },
+        PATCH,
+      );
+      assert.equal(spec(object).size, 3);
+    });
+
+    it('answers 422 for type errors in the patched object', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { annotations: { foo: ['bar'] } } }, PATCH), {
+        code: 422,
+        reason: 'Invalid',
+        message: /metadata\.annotations\[foo\]/,
+      });
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 'big' } }, PATCH), { code: 422, reason: 'Invalid' });
+    });
+
+    it('refuses a patch that renames the object', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { name: 'w2' } }, PATCH), {
+        code: 400,
+        message: 'the name of the object (w2) does not match the name on the URL (w1)',
+      });
+    });
+
+    it('answers 404 for a missing object', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'nope', 'merge', { spec: { size: 2 } }, PATCH), {
+        code: 404,
+        message: 'widgets.test.example.dev "nope" not found',
+      });
+    });
+
+    it('writes nothing for a patch that changes nothing', async () => {
+      const { object } = await f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 1 } }, PATCH);
+      assert.equal(object.metadata.resourceVersion, w1.metadata.resourceVersion);
+    });
+
+    it('handles unknown fields per fieldValidation: Strict is a 422, Warn warns once', async () => {
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { spec: { colour: 'red' } }, { ...PATCH, fieldValidation: 'Strict' }), {
+        code: 422,
+        reason: 'Invalid',
+        message: /^ "" is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "spec\.colour"$/,
+      });
+      const ctx = f.ctx();
+      const { object } = await f.store.patch(ctx, 'w1', 'merge', { spec: { colour: 'red' } }, { ...PATCH, fieldValidation: 'Warn' });
+      assert.deepEqual(ctx.warnings, ['unknown field "spec.colour"']);
+      assert.equal(spec(object).colour, undefined);
+    });
+
+    it('dry run answers the patched object without writing', async () => {
+      const { object } = await f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 6 } }, { ...PATCH, dryRun: true });
+      assert.equal(spec(object).size, 6);
+      assert.equal(spec(await f.store.get(f.ctx(), 'w1', {})).size, 1);
+    });
+
+    it('applies to the latest object when another write came first', async () => {
+      await f.store.patch(f.ctx(), 'w1', 'merge', { spec: { color: 'blue' } }, PATCH);
+      const { object } = await f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 4 } }, PATCH);
+      assert.equal(spec(object).color, 'blue');
+      assert.equal(spec(object).size, 4);
+    });
+
+    it('removing the last finalizer of a terminating object deletes it', async () => {
+      await f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { finalizers: ['example.com/f'] } }, PATCH);
+      await f.store.delete(f.ctx(), 'w1', { dryRunAll: false });
+      const { object } = await f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { finalizers: null } }, PATCH);
+      assert.equal(object.metadata.name, 'w1');
+      await rejectsWith(f.store.get(f.ctx(), 'w1', {}), { code: 404 });
+    });
+  });
+
+  describe('strategic merge patch', () => {
+    it('replaces atomic lists and merges lists marked for merging', async () => {
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'strategic',
+        { spec: { tags: ['z'], aliases: ['y'], ports: [{ name: 'http', port: 8080 }, { name: 'grpc', port: 9090 }] } },
+        PATCH,
+      );
+      assert.deepEqual(spec(object).tags, ['z']);
+      assert.deepEqual(spec(object).aliases, ['x', 'y']);
+      assert.deepEqual(spec(object).ports, [
+        { name: 'http', port: 8080 },
+        { name: 'grpc', port: 9090 },
+      ]);
+    });
+
+    it('merges finalizers as a set and owner references by uid', async () => {
+      await f.store.patch(
+        f.ctx(),
+        'w1',
+        'merge',
+        {
+          metadata: {
+            finalizers: ['example.com/a'],
+            ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c1', uid: 'u1' }],
+          },
+        },
+        PATCH,
+      );
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'strategic',
+        {
+          metadata: {
+            finalizers: ['example.com/b', 'example.com/a'],
+            ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c2', uid: 'u2' }],
+          },
+        },
+        PATCH,
+      );
+      assert.deepEqual(object.metadata.finalizers, ['example.com/a', 'example.com/b']);
+      assert.deepEqual(
+        object.metadata.ownerReferences?.map((r) => r.uid),
+        ['u1', 'u2'],
+      );
+    });
+
+    it('understands $patch: delete, $deleteFromPrimitiveList and $setElementOrder', async () => {
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'strategic',
+        {
+          spec: {
+            '$setElementOrder/ports': [{ name: 'grpc' }, { name: 'http' }],
+            ports: [{ name: 'grpc', port: 9090 }],
+            '$deleteFromPrimitiveList/aliases': ['x'],
+          },
+        },
+        PATCH,
+      );
+      assert.deepEqual(spec(object).ports, [
+        { name: 'grpc', port: 9090 },
+        { name: 'http', port: 80 },
+      ]);
+      assert.deepEqual(spec(object).aliases, []);
+      const { object: after } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'strategic',
+        { spec: { ports: [{ name: 'http', $patch: 'delete' }] } },
+        PATCH,
+      );
+      assert.deepEqual(spec(after).ports, [{ name: 'grpc', port: 9090 }]);
+    });
+  });
+
+  it('answers 415 for server-side apply, listing what is accepted', async () => {
+    await rejectsWith(f.store.patch(f.ctx(), 'w1', 'apply', { spec: {} }, { ...PATCH, fieldManager: 'kubectl' }), {
+      code: 415,
+      reason: 'UnsupportedMediaType',
+      message:
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
+    });
+  });
+
+  it('refuses force on a non-apply patch', async () => {
+    await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', {}, { ...PATCH, force: true }), {
+      code: 422,
+      message: 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+    });
+  });
+});

@@ -67,14 +67,18 @@ function fieldTypeError(field: string, value: unknown, goType: string): never {
   fail(`${INVALID}: json: cannot unmarshal ${shown} into Go struct field continueToken.${field} of type ${goType}`);
 }
 
+/**
+ * Parses the token's JSON. The two commonest failures get encoding/json's wording;
+ * other syntax errors keep the JavaScript parser's (clients only look at the 400).
+ */
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
-  } catch {
+  } catch (err) {
     const first = text.trimStart()[0];
-    if (first === undefined) fail(`${INVALID}: unexpected end of JSON input`);
+    if (first === undefined || /end of JSON input/i.test(String(err))) fail(`${INVALID}: unexpected end of JSON input`);
     if (!/[{["\-0-9tfn]/.test(first)) fail(`${INVALID}: invalid character '${first}' looking for beginning of value`);
-    fail(`${INVALID}: unexpected end of JSON input`);
+    fail(`${INVALID}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -157,7 +157,12 @@ class Server implements ApiHandler {
     if (!info.isResourceRequest) {
       const docPath = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
       if (method !== 'GET' && method !== 'HEAD') {
-        if (docPath === '/api' || docPath === '/apis' || docPath.startsWith('/apis/') || docPath.startsWith('/openapi/')) {
+        if (
+          docPath === '/api' ||
+          docPath === '/apis' ||
+          docPath.startsWith('/apis/') ||
+          docPath.startsWith('/openapi/')
+        ) {
           throw newMethodNotAllowed();
         }
         writeNotFoundPage(res);
@@ -168,7 +173,9 @@ class Server implements ApiHandler {
     }
 
     const storage =
-      info.apiPrefix === 'apis' && info.apiGroup === this.config.group && info.apiVersion === this.config.version
+      info.apiPrefix === 'apis' &&
+      info.apiGroup === this.config.group &&
+      info.apiVersion === this.config.version
         ? this.resources.get(info.resource)
         : undefined;
     if (!storage) throw newResourceNotFound();

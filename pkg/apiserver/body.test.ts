@@ -11,7 +11,10 @@ function badRequest(pattern: RegExp) {
 describe('body decoding', () => {
   it('decodes JSON and reports malformed JSON briefly', () => {
     assert.deepEqual(decodeBody(Buffer.from('{"a":1}'), 'json').value, { a: 1 });
-    assert.throws(() => decodeBody(Buffer.from('{"a":'), 'json'), badRequest(/^the request body is not valid JSON: /));
+    assert.throws(
+      () => decodeBody(Buffer.from('{"a":'), 'json'),
+      badRequest(/^the request body is not valid JSON: /),
+    );
     assert.throws(() => decodeBody(Buffer.from('  '), 'json'), badRequest(/empty/));
   });
 
@@ -24,7 +27,10 @@ describe('body decoding', () => {
   it('reports duplicate keys with their line', () => {
     const { value, duplicates } = decodeYAML('a: 1\nb:\n  c: 1\n  c: 2\na: 3\n');
     assert.deepEqual(value, { a: 3, b: { c: 2 } });
-    assert.deepEqual(duplicates, ['line 4: key "c" already set in map', 'line 5: key "a" already set in map']);
+    assert.deepEqual(duplicates, [
+      'line 4: key "c" already set in map',
+      'line 5: key "a" already set in map',
+    ]);
   });
 
   it('refuses alias bombs, several documents, non-maps, empty and malformed YAML', () => {

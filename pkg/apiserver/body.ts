@@ -51,7 +51,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       }
       chunks.push(chunk);
     };
-    const onEnd = (): void => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    const onEnd = (): void =>
+      finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     const onError = (err: Error): void => finish(err);
     // 'close' before 'end' means the client went away mid-body.
     const onClose = (): void => finish(new Error('client closed the connection while sending the body'));

@@ -7,7 +7,13 @@
 import type { ServerResponse } from 'node:http';
 
 import type { RESTStorage } from '../registry/rest/interfaces.js';
-import { negotiateOutput, notAcceptable, parseAccept, wantsPretty, type NegotiatedOutput } from './negotiation.js';
+import {
+  negotiateOutput,
+  notAcceptable,
+  parseAccept,
+  wantsPretty,
+  type NegotiatedOutput,
+} from './negotiation.js';
 import { encode, writeBytes, type OutputFormat } from './responses.js';
 import type { RequestScope } from './scope.js';
 
@@ -140,12 +146,17 @@ export class Documents {
     this.write(scope, doc, scope.format);
   }
 
-  private negotiate(scope: RequestScope, endpoint: { kind: 'discovery' } | { kind: 'plain' }): NegotiatedOutput {
+  private negotiate(
+    scope: RequestScope,
+    endpoint: { kind: 'discovery' } | { kind: 'plain' },
+  ): NegotiatedOutput {
     const output = negotiateOutput(scope.req.headers.accept, endpoint);
     if (!output) throw notAcceptable();
     scope.format = {
       mediaType: output.mediaType,
-      pretty: output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
+      pretty:
+        output.pretty ||
+        wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
     };
     return output;
   }
@@ -165,7 +176,9 @@ export class Documents {
     const accept = scope.req.headers.accept;
     if (!accept) return true;
     return parseAccept(accept).some(
-      (c) => (c.type === '*' && c.subtype === '*') || (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*')),
+      (c) =>
+        (c.type === '*' && c.subtype === '*') ||
+        (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*')),
     );
   }
 

@@ -57,7 +57,11 @@ function groupResource(storage: RESTStorage, subresource = ''): GroupResource {
 }
 
 /** What the client will get back, or a 406 (with the Table-specific message when that is all it asked for). */
-export function negotiateResourceOutput(scope: RequestScope, storage: RESTStorage | undefined, stream = false): NegotiatedOutput {
+export function negotiateResourceOutput(
+  scope: RequestScope,
+  storage: RESTStorage | undefined,
+  stream = false,
+): NegotiatedOutput {
   const accept = scope.req.headers.accept;
   const table = storage?.convertToTable !== undefined;
   const output = negotiateOutput(accept, { kind: 'resource', table }, stream);
@@ -65,7 +69,9 @@ export function negotiateResourceOutput(scope: RequestScope, storage: RESTStorag
     if (storage && !table && accept && /as=Table/.test(accept)) throw tableNotSupported(storage);
     throw notAcceptable(stream);
   }
-  const pretty = !stream && (output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']));
+  const pretty =
+    !stream &&
+    (output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']));
   scope.format = { mediaType: output.mediaType, pretty };
   return output;
 }
@@ -80,7 +86,11 @@ function query(scope: RequestScope): URLSearchParams {
 }
 
 /** Routes a resource request (group and version already known to be ours). */
-export async function serveResource(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
+export async function serveResource(
+  scope: RequestScope,
+  storage: RESTStorage,
+  env: HandlerEnv,
+): Promise<void> {
   const info = scope.info;
   if (!info) throw new Error('resource request without request info');
   const parts = info.parts;
@@ -166,7 +176,10 @@ async function serveWatch(
   if (name !== undefined) {
     // /watch/<resource>/<name> watches that one object: a name field selector.
     const byName = `metadata.name=${name}`;
-    options = { ...options, fieldSelector: options.fieldSelector ? `${options.fieldSelector},${byName}` : byName };
+    options = {
+      ...options,
+      fieldSelector: options.fieldSelector ? `${options.fieldSelector},${byName}` : byName,
+    };
   }
   await env.watches.serve(scope, storage, options, output, tableOptions);
 }
@@ -207,7 +220,12 @@ async function serveCreate(scope: RequestScope, storage: RESTStorage, env: Handl
   scope.send(201, transformObject(storage, ctx, created, output.convert, tableOptions));
 }
 
-async function serveUpdate(scope: RequestScope, storage: RESTStorage, name: string, env: HandlerEnv): Promise<void> {
+async function serveUpdate(
+  scope: RequestScope,
+  storage: RESTStorage,
+  name: string,
+  env: HandlerEnv,
+): Promise<void> {
   if (!storage.update) throw newMethodNotSupported(groupResource(storage), 'update');
   const output = negotiateResourceOutput(scope, storage);
   const tableOptions = tableOptionsFor(scope, output);
@@ -218,14 +236,20 @@ async function serveUpdate(scope: RequestScope, storage: RESTStorage, name: stri
   scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
 }
 
-async function servePatch(scope: RequestScope, storage: RESTStorage, name: string, env: HandlerEnv): Promise<void> {
+async function servePatch(
+  scope: RequestScope,
+  storage: RESTStorage,
+  name: string,
+  env: HandlerEnv,
+): Promise<void> {
   if (!storage.patch) throw newMethodNotSupported(groupResource(storage), 'patch');
   const output = negotiateResourceOutput(scope, storage);
   const tableOptions = tableOptionsFor(scope, output);
   const q = query(scope);
   const write = writeOptionsFrom(q, 'PatchOptions');
   const force = q.get('force');
-  const options = force === null ? write : { ...write, force: force !== '0' && force.toLowerCase() !== 'false' };
+  const options =
+    force === null ? write : { ...write, force: force !== '0' && force.toLowerCase() !== 'false' };
   const patchType = negotiatePatchType(scope.req.headers['content-type']);
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
   let patch: unknown;
@@ -250,7 +274,8 @@ async function servePatch(scope: RequestScope, storage: RESTStorage, name: strin
 async function readDeleteOptions(scope: RequestScope, env: HandlerEnv): Promise<DeleteRequestOptions> {
   let options: DeleteOptions;
   const length = scope.req.headers['content-length'];
-  const mayHaveBody = scope.req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  const mayHaveBody =
+    scope.req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
   const raw = mayHaveBody ? await readBody(scope.req, env.maxRequestBodyBytes) : Buffer.alloc(0);
   if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
     const format = negotiateInput(scope.req.headers['content-type']);
@@ -262,7 +287,12 @@ async function readDeleteOptions(scope: RequestScope, env: HandlerEnv): Promise<
   return { ...options, dryRunAll };
 }
 
-async function serveDelete(scope: RequestScope, storage: RESTStorage, name: string, env: HandlerEnv): Promise<void> {
+async function serveDelete(
+  scope: RequestScope,
+  storage: RESTStorage,
+  name: string,
+  env: HandlerEnv,
+): Promise<void> {
   if (!storage.delete) throw newMethodNotSupported(groupResource(storage), 'delete');
   const output = negotiateResourceOutput(scope, storage);
   const tableOptions = tableOptionsFor(scope, output);
@@ -275,7 +305,11 @@ async function serveDelete(scope: RequestScope, storage: RESTStorage, name: stri
   scope.send(code, transformObject(storage, ctx, result.object, output.convert, tableOptions));
 }
 
-async function serveDeleteCollection(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
+async function serveDeleteCollection(
+  scope: RequestScope,
+  storage: RESTStorage,
+  env: HandlerEnv,
+): Promise<void> {
   if (!storage.deleteCollection) throw newMethodNotSupported(groupResource(storage), 'deletecollection');
   const output = negotiateResourceOutput(scope, storage);
   const tableOptions = tableOptionsFor(scope, output);
@@ -303,7 +337,8 @@ async function serveSubresource(
   if (!output) throw notAcceptable();
   scope.format = {
     mediaType: output.mediaType,
-    pretty: output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
+    pretty:
+      output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
   };
   const ctx = scope.context(scope.info?.namespace ?? '');
   if (method === 'GET' || method === 'HEAD') {
@@ -315,7 +350,12 @@ async function serveSubresource(
   if (method === 'POST') {
     if (!sub.create) throw newMethodNotSupported(gr, 'create');
     const options = writeOptionsFrom(query(scope), 'CreateOptions');
-    const body = await readObjectBody(scope, { kind: sub.info.kind, version: storage.info.version }, options, env);
+    const body = await readObjectBody(
+      scope,
+      { kind: sub.info.kind, version: storage.info.version },
+      options,
+      env,
+    );
     const obj = await sub.create(ctx, parentName, body, options);
     scope.send(201, transformObject(storage, ctx, obj, output.convert, undefined));
     return;

@@ -113,7 +113,10 @@ async function run(check: HealthCheck): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${CHECK_TIMEOUT_MS / 1000}s`)), CHECK_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`timed out after ${CHECK_TIMEOUT_MS / 1000}s`)),
+        CHECK_TIMEOUT_MS,
+      );
     });
     await Promise.race([Promise.resolve().then(() => check.check()), timeout]);
     return undefined;

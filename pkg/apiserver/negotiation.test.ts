@@ -19,9 +19,15 @@ describe('Accept negotiation', () => {
     assert.equal(negotiateOutput('application/yaml', RESOURCE)?.mediaType, 'application/yaml');
     assert.equal(negotiateOutput('*/*', RESOURCE)?.mediaType, 'application/json');
     assert.equal(negotiateOutput('application/*', RESOURCE)?.mediaType, 'application/json');
-    assert.equal(negotiateOutput('text/html, application/yaml;q=0.5', RESOURCE)?.mediaType, 'application/yaml');
+    assert.equal(
+      negotiateOutput('text/html, application/yaml;q=0.5', RESOURCE)?.mediaType,
+      'application/yaml',
+    );
     assert.equal(negotiateOutput('application/vnd.kubernetes.protobuf', RESOURCE), undefined);
-    assert.equal(negotiateOutput('application/vnd.kubernetes.protobuf,application/json', RESOURCE)?.mediaType, 'application/json');
+    assert.equal(
+      negotiateOutput('application/vnd.kubernetes.protobuf,application/json', RESOURCE)?.mediaType,
+      'application/json',
+    );
   });
 
   it('orders clauses by q, then specificity, then header order', () => {
@@ -34,7 +40,11 @@ describe('Accept negotiation', () => {
   it("picks kubectl's Table clause, in the version asked for", () => {
     const accept =
       'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
-    assert.deepEqual(negotiateOutput(accept, RESOURCE)?.convert, { kind: 'Table', group: 'meta.k8s.io', version: 'v1' });
+    assert.deepEqual(negotiateOutput(accept, RESOURCE)?.convert, {
+      kind: 'Table',
+      group: 'meta.k8s.io',
+      version: 'v1',
+    });
     const beta = 'application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json';
     assert.equal(negotiateOutput(beta, RESOURCE)?.convert?.version, 'v1beta1');
   });
@@ -44,7 +54,10 @@ describe('Accept negotiation', () => {
     const out = negotiateOutput(accept, { kind: 'resource', table: false });
     assert.equal(out?.convert, undefined);
     assert.equal(out?.mediaType, 'application/json');
-    assert.equal(negotiateOutput('application/json;as=Table;v=v1;g=meta.k8s.io', { kind: 'resource', table: false }), undefined);
+    assert.equal(
+      negotiateOutput('application/json;as=Table;v=v1;g=meta.k8s.io', { kind: 'resource', table: false }),
+      undefined,
+    );
   });
 
   it('accepts the metadata client conversions and rejects unknown ones', () => {
@@ -53,7 +66,10 @@ describe('Accept negotiation', () => {
     assert.equal(negotiateOutput(metadataClient, RESOURCE)?.convert?.kind, 'PartialObjectMetadataList');
     assert.equal(negotiateOutput('application/json;as=Foo;g=meta.k8s.io;v=v1', RESOURCE), undefined);
     assert.equal(negotiateOutput('application/json;as=Table;g=other.io;v=v1', RESOURCE), undefined);
-    assert.equal(negotiateOutput('application/json;as=Table;v=v1;g=meta.k8s.io', { kind: 'plain' }), undefined);
+    assert.equal(
+      negotiateOutput('application/json;as=Table;v=v1;g=meta.k8s.io', { kind: 'plain' }),
+      undefined,
+    );
   });
 
   it('recognises aggregated discovery params in any order on /apis only', () => {
@@ -67,12 +83,18 @@ describe('Accept negotiation', () => {
 
   it('refuses YAML for watch streams', () => {
     assert.equal(negotiateOutput('application/yaml', RESOURCE, true), undefined);
-    assert.equal(negotiateOutput('application/json;stream=watch', RESOURCE, true)?.mediaType, 'application/json');
+    assert.equal(
+      negotiateOutput('application/json;stream=watch', RESOURCE, true)?.mediaType,
+      'application/json',
+    );
     assert.equal(
       notAcceptable(true).message,
       'only the following media types are accepted: application/json;stream=watch',
     );
-    assert.equal(notAcceptable().message, 'only the following media types are accepted: application/json, application/yaml');
+    assert.equal(
+      notAcceptable().message,
+      'only the following media types are accepted: application/json, application/yaml',
+    );
   });
 
   it('pretty-prints for ?pretty and human user agents only', () => {

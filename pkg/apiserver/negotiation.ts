@@ -97,15 +97,22 @@ export function parseAccept(header: string): AcceptClause[] {
   return clauses;
 }
 
-function allowsConversion(endpoint: EndpointKind, subtype: string, target: ConversionTarget | undefined): boolean {
+function allowsConversion(
+  endpoint: EndpointKind,
+  subtype: string,
+  target: ConversionTarget | undefined,
+): boolean {
   if (!target) return true;
   switch (endpoint.kind) {
     case 'plain':
       return false;
     case 'discovery':
-      return target.kind === 'APIGroupDiscoveryList' && target.group === DISCOVERY_GROUP && target.version === 'v2';
+      return (
+        target.kind === 'APIGroupDiscoveryList' && target.group === DISCOVERY_GROUP && target.version === 'v2'
+      );
     case 'resource':
-      if (target.group !== META_GROUP || (target.version !== 'v1' && target.version !== 'v1beta1')) return false;
+      if (target.group !== META_GROUP || (target.version !== 'v1' && target.version !== 'v1beta1'))
+        return false;
       if (target.kind === 'Table') return endpoint.table && (subtype === 'json' || subtype === 'yaml');
       return target.kind === 'PartialObjectMetadata' || target.kind === 'PartialObjectMetadataList';
   }
@@ -140,7 +147,10 @@ export function negotiateOutput(
       // Upstream matches the clause first and only then finds the serializer has no
       // stream framing: a YAML clause ahead of JSON makes a watch fail with 406.
       if (stream && !s.streams) return undefined;
-      const result: NegotiatedOutput = { mediaType: s.mediaType, pretty: clause.params.get('pretty') === '1' };
+      const result: NegotiatedOutput = {
+        mediaType: s.mediaType,
+        pretty: clause.params.get('pretty') === '1',
+      };
       return convert ? { ...result, convert } : result;
     }
   }

@@ -51,11 +51,15 @@ export function getOptionsFrom(query: URLSearchParams): GetOptions {
 /** A decimal integer as Go's strconv.ParseInt reads it, or a 400 naming the parameter. */
 function parseInteger(name: string, value: string): number {
   if (!/^[+-]?\d+$/.test(value)) {
-    throw newBadRequest(`invalid value for ${name}: strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+    throw newBadRequest(
+      `invalid value for ${name}: strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`,
+    );
   }
   const n = Number(value);
   if (!Number.isSafeInteger(n)) {
-    throw newBadRequest(`invalid value for ${name}: strconv.ParseInt: parsing ${JSON.stringify(value)}: value out of range`);
+    throw newBadRequest(
+      `invalid value for ${name}: strconv.ParseInt: parsing ${JSON.stringify(value)}: value out of range`,
+    );
   }
   return n;
 }
@@ -105,7 +109,9 @@ export function deleteOptionsFromQuery(query: URLSearchParams): DeleteOptions {
 }
 
 function typeError(field: string, expected: string): ApiError {
-  return newBadRequest(`DeleteOptions in version "v1" cannot be handled as a DeleteOptions: ${field} must be ${expected}`);
+  return newBadRequest(
+    `DeleteOptions in version "v1" cannot be handled as a DeleteOptions: ${field} must be ${expected}`,
+  );
 }
 
 /** DeleteOptions from a decoded body: kind (if any) must be DeleteOptions; field types are checked. */

@@ -74,7 +74,14 @@ describe('request info', () => {
   });
 
   it('treats discovery and other paths as non-resource requests', () => {
-    for (const p of ['/apis', '/apis/management.x', '/apis/management.x/v1', '/api', '/healthz', '/openapi/v3/apis/g/v']) {
+    for (const p of [
+      '/apis',
+      '/apis/management.x',
+      '/apis/management.x/v1',
+      '/api',
+      '/healthz',
+      '/openapi/v3/apis/g/v',
+    ]) {
       const ri = info('GET', p);
       assert.equal(ri.isResourceRequest, false, p);
       assert.equal(ri.verb, 'get');

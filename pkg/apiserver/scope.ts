@@ -86,7 +86,8 @@ export class RequestScope {
   fail(err: unknown): ApiError {
     this.applyWarnings();
     // A body refused for its size was not read to the end: this connection cannot carry another request.
-    if (isApiError(err) && err.code === 413 && !this.res.headersSent) this.res.setHeader('Connection', 'close');
+    if (isApiError(err) && err.code === 413 && !this.res.headersSent)
+      this.res.setHeader('Connection', 'close');
     return writeError(this.res, err, this.format, this.logger, this.logFields());
   }
 

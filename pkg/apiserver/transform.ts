@@ -116,7 +116,8 @@ export function asTable(
   return {
     kind: 'Table',
     apiVersion,
-    metadata: table.metadata ?? {},
+    // Paging must survive the conversion (kubectl pages tables with `continue`).
+    metadata: isList(obj) ? { ...listMeta(obj.metadata), ...table.metadata } : (table.metadata ?? {}),
     columnDefinitions: noHeaders ? [] : (table.columnDefinitions ?? []),
     rows,
   };

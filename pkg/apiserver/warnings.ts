@@ -9,9 +9,10 @@ export function warningHeaderValue(text: string): string {
   // Header values cannot carry control characters; a warning is one line of text.
   // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
-  const quoted = `"${clean.replace(/["\\]/g, (c) => `\\${c}`)}"`;
-  // Node writes header strings as latin1; re-encode so UTF-8 text arrives as UTF-8 bytes.
-  return `299 - ${Buffer.from(quoted, 'utf8').toString('latin1')}`;
+  // Node sends header text as UTF-8 but refuses characters past U+00FF outright.
+  // eslint-disable-next-line no-control-regex
+  const sendable = clean.replace(/[^\u0000-\u00ff]/gu, '?');
+  return `299 - "${sendable.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 }
 
 /** Header values for the warnings, deduplicated, within the upstream size budget. */

@@ -14,7 +14,12 @@ import type { Logger } from './config.js';
 import type { NegotiatedOutput } from './negotiation.js';
 import { describe } from './responses.js';
 import type { RequestScope } from './scope.js';
-import { asPartialObjectMetadata, asPartialObjectMetadataList, asTable, type TableOptions } from './transform.js';
+import {
+  asPartialObjectMetadata,
+  asPartialObjectMetadataList,
+  asTable,
+  type TableOptions,
+} from './transform.js';
 
 export interface WatchServerOptions {
   readonly minRequestTimeoutSeconds: number;
@@ -62,16 +67,22 @@ export class WatchServer {
       }
       return;
     }
-    const watch = new ActiveWatch(scope, storage, ctx, watcher, output, tableOptions, this.timeoutMs(listOptions), {
-      logger: this.options.logger,
-      drainTimeoutMs: this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
-    });
+    const watch: ActiveWatch = new ActiveWatch(
+      scope,
+      storage,
+      ctx,
+      watcher,
+      output,
+      tableOptions,
+      this.timeoutMs(listOptions),
+      {
+        logger: this.options.logger,
+        drainTimeoutMs: this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+        onEnd: () => this.active.delete(watch),
+      },
+    );
     this.active.add(watch);
-    try {
-      await watch.run();
-    } finally {
-      this.active.delete(watch);
-    }
+    await watch.run();
   }
 
   /** Ends every open watch cleanly and refuses new ones. */
@@ -104,7 +115,11 @@ class ActiveWatch {
     private readonly output: NegotiatedOutput,
     private readonly tableOptions: TableOptions | undefined,
     private readonly timeoutMs: number,
-    private readonly env: { readonly logger: Logger; readonly drainTimeoutMs: number },
+    private readonly env: {
+      readonly logger: Logger;
+      readonly drainTimeoutMs: number;
+      readonly onEnd: () => void;
+    },
   ) {}
 
   async run(): Promise<void> {
@@ -137,6 +152,7 @@ class ActiveWatch {
   end(graceMs?: number): void {
     if (this.ended) return;
     this.ended = true;
+    this.env.onEnd();
     if (this.timer) clearTimeout(this.timer);
     this.wakeDrainWaiter?.();
     try {
@@ -161,7 +177,10 @@ class ActiveWatch {
         object = this.convert(event, convert.kind, convert.version);
       } catch (err) {
         // As upstream: a failed conversion is logged and the object sent as it is.
-        this.env.logger.error('watch event conversion failed', { ...this.scope.logFields(), error: describe(err) });
+        this.env.logger.error('watch event conversion failed', {
+          ...this.scope.logFields(),
+          error: describe(err),
+        });
       }
     }
     return `${JSON.stringify({ type: event.type, object })}\n`;

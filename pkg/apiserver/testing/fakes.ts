@@ -2,7 +2,13 @@
 // controllable Watcher, a token authenticator, a scriptable authorizer, a recording
 // logger, small document builders, and a helper that serves a handler on 127.0.0.1.
 
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { newAlreadyExists, newNotFound } from '../../apis/meta/errors.js';
@@ -41,6 +47,11 @@ export class FakeWatcher implements Watcher {
   private resolveStopped!: () => void;
   /** Resolves when stop() is called: tests await it instead of sleeping. */
   readonly whenStopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+
+  /** Events pushed but not yet taken by the consumer. */
+  get pending(): number {
+    return this.queue.length;
+  }
 
   push(event: StorageWatchEvent): void {
     if (this.ended) return;
@@ -220,7 +231,10 @@ export class FakeStorage implements RESTStorage {
     const current = this.objects.get(key);
     if (!current) throw newNotFound(this.gr(), name);
     if (this.keepOnDelete) {
-      return { object: { ...current, metadata: { ...current.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, deleted: false };
+      return {
+        object: { ...current, metadata: { ...current.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+        deleted: false,
+      };
     }
     if (!options.dryRunAll) this.objects.delete(key);
     const status: Status = {
@@ -228,17 +242,31 @@ export class FakeStorage implements RESTStorage {
       apiVersion: 'v1',
       metadata: {},
       status: 'Success',
-      details: { name, group: GROUP, kind: this.info.resource, ...(current.metadata.uid ? { uid: current.metadata.uid } : {}) },
+      details: {
+        name,
+        group: GROUP,
+        kind: this.info.resource,
+        ...(current.metadata.uid ? { uid: current.metadata.uid } : {}),
+      },
       code: 200,
     };
     return { object: status, deleted: true };
   }
 
-  async deleteCollection(ctx: RequestContext, options: DeleteRequestOptions, listOptions: ListOptions): Promise<KubeList> {
+  async deleteCollection(
+    ctx: RequestContext,
+    options: DeleteRequestOptions,
+    listOptions: ListOptions,
+  ): Promise<KubeList> {
     this.record({ verb: 'deletecollection', ctx, options, listOptions });
     const items = [...this.objects.values()];
     this.objects.clear();
-    return { apiVersion: `${GROUP}/${VERSION}`, kind: this.info.listKind, metadata: { resourceVersion: String(this.rv) }, items };
+    return {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: this.info.listKind,
+      metadata: { resourceVersion: String(this.rv) },
+      items,
+    };
   }
 
   async watch(ctx: RequestContext, options: ListOptions): Promise<Watcher> {
@@ -252,7 +280,8 @@ export class FakeStorage implements RESTStorage {
   }
 
   convertToTable(_ctx: RequestContext, obj: KubeObject | KubeList, includeObject: IncludeObject): Table {
-    const items = 'items' in obj && Array.isArray(obj.items) ? (obj.items as KubeObject[]) : [obj as KubeObject];
+    const items =
+      'items' in obj && Array.isArray(obj.items) ? (obj.items as KubeObject[]) : [obj as KubeObject];
     return {
       kind: 'Table',
       apiVersion: 'meta.k8s.io/v1',
@@ -267,7 +296,13 @@ export class FakeStorage implements RESTStorage {
           ? {}
           : includeObject === 'Object'
             ? { object: item }
-            : { object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: item.metadata } }),
+            : {
+                object: {
+                  kind: 'PartialObjectMetadata',
+                  apiVersion: 'meta.k8s.io/v1',
+                  metadata: item.metadata,
+                },
+              }),
       })),
     };
   }
@@ -277,7 +312,7 @@ export class FakeStorage implements RESTStorage {
 export class FakeAuthenticator implements Authenticator {
   constructor(private readonly tokens: Record<string, AuthenticatedUser>) {}
 
-  async authenticate(req: import('node:http').IncomingMessage): Promise<AuthenticatedUser | null> {
+  async authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
     const header = req.headers.authorization;
     if (!header?.startsWith('Bearer ')) return null;
     return this.tokens[header.slice(7)] ?? null;
@@ -322,7 +357,12 @@ export const fakeDocumentBuilders: DocumentBuilders = {
     apiVersion: 'v1',
     groups: [{ name: group, versions: [{ groupVersion: `${group}/${version}`, version }] }],
   }),
-  apiGroup: (group, version) => ({ kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [{ groupVersion: `${group}/${version}`, version }] }),
+  apiGroup: (group, version) => ({
+    kind: 'APIGroup',
+    apiVersion: 'v1',
+    name: group,
+    versions: [{ groupVersion: `${group}/${version}`, version }],
+  }),
   apiResourceList: (group, version, resources) => ({
     kind: 'APIResourceList',
     apiVersion: 'v1',
@@ -339,7 +379,11 @@ export const fakeDocumentBuilders: DocumentBuilders = {
   openAPIV2: () => ({ swagger: '2.0', paths: {} }),
   openAPIV3GroupVersion: () => ({ openapi: '3.0.0', paths: {} }),
   openAPIV3Root: (group, version, hash) => ({
-    paths: { [`apis/${group}/${version}`]: { serverRelativeURL: `/openapi/v3/apis/${group}/${version}?hash=${hash}` } },
+    paths: {
+      [`apis/${group}/${version}`]: {
+        serverRelativeURL: `/openapi/v3/apis/${group}/${version}?hash=${hash}`,
+      },
+    },
   }),
 };
 
@@ -392,7 +436,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       platform: 'linux/amd64',
     },
     logger,
-    ...(options.maxRequestBodyBytes === undefined ? {} : { maxRequestBodyBytes: options.maxRequestBodyBytes }),
+    ...(options.maxRequestBodyBytes === undefined
+      ? {}
+      : { maxRequestBodyBytes: options.maxRequestBodyBytes }),
     ...(options.minRequestTimeoutSeconds === undefined
       ? {}
       : { minRequestTimeoutSeconds: options.minRequestTimeoutSeconds }),

@@ -297,3 +297,23 @@ describe('Store reads', () => {
     });
   });
 });
+
+describe('Store.watch iteration', () => {
+  it('stops the storage watch when the consumer stops iterating', async () => {
+    const f = newFixture();
+    try {
+      await f.store.create(f.ctx('a'), widget('w1'), CREATE);
+      const watcher = await f.store.watch(f.ctx('a'), {});
+      for await (const e of watcher) {
+        assert.equal(e.type, 'ADDED');
+        break;
+      }
+      // The storage watch is gone: a later change is not delivered.
+      await f.store.create(f.ctx('a'), widget('w2'), CREATE);
+      const rest = await collect(watcher, 1, 500);
+      assert.deepEqual(rest, []);
+    } finally {
+      await f.close();
+    }
+  });
+});

@@ -288,7 +288,12 @@ export class Store implements RESTStorage {
     return {
       stop: () => inner.stop(),
       async *[Symbol.asyncIterator]() {
-        for await (const e of inner) yield event(e);
+        try {
+          for await (const e of inner) yield event(e);
+        } finally {
+          // A consumer that stops iterating is done with the watch.
+          inner.stop();
+        }
       },
     };
   }

@@ -19,6 +19,9 @@
 //     deepest path last, documents split on "---" and sorted by Helm's install order
 //     (stable within a kind), the chart's kubeVersion constraint checked.
 //
+// One visible difference: toYaml indents a list under its key (yaml.v3's style) where
+// Helm's yaml.v2-style output does not; both are the same YAML.
+//
 // Not implemented (the chart does not use them): subcharts and dependencies, library
 // charts, chart archives, .Files, --set flags, toToml/fromToml, strict mode, hook
 // handling (hook documents are printed like any other), post-renderers, and

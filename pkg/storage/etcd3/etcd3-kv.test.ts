@@ -4,6 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -474,6 +476,22 @@ describe('Etcd3KV across an etcd restart', () => {
 });
 
 describe('Etcd3KV.connect', () => {
+  test('gives up on an endpoint that accepts connections but never answers', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      await assert.rejects(
+        Etcd3KV.connect({ endpoints: [`http://127.0.0.1:${port}`], dialTimeoutMs: 500 }),
+        /did not answer/,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
   test('fails with a clear error when etcd does not answer', async () => {
     await assert.rejects(
       Etcd3KV.connect({ endpoints: ['http://127.0.0.1:1'], dialTimeoutMs: 2000 }),

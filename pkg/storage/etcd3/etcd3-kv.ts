@@ -1,7 +1,7 @@
 // The KV contract over etcd v3, through the etcd3 package's low-level gRPC clients.
 // The only module that talks to etcd; Kubernetes semantics live in ../store.ts.
 
-import { Etcd3 } from 'etcd3';
+import { Etcd3, isRecoverableError } from 'etcd3';
 import type { IOptions, IRangeRequest, IRangeResponse, IResponseOp, ITxnRequest, ITxnResponse } from 'etcd3';
 import { CompactedError, FutureRevisionError, prefixEnd } from '../kv.js';
 import type {
@@ -33,13 +33,33 @@ export interface Etcd3ConnectOptions {
   readonly tls?: Etcd3TLS;
   /** How long connect() waits for etcd to answer. Default 5s. */
   readonly dialTimeoutMs?: number;
+  /** Deadline for each request (not watches). Default 60s, Kubernetes' request timeout. */
+  readonly requestTimeoutMs?: number;
 }
 
 // Any key works for a read that only wants the header; this one sorts before
 // every real key and is never written.
 const PROBE_KEY = Buffer.from([0]);
 
+const READ_ATTEMPTS = 3;
+
 const toBuffer = (pem: string | Buffer): Buffer => (typeof pem === 'string' ? Buffer.from(pem) : pem);
+
+type GlobalPolicy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
+/**
+ * The etcd3 package retries every call that fails with a transient gRPC error. For a
+ * conditional write that is wrong: if the first attempt was applied and only its
+ * answer lost, the retry's compare fails against our own write, and a create that
+ * succeeded reports "already exists". So the package makes one attempt, and reads,
+ * which are safe to repeat, are retried here.
+ */
+const SINGLE_ATTEMPT = {
+  execute: <T>(fn: (context: { signal: AbortSignal; attempt: number }) => PromiseLike<T> | T): Promise<T> =>
+    Promise.resolve().then(() => fn({ signal: new AbortController().signal, attempt: 0 })),
+} as unknown as GlobalPolicy;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Etcd3KV implements KV {
   private readonly compaction: CompactedRevisionTracker;
@@ -57,9 +77,12 @@ export class Etcd3KV implements KV {
   static async connect(options: Etcd3ConnectOptions): Promise<Etcd3KV> {
     if (options.endpoints.length === 0) throw new Error('etcd: no endpoints given');
     const dialTimeoutMs = options.dialTimeoutMs ?? 5000;
+    const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     const clientOptions: IOptions = {
       hosts: [...options.endpoints],
-      dialTimeout: dialTimeoutMs,
+      faultHandling: { global: SINGLE_ATTEMPT },
+      // A request to an etcd that stopped answering (not refusing) would otherwise wait forever.
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
       grpcOptions: {
         // A full list can exceed gRPC's 4 MiB default; etcd bounds requests itself.
         'grpc.max_receive_message_length': -1,
@@ -169,7 +192,7 @@ export class Etcd3KV implements KV {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.client.kv.range({ key: PROBE_KEY, limit: 1 });
+    const res = await this.rangeRaw({ key: PROBE_KEY, limit: 1 });
     return headerRevision(res.header);
   }
 
@@ -198,10 +221,23 @@ export class Etcd3KV implements KV {
     this.client.close();
   }
 
+  /** A range, retried on transient failures (a read can be repeated safely). */
+  private async rangeRaw(req: IRangeRequest): Promise<IRangeResponse> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.kv.range(req);
+      } catch (err) {
+        if (attempt >= READ_ATTEMPTS || this.closed || !(err instanceof Error) || !isRecoverableError(err))
+          throw err;
+        await sleep(50 * attempt);
+      }
+    }
+  }
+
   /** A range that turns etcd's revision errors into the contract's. */
   private async read(req: IRangeRequest): Promise<IRangeResponse> {
     try {
-      return await this.client.kv.range(req);
+      return await this.rangeRaw(req);
     } catch (err) {
       const revision = Number(req.revision ?? 0);
       if (isEtcdCompacted(err)) throw new CompactedError(revision, await this.compaction.current(revision));
@@ -212,7 +248,7 @@ export class Etcd3KV implements KV {
 
   private async readableAt(revision: number): Promise<boolean> {
     try {
-      await this.client.kv.range({ key: PROBE_KEY, limit: 1, revision });
+      await this.rangeRaw({ key: PROBE_KEY, limit: 1, revision });
       return true;
     } catch (err) {
       if (isEtcdCompacted(err)) return false;

@@ -216,7 +216,7 @@ function createCA(now: Date): Pair {
   cert.serialNumber = serialNumber();
   validity(cert, now, CA_VALIDITY_YEARS);
   const subject = [
-    { name: 'commonName', value: `platform-apiserver-ca@${Math.floor(now.getTime() / 1000)}` },
+    { name: 'commonName', value: `platform-apiserver-ca-${Math.floor(now.getTime() / 1000)}` },
   ];
   cert.setSubject(subject);
   cert.setIssuer(subject);

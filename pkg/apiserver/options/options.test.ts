@@ -63,8 +63,12 @@ const invalid: { argv: string[]; problem: RegExp }[] = [
   },
   { argv: ['--storage-backend=etcd3'], problem: /--etcd-servers: required with --storage-backend etcd3/ },
   {
+    argv: ['--storage-backend=etcd3', '--etcd-servers=unix://etcd:2379'],
+    problem: /--etcd-servers: "unix:\/\/etcd:2379" must use http or https/,
+  },
+  {
     argv: ['--storage-backend=etcd3', '--etcd-servers=127.0.0.1:2379'],
-    problem: /--etcd-servers: "127.0.0.1:2379" must use http or https/,
+    problem: /--etcd-servers: "127.0.0.1:2379" is not a URL \(expected scheme:\/\/host:port/,
   },
   {
     argv: ['--storage-backend=etcd3', '--etcd-servers=nope'],

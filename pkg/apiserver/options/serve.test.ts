@@ -1,0 +1,243 @@
+// The whole server in this process: options -> config -> run, then real HTTPS
+// requests with the generated CA and the bootstrap admin's key.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:https';
+import { parse } from 'yaml';
+import type { KubeConfig } from '../../kubeconfig/types.js';
+import { JsonLogger } from './logger.js';
+import { ServerOptions } from './options.js';
+import { run, type RunningServer } from './serve.js';
+import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
+import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
+
+const GROUP = 'management.platform.dev';
+
+interface Response {
+  status: number;
+  body: string;
+}
+
+function get(url: string, ca: string, token?: string, onResponse?: () => void): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { ca, agent: false, headers: token ? { authorization: `Bearer ${token}` } : {} },
+      (res) => {
+        onResponse?.();
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function send(
+  method: string,
+  url: string,
+  ca: string,
+  token: string,
+  body: unknown,
+  contentType = 'application/json',
+): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        ca,
+        agent: false,
+        headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** Retries until `fn` stops throwing: a new key reaches the authenticator through a watch. */
+async function eventually<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+function capture(): { logger: JsonLogger; lines: () => Record<string, unknown>[] } {
+  let text = '';
+  const logger = new JsonLogger('info', { write: (chunk: string) => ((text += chunk), true) });
+  return {
+    logger,
+    lines: () =>
+      text
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+async function start(
+  dataDir: string,
+): Promise<{ server: RunningServer; lines: () => Record<string, unknown>[] }> {
+  const options = new ServerOptions({ dataDir, securePort: 0, logLevel: 'info' }).complete();
+  assert.deepEqual(options.validate(), []);
+  const { logger, lines } = capture();
+  const server = await run(options, logger, { shutdownTimeoutMs: 5000 });
+  return { server, lines };
+}
+
+test('a started server is ready, serves the admin over its kube config, and stops cleanly', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'serve-test-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await start(dataDir);
+  let stopped = false;
+  t.after(async () => {
+    if (!stopped) await first.server.stop();
+  });
+
+  // The "serving" line tells where, with the port the OS picked.
+  const serving = first.lines().find((l) => l.msg === 'serving');
+  assert.equal(serving?.url, first.server.url);
+  assert.match(String(serving?.url), /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.notEqual(first.server.port, 0);
+
+  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
+  const cluster = kubeconfig.clusters[0]?.cluster;
+  const ca = Buffer.from(cluster?.['certificate-authority-data'] ?? '', 'base64').toString();
+  const token = kubeconfig.users[0]?.user.token ?? '';
+  assert.equal(cluster?.server, `${first.server.url}/kubernetes/management`);
+  assert.ok(!first.lines().some((l) => JSON.stringify(l).includes(token)), 'the key is never logged');
+
+  assert.deepEqual(await get(`${first.server.url}/readyz`, ca), { status: 200, body: 'ok' });
+
+  const list = await get(`${cluster?.server}/apis/${GROUP}/v1/users`, ca, token);
+  assert.equal(list.status, 200, list.body);
+  const users = JSON.parse(list.body) as { kind: string; items: { metadata: { name: string } }[] };
+  assert.equal(users.kind, 'UserList');
+  assert.deepEqual(
+    users.items.map((u) => u.metadata.name),
+    ['admin'],
+  );
+
+  assert.equal((await get(`${cluster?.server}/apis/${GROUP}/v1/users`, ca)).status, 401);
+  assert.equal((await get(`${cluster?.server}/apis/${GROUP}/v1/users`, ca, 'not-a-key')).status, 401);
+
+  // A watch open at shutdown ends cleanly, and stop() returns.
+  let watchOpen!: () => void;
+  const opened = new Promise<void>((resolve) => (watchOpen = resolve));
+  const watch = get(`${cluster?.server}/apis/${GROUP}/v1/teams?watch=true`, ca, token, watchOpen);
+  await opened;
+  await first.server.stop();
+  stopped = true;
+  assert.equal((await watch).status, 200);
+  await assert.rejects(get(`${first.server.url}/readyz`, ca), /ECONNREFUSED/);
+
+  // A second start on the same data keeps the admin and the file, and the key still works.
+  const before = readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8');
+  const second = await start(dataDir);
+  t.after(() => second.server.stop());
+  assert.deepEqual(second.server.bootstrap, { outcome: 'skipped', reason: 'users-exist' });
+  assert.equal(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8'), before);
+  const again = await get(
+    `${second.server.url}/kubernetes/management/apis/${GROUP}/v1/users/admin`,
+    ca,
+    token,
+  );
+  assert.equal(again.status, 200, again.body);
+});
+
+test('a key created over the API works at once; non-admins may read discovery and themselves only', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'serve-test-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const { server } = await start(dataDir);
+  t.after(() => server.stop());
+  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
+  const ca = Buffer.from(
+    kubeconfig.clusters[0]?.cluster['certificate-authority-data'] ?? '',
+    'base64',
+  ).toString();
+  const admin = kubeconfig.users[0]?.user.token ?? '';
+  const api = `${server.url}/kubernetes/management/apis/${GROUP}/v1`;
+
+  const user = await send('POST', `${api}/users`, ca, admin, {
+    metadata: { name: 'bob' },
+    spec: { username: 'bob' },
+  });
+  assert.equal(user.status, 201, user.body);
+  const created = await send('POST', `${api}/ownedaccesskeys`, ca, admin, {
+    metadata: { name: 'bob-key' },
+    spec: { user: 'bob', type: 'User' },
+  });
+  assert.equal(created.status, 201, created.body);
+  const bob = (JSON.parse(created.body) as { spec: { key: string } }).spec.key;
+  assert.match(bob, /^[a-z]{64}$/);
+
+  const own = await eventually(async () => {
+    const r = await get(`${api}/users/bob`, ca, bob);
+    assert.equal(r.status, 200, r.body);
+    return r;
+  });
+  assert.equal((JSON.parse(own.body) as { metadata: { name: string } }).metadata.name, 'bob');
+  assert.equal((await get(`${server.url}/kubernetes/management/apis`, ca, bob)).status, 200);
+
+  const teams = await get(`${api}/teams`, ca, bob);
+  assert.equal(teams.status, 403);
+  assert.match(
+    (JSON.parse(teams.body) as { message: string }).message,
+    /User "bob" cannot list resource "teams" .*: fine-grained authorization is not implemented yet/,
+  );
+  assert.equal((await get(`${api}/users/admin`, ca, bob)).status, 403);
+
+  // Disabling the key locks bob out with a message that says why.
+  const disable = await send(
+    'PATCH',
+    `${api}/ownedaccesskeys/bob-key`,
+    ca,
+    admin,
+    [{ op: 'add', path: '/spec/disabled', value: true }],
+    'application/json-patch+json',
+  );
+  assert.equal(disable.status, 200, disable.body);
+  const locked = await eventually(async () => {
+    const r = await get(`${api}/users/bob`, ca, bob);
+    assert.equal(r.status, 401, r.body);
+    return r;
+  });
+  assert.match((JSON.parse(locked.body) as { message: string }).message, /access key "bob-key" is disabled/);
+});
+
+test('a port already in use fails the start with a clear message and closes storage', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'serve-test-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await start(dataDir);
+  t.after(() => first.server.stop());
+  const options = new ServerOptions({
+    dataDir: join(dataDir, 'other'),
+    securePort: first.server.port,
+  }).complete();
+  const { logger } = capture();
+  await assert.rejects(run(options, logger), /the port is in use/);
+  // Storage was closed: the exclusive SQLite lock is free again.
+  const kv = SqliteKV.open(join(dataDir, 'other', 'platform.db'), { lockTimeoutMs: 100 });
+  await kv.create('/probe', Buffer.from('x'));
+  await kv.close();
+});

@@ -406,6 +406,8 @@ export interface TestServerOptions {
   readonly minRequestTimeoutSeconds?: number;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
+  /** Builds the handler (default: the real handler over the fake document builders). */
+  readonly createHandler?: (config: ApiServerConfig) => ApiHandler;
   /** Adjusts the fake storages before the handler is built (e.g. drop a verb). */
   readonly prepare?: (teams: FakeStorage, secrets: FakeStorage) => void;
 }
@@ -445,7 +447,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.readyChecks ? { readyChecks: options.readyChecks } : {}),
     ...(options.liveChecks ? { liveChecks: options.liveChecks } : {}),
   };
-  const handler = newApiHandler(config, fakeDocumentBuilders);
+  const handler = options.createHandler
+    ? options.createHandler(config)
+    : newApiHandler(config, fakeDocumentBuilders);
   const server = createServer((req, res) => handler.handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

@@ -590,3 +590,96 @@ describe('resource handlers over HTTP', () => {
     assert.equal(ctx.userAgent, 'kubectl/v1');
   });
 });
+
+describe('subresources over HTTP', () => {
+  let s: TestServer;
+  const seen: { verb: string; parent: string; namespace: string; body?: unknown; dryRun?: boolean }[] = [];
+  before(async () => {
+    s = await startTestServer({
+      prepare: (teams, secrets) => {
+        secrets.subresources = new Map([
+          [
+            'kubeconfig',
+            {
+              info: { name: 'kubeconfig', kind: 'VirtualClusterInstanceKubeConfig', verbs: ['create'] },
+              create: async (ctx, parent, body, options) => {
+                seen.push({ verb: 'create', parent, namespace: ctx.namespace, body, dryRun: options.dryRun });
+                return {
+                  kind: 'VirtualClusterInstanceKubeConfig',
+                  metadata: { name: parent },
+                  status: { kubeConfig: 'x' },
+                };
+              },
+            },
+          ],
+        ]);
+        teams.subresources = new Map([
+          [
+            'accesskeys',
+            {
+              info: { name: 'accesskeys', kind: 'OwnedAccessKeyList', verbs: ['get'] },
+              get: async (ctx, parent) => {
+                seen.push({ verb: 'get', parent, namespace: ctx.namespace });
+                return { apiVersion: `${GROUP}/v1`, kind: 'OwnedAccessKeyList', metadata: {}, items: [] };
+              },
+            },
+          ],
+        ]);
+      },
+    });
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  it('POSTs to a create subresource with 201 and the parent name and namespace', async () => {
+    const res = await call(s.url, `${PREFIXED}/namespaces/p-one/sharedsecrets/vc1/kubeconfig?dryRun=All`, {
+      method: 'POST',
+      body: '{"spec":{"certificateTTL":86400}}',
+    });
+    assert.equal(res.status, 201);
+    assert.equal(res.json<{ status: { kubeConfig: string } }>().status.kubeConfig, 'x');
+    assert.deepEqual(seen.at(-1), {
+      verb: 'create',
+      parent: 'vc1',
+      namespace: 'p-one',
+      body: { spec: { certificateTTL: 86400 } },
+      dryRun: true,
+    });
+    const attrs = s.authorizer.asked.at(-1);
+    assert.equal(attrs?.verb, 'create');
+    assert.equal(attrs?.subresource, 'kubeconfig');
+    assert.equal(attrs?.name, 'vc1');
+  });
+
+  it('GETs a read subresource, and names the subresource when forbidden', async () => {
+    const res = await call(s.url, `${ROOT}/teams/devs/accesskeys`);
+    assert.equal(res.status, 200);
+    assert.equal(res.json<{ kind: string }>().kind, 'OwnedAccessKeyList');
+    assert.deepEqual(seen.at(-1), { verb: 'get', parent: 'devs', namespace: '' });
+
+    s.authorizer.decide = () => ({ decision: 'deny' });
+    try {
+      const denied = await call(s.url, `${ROOT}/teams/devs/accesskeys`, { token: 'bob-token' });
+      assert.equal(denied.status, 403);
+      assert.equal(
+        denied.json<StatusBody>().message,
+        `teams.${GROUP} "devs" is forbidden: User "bob" cannot get resource "teams/accesskeys" in API group "${GROUP}" at the cluster scope`,
+      );
+    } finally {
+      s.authorizer.decide = () => ({ decision: 'allow' });
+    }
+  });
+
+  it('404s unknown subresources and 405s verbs a subresource lacks', async () => {
+    assert.equal((await call(s.url, `${ROOT}/teams/devs/status`)).status, 404);
+    const post = await call(s.url, `${ROOT}/teams/devs/accesskeys`, { method: 'POST', body: '{}' });
+    assert.equal(post.status, 405);
+    assert.equal(
+      post.json<StatusBody>().message,
+      `create is not supported on resources of kind "teams/accesskeys.${GROUP}"`,
+    );
+    const get = await call(s.url, `${ROOT}/namespaces/p/sharedsecrets/vc1/kubeconfig`);
+    assert.equal(get.status, 405);
+  });
+});

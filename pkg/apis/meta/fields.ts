@@ -73,7 +73,10 @@ function unescapeValue(s: string): ParseResult<string> {
     }
     if (c === '\\') inSlash = true;
     else if (c === ',' || c === '=') {
-      return { ok: false, error: `invalid field selector: unescaped character in value: ${c.codePointAt(0) ?? 0}` };
+      return {
+        ok: false,
+        error: `invalid field selector: unescaped character in value: ${c.codePointAt(0) ?? 0}`,
+      };
     } else out += c;
   }
   if (inSlash) return { ok: false, error: 'invalid field selector: invalid escape sequence: \\' };

@@ -76,15 +76,24 @@ describe('parseLabelSelector', () => {
     assert.equal(parseError('a=b,'), "found '', expected: identifier after ','");
     assert.equal(parseError('a in b'), "unable to parse requirement: found 'b' expected: '('");
     assert.equal(parseError('a in (b'), "unable to parse requirement: found '', expected: ',' or ')'");
-    assert.equal(parseError('a b'), "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
+    assert.equal(
+      parseError('a b'),
+      "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+    );
     assert.equal(parseError(',a'), "found ',', expected: !, identifier, or 'end of string'");
     assert.equal(parseError('!a=b'), "found '=', expected: ',' or 'end of string'");
   });
 
   it('rejects invalid keys and values', () => {
-    assert.match(parseError('a@b=c'), /^unable to parse requirement: key: Invalid value: "a@b": name part must consist of/);
+    assert.match(
+      parseError('a@b=c'),
+      /^unable to parse requirement: key: Invalid value: "a@b": name part must consist of/,
+    );
     assert.match(parseError('a=b c'), /expected: ',' or 'end of string'/);
-    assert.match(parseError('a=-x'), /values\[0\]\[a\]: Invalid value: "-x": a valid label must be an empty string/);
+    assert.match(
+      parseError('a=-x'),
+      /values\[0\]\[a\]: Invalid value: "-x": a valid label must be an empty string/,
+    );
     assert.match(parseError('a>x'), /for 'Gt', 'Lt' operators, the value must be an integer/);
   });
 });

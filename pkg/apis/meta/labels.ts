@@ -22,7 +22,8 @@ export interface LabelSelector {
   toString(): string;
 }
 
-export type ParseResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+export type ParseResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 
 type Token =
   | 'error'
@@ -115,7 +116,9 @@ class Parser {
   /** In value position the keywords `in`/`notin` are plain identifiers. */
   private peek(values: boolean): Item {
     const item = this.items[Math.min(this.position, this.items.length - 1)] ?? { tok: 'end', lit: '' };
-    return values && (item.tok === 'in' || item.tok === 'notIn') ? { tok: 'identifier', lit: item.lit } : item;
+    return values && (item.tok === 'in' || item.tok === 'notIn')
+      ? { tok: 'identifier', lit: item.lit }
+      : item;
   }
 
   private next(values: boolean): Item {
@@ -140,7 +143,8 @@ class Parser {
       }
       const after = this.next(true);
       if (after.tok === 'end') return reqs;
-      if (after.tok !== 'comma') throw new ParseError(`found '${after.lit}', expected: ',' or 'end of string'`);
+      if (after.tok !== 'comma')
+        throw new ParseError(`found '${after.lit}', expected: ',' or 'end of string'`);
       const following = this.peek(true);
       if (following.tok !== 'identifier' && following.tok !== 'doesNotExist') {
         throw new ParseError(`found '${following.lit}', expected: identifier after ','`);
@@ -312,7 +316,8 @@ export function labelSelectorFromRequirements(requirements: readonly LabelRequir
     requiresExactMatch(key) {
       for (const r of reqs) {
         if (r.key !== key) continue;
-        if ((r.operator === '=' || r.operator === '==' || r.operator === 'in') && r.values.length === 1) return r.values[0];
+        if ((r.operator === '=' || r.operator === '==' || r.operator === 'in') && r.values.length === 1)
+          return r.values[0];
       }
       return undefined;
     },

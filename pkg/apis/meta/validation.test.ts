@@ -12,7 +12,8 @@ import {
   validateObjectMetaUpdate,
 } from './validation.js';
 
-const msgs = (errs: readonly Parameters<typeof fieldErrorString>[0][]): string[] => errs.map(fieldErrorString);
+const msgs = (errs: readonly Parameters<typeof fieldErrorString>[0][]): string[] =>
+  errs.map(fieldErrorString);
 
 describe('validateObjectMeta', () => {
   it('accepts a well-formed object', () => {
@@ -33,7 +34,9 @@ describe('validateObjectMeta', () => {
   });
 
   it('requires a name or generateName', () => {
-    assert.deepEqual(msgs(validateObjectMeta({}, false)), ['metadata.name: Required value: name or generateName is required']);
+    assert.deepEqual(msgs(validateObjectMeta({}, false)), [
+      'metadata.name: Required value: name or generateName is required',
+    ]);
   });
 
   it('checks names as DNS-1123 subdomains, and generateName allowing a trailing dash', () => {
@@ -43,8 +46,13 @@ describe('validateObjectMeta', () => {
       errs[0] ?? '',
       /^metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '\.', and must start and end with an alphanumeric character \(e\.g\. 'example\.com', regex used for validation is/,
     );
-    assert.match(msgs(validateObjectMeta({ name: 'x', generateName: 'Bad-' }, false))[0] ?? '', /^metadata\.generateName: Invalid value: "Bad-"/);
-    assert.deepEqual(isDNS1123Subdomain('a'.repeat(254)).slice(0, 1), ['must be no more than 253 characters']);
+    assert.match(
+      msgs(validateObjectMeta({ name: 'x', generateName: 'Bad-' }, false))[0] ?? '',
+      /^metadata\.generateName: Invalid value: "Bad-"/,
+    );
+    assert.deepEqual(isDNS1123Subdomain('a'.repeat(254)).slice(0, 1), [
+      'must be no more than 253 characters',
+    ]);
   });
 
   it('requires a namespace for namespaced kinds and forbids it otherwise', () => {
@@ -52,14 +60,23 @@ describe('validateObjectMeta', () => {
     assert.deepEqual(msgs(validateObjectMeta({ name: 'a', namespace: 'ns' }, false)), [
       'metadata.namespace: Forbidden: not allowed on this type',
     ]);
-    assert.match(msgs(validateObjectMeta({ name: 'a', namespace: 'a.b' }, true))[0] ?? '', /must not contain dots/);
+    assert.match(
+      msgs(validateObjectMeta({ name: 'a', namespace: 'a.b' }, true))[0] ?? '',
+      /must not contain dots/,
+    );
   });
 
   it('validates label keys and values', () => {
     const errs = msgs(validateObjectMeta({ name: 'a', labels: { 'bad key': 'v', ok: 'bad value' } }, false));
     assert.equal(errs.length, 2);
-    assert.match(errs[0] ?? '', /^metadata\.labels: Invalid value: "bad key": name part must consist of alphanumeric characters/);
-    assert.match(errs[1] ?? '', /^metadata\.labels: Invalid value: "bad value": a valid label must be an empty string/);
+    assert.match(
+      errs[0] ?? '',
+      /^metadata\.labels: Invalid value: "bad key": name part must consist of alphanumeric characters/,
+    );
+    assert.match(
+      errs[1] ?? '',
+      /^metadata\.labels: Invalid value: "bad value": a valid label must be an empty string/,
+    );
   });
 
   it('limits the total size of annotations', () => {
@@ -94,15 +111,28 @@ describe('validateObjectMeta', () => {
   });
 
   it('checks finalizer names and rejects orphan with foregroundDeletion', () => {
-    assert.match(msgs(validateObjectMeta({ name: 'a', finalizers: ['a/b/c'] }, false))[0] ?? '', /^metadata\.finalizers: Invalid value: "a\/b\/c"/);
-    assert.deepEqual(msgs(validateObjectMeta({ name: 'a', finalizers: ['orphan', 'foregroundDeletion'] }, false)), [
-      'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
-    ]);
+    assert.match(
+      msgs(validateObjectMeta({ name: 'a', finalizers: ['a/b/c'] }, false))[0] ?? '',
+      /^metadata\.finalizers: Invalid value: "a\/b\/c"/,
+    );
+    assert.deepEqual(
+      msgs(validateObjectMeta({ name: 'a', finalizers: ['orphan', 'foregroundDeletion'] }, false)),
+      [
+        'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
+      ],
+    );
   });
 });
 
 describe('validateObjectMetaUpdate', () => {
-  const old = { name: 'a', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 2, creationTimestamp: '2026-01-01T00:00:00Z' };
+  const old = {
+    name: 'a',
+    namespace: 'ns',
+    uid: 'u1',
+    resourceVersion: '5',
+    generation: 2,
+    creationTimestamp: '2026-01-01T00:00:00Z',
+  };
 
   it('accepts an unchanged object', () => {
     assert.deepEqual(validateObjectMetaUpdate({ ...old }, old), []);
@@ -124,9 +154,12 @@ describe('validateObjectMetaUpdate', () => {
 
   it('forbids new finalizers once deletion has started', () => {
     const deleting = { ...old, deletionTimestamp: '2026-01-02T00:00:00Z', finalizers: ['a.io/x'] };
-    assert.deepEqual(msgs(validateObjectMetaUpdate({ ...deleting, finalizers: ['a.io/x', 'b.io/y'] }, deleting)), [
-      'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"b.io/y"}',
-    ]);
+    assert.deepEqual(
+      msgs(validateObjectMetaUpdate({ ...deleting, finalizers: ['a.io/x', 'b.io/y'] }, deleting)),
+      [
+        'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"b.io/y"}',
+      ],
+    );
     assert.deepEqual(validateObjectMetaUpdate({ ...deleting, finalizers: [] }, deleting), []);
   });
 });

@@ -154,7 +154,8 @@ function maskTrailingDash(name: string): string {
 export const nameIsDNSSubdomain: NameValidator = (name, prefix) =>
   isDNS1123Subdomain(prefix ? maskTrailingDash(name) : name);
 
-export const nameIsDNSLabel: NameValidator = (name, prefix) => isDNS1123Label(prefix ? maskTrailingDash(name) : name);
+export const nameIsDNSLabel: NameValidator = (name, prefix) =>
+  isDNS1123Label(prefix ? maskTrailingDash(name) : name);
 
 export function validateLabels(labels: Record<string, string> | undefined, path: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
@@ -165,7 +166,10 @@ export function validateLabels(labels: Record<string, string> | undefined, path:
   return errs;
 }
 
-export function validateAnnotations(annotations: Record<string, string> | undefined, path: FieldPath): FieldError[] {
+export function validateAnnotations(
+  annotations: Record<string, string> | undefined,
+  path: FieldPath,
+): FieldError[] {
   const errs: FieldError[] = [];
   let size = 0;
   for (const [k, v] of Object.entries(annotations ?? {})) {
@@ -196,7 +200,10 @@ function validateOwnerReference(ref: OwnerReference, path: FieldPath): FieldErro
   return errs;
 }
 
-export function validateOwnerReferences(refs: readonly OwnerReference[] | undefined, path: FieldPath): FieldError[] {
+export function validateOwnerReferences(
+  refs: readonly OwnerReference[] | undefined,
+  path: FieldPath,
+): FieldError[] {
   const errs: FieldError[] = [];
   let firstController = '';
   (refs ?? []).forEach((ref, i) => {
@@ -245,7 +252,10 @@ export function validateNoNewFinalizers(
   const extra = [...new Set(newFinalizers ?? [])].filter((f) => !old.has(f)).sort();
   if (extra.length === 0) return [];
   return [
-    forbidden(path, `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(extra)}`),
+    forbidden(
+      path,
+      `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(extra)}`,
+    ),
   ];
 }
 
@@ -271,7 +281,8 @@ export function validateObjectMeta(
 ): FieldError[] {
   const errs: FieldError[] = [];
   if (meta.generateName) {
-    for (const m of nameFn(meta.generateName, true)) errs.push(invalid(path.child('generateName'), meta.generateName, m));
+    for (const m of nameFn(meta.generateName, true))
+      errs.push(invalid(path.child('generateName'), meta.generateName, m));
   }
   if (!meta.name) {
     errs.push(required(path.child('name'), 'name or generateName is required'));
@@ -280,7 +291,9 @@ export function validateObjectMeta(
   }
   if (namespaced) {
     if (!meta.namespace) errs.push(required(path.child('namespace')));
-    else for (const m of nameIsDNSLabel(meta.namespace, false)) errs.push(invalid(path.child('namespace'), meta.namespace, m));
+    else
+      for (const m of nameIsDNSLabel(meta.namespace, false))
+        errs.push(invalid(path.child('namespace'), meta.namespace, m));
   } else if (meta.namespace) {
     errs.push(forbidden(path.child('namespace'), 'not allowed on this type'));
   }
@@ -304,7 +317,9 @@ export function validateObjectMetaUpdate(
     errs.push(...validateNoNewFinalizers(meta.finalizers, old.finalizers, path.child('finalizers')));
   }
   if (!meta.resourceVersion) {
-    errs.push(invalid(path.child('resourceVersion'), meta.resourceVersion ?? '', 'must be specified for an update'));
+    errs.push(
+      invalid(path.child('resourceVersion'), meta.resourceVersion ?? '', 'must be specified for an update'),
+    );
   }
   if ((meta.generation ?? 0) < (old.generation ?? 0)) {
     errs.push(invalid(path.child('generation'), meta.generation ?? 0, 'must not be decremented'));
@@ -388,7 +403,10 @@ function checkStringMap(value: unknown, path: FieldPath, errs: FieldError[]): vo
 }
 
 /** Unknown fields inside metadata, as field paths (`metadata.foo`, `metadata.ownerReferences[0].bar`). */
-export function unknownObjectMetaFields(meta: unknown, path: FieldPath = FieldPath.root('metadata')): string[] {
+export function unknownObjectMetaFields(
+  meta: unknown,
+  path: FieldPath = FieldPath.root('metadata'),
+): string[] {
   if (!isObject(meta)) return [];
   const out: string[] = [];
   for (const k of Object.keys(meta)) if (!OBJECT_META_FIELDS.has(k)) out.push(path.child(k).toString());
@@ -401,7 +419,8 @@ export function unknownObjectMetaFields(meta: unknown, path: FieldPath = FieldPa
     if (!Array.isArray(list)) continue;
     list.forEach((item: unknown, i) => {
       if (!isObject(item)) return;
-      for (const k of Object.keys(item)) if (!known.has(k)) out.push(path.child(field).index(i).child(k).toString());
+      for (const k of Object.keys(item))
+        if (!known.has(k)) out.push(path.child(field).index(i).child(k).toString());
     });
   }
   return out;
@@ -429,13 +448,17 @@ export function pruneObjectMeta(meta: unknown): void {
  * Type errors in metadata (a string where a number belongs, an annotation
  * that is a list). Nulls are accepted where Go would decode them to zero values.
  */
-export function validateObjectMetaTypes(meta: unknown, path: FieldPath = FieldPath.root('metadata')): FieldError[] {
+export function validateObjectMetaTypes(
+  meta: unknown,
+  path: FieldPath = FieldPath.root('metadata'),
+): FieldError[] {
   const errs: FieldError[] = [];
   if (meta === undefined || meta === null) return errs;
   if (!isObject(meta)) return [typeInvalid(path, meta, 'must be an object')];
   for (const f of STRING_FIELDS) {
     const v = meta[f];
-    if (v !== undefined && v !== null && typeof v !== 'string') errs.push(typeInvalid(path.child(f), v, 'must be a string'));
+    if (v !== undefined && v !== null && typeof v !== 'string')
+      errs.push(typeInvalid(path.child(f), v, 'must be a string'));
   }
   for (const f of TIME_FIELDS) {
     const v = meta[f];
@@ -446,16 +469,19 @@ export function validateObjectMetaTypes(meta: unknown, path: FieldPath = FieldPa
   }
   for (const f of ['generation', 'deletionGracePeriodSeconds'] as const) {
     const v = meta[f];
-    if (v !== undefined && v !== null && !isInteger(v)) errs.push(typeInvalid(path.child(f), v, 'must be an integer'));
+    if (v !== undefined && v !== null && !isInteger(v))
+      errs.push(typeInvalid(path.child(f), v, 'must be an integer'));
   }
   checkStringMap(meta.labels, path.child('labels'), errs);
   checkStringMap(meta.annotations, path.child('annotations'), errs);
   const finalizers = meta.finalizers;
   if (finalizers !== undefined && finalizers !== null) {
-    if (!Array.isArray(finalizers)) errs.push(typeInvalid(path.child('finalizers'), finalizers, 'must be a list of strings'));
+    if (!Array.isArray(finalizers))
+      errs.push(typeInvalid(path.child('finalizers'), finalizers, 'must be a list of strings'));
     else
       finalizers.forEach((f: unknown, i) => {
-        if (typeof f !== 'string') errs.push(typeInvalid(path.child('finalizers').index(i), f, 'must be a string'));
+        if (typeof f !== 'string')
+          errs.push(typeInvalid(path.child('finalizers').index(i), f, 'must be a string'));
       });
   }
   const refs = meta.ownerReferences;
@@ -471,11 +497,13 @@ export function validateObjectMetaTypes(meta: unknown, path: FieldPath = FieldPa
         }
         for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
           const v = ref[f];
-          if (v !== undefined && v !== null && typeof v !== 'string') errs.push(typeInvalid(p.child(f), v, 'must be a string'));
+          if (v !== undefined && v !== null && typeof v !== 'string')
+            errs.push(typeInvalid(p.child(f), v, 'must be a string'));
         }
         for (const f of ['controller', 'blockOwnerDeletion']) {
           const v = ref[f];
-          if (v !== undefined && v !== null && typeof v !== 'boolean') errs.push(typeInvalid(p.child(f), v, 'must be a boolean'));
+          if (v !== undefined && v !== null && typeof v !== 'boolean')
+            errs.push(typeInvalid(p.child(f), v, 'must be a boolean'));
         }
       });
     }

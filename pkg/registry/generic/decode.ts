@@ -6,7 +6,11 @@
 import { newBadRequest, newInvalid, type ApiError } from '../../apis/meta/errors.js';
 import { fieldErrorString, invalid } from '../../apis/meta/field-errors.js';
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
-import { pruneObjectMeta, unknownObjectMetaFields, validateObjectMetaTypes } from '../../apis/meta/validation.js';
+import {
+  pruneObjectMeta,
+  unknownObjectMetaFields,
+  validateObjectMetaTypes,
+} from '../../apis/meta/validation.js';
 import type { CompiledSchema } from '../../apis/schema/types.js';
 import type { FieldValidation, ResourceInfo } from '../rest/interfaces.js';
 
@@ -29,7 +33,9 @@ function summarize(body: unknown): string {
 }
 
 function cannotHandle(info: ResourceInfo, dataKind: string, detail: string): ApiError {
-  return newBadRequest(`${dataKind} in version ${JSON.stringify(info.version)} cannot be handled as a ${info.kind}: ${detail}`);
+  return newBadRequest(
+    `${dataKind} in version ${JSON.stringify(info.version)} cannot be handled as a ${info.kind}: ${detail}`,
+  );
 }
 
 /** Unknown fields in document order: grouped by the top-level key they sit under. */
@@ -43,7 +49,10 @@ function unknownFields(obj: Record<string, unknown>, schema: CompiledSchema): st
     const i = order.indexOf(top);
     return i < 0 ? order.length : i;
   };
-  return [...found].map((p, i) => ({ p, i })).sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i).map(({ p }) => p);
+  return [...found]
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i)
+    .map(({ p }) => p);
 }
 
 function strictError(paths: readonly string[]): string {
@@ -79,7 +88,12 @@ export function decodeObject(body: unknown, options: DecodeOptions): KubeObject 
     throw cannotHandle(info, typeof kind === 'string' ? kind : info.kind, detail);
   }
   const apiVersion = body.apiVersion;
-  if (apiVersion !== undefined && apiVersion !== null && apiVersion !== '' && apiVersion !== expectedVersion) {
+  if (
+    apiVersion !== undefined &&
+    apiVersion !== null &&
+    apiVersion !== '' &&
+    apiVersion !== expectedVersion
+  ) {
     const shown = typeof apiVersion === 'string' ? apiVersion : JSON.stringify(apiVersion);
     throw newBadRequest(
       `the API version in the data (${shown}) does not match the expected API version (${expectedVersion})`,

@@ -13,7 +13,13 @@ import { nowTimestamp } from './object.js';
 export function validateDeleteOptions(options: DeleteOptions): void {
   const errs: FieldError[] = [];
   if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
-    errs.push(invalid('propagationPolicy', options.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
+    errs.push(
+      invalid(
+        'propagationPolicy',
+        options.propagationPolicy,
+        'orphanDependents and deletionPropagation cannot be both set',
+      ),
+    );
   }
   const policy: unknown = options.propagationPolicy;
   if (policy !== undefined && policy !== 'Foreground' && policy !== 'Background' && policy !== 'Orphan') {
@@ -28,7 +34,11 @@ export function validateDeleteOptions(options: DeleteOptions): void {
  * Preconditions checked before anything is written; the conflict names the
  * Kind, not the resource, as upstream's BeforeDelete does.
  */
-export function checkDeletePreconditions(obj: KubeObject, preconditions: Preconditions | undefined, gk: GroupKind): void {
+export function checkDeletePreconditions(
+  obj: KubeObject,
+  preconditions: Preconditions | undefined,
+  gk: GroupKind,
+): void {
   if (!preconditions) return;
   const name = obj.metadata.name ?? '';
   const gr = { group: gk.group, resource: gk.kind };
@@ -39,7 +49,10 @@ export function checkDeletePreconditions(obj: KubeObject, preconditions: Precond
       `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${obj.metadata.uid ?? ''}). The object might have been deleted and then recreated`,
     );
   }
-  if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== (obj.metadata.resourceVersion ?? '')) {
+  if (
+    preconditions.resourceVersion !== undefined &&
+    preconditions.resourceVersion !== (obj.metadata.resourceVersion ?? '')
+  ) {
     throw newConflict(
       gr,
       name,
@@ -73,7 +86,10 @@ function shouldDeleteInForeground(finalizers: readonly string[], options: Delete
  * delete options (store.go deletionFinalizersForGarbageCollection), and whether
  * they differ from what it has.
  */
-export function deletionFinalizers(obj: KubeObject, options: DeleteOptions): { changed: boolean; finalizers: string[] } {
+export function deletionFinalizers(
+  obj: KubeObject,
+  options: DeleteOptions,
+): { changed: boolean; finalizers: string[] } {
   const existing = obj.metadata.finalizers ?? [];
   const next = existing.filter((f) => f !== FINALIZER_ORPHAN && f !== FINALIZER_FOREGROUND);
   if (shouldOrphan(existing, options)) next.push(FINALIZER_ORPHAN);

@@ -34,7 +34,10 @@ describe('interpretStorageError', () => {
   });
 
   it('maps failed preconditions to a Conflict that carries the storage detail', () => {
-    const err = api(invalidObj('/k', 0, 'Precondition failed: UID in precondition: a, UID in object meta: b'), 'update');
+    const err = api(
+      invalidObj('/k', 0, 'Precondition failed: UID in precondition: a, UID in object meta: b'),
+      'update',
+    );
     assert.equal(err.code, 409);
     assert.equal(
       err.message,
@@ -46,7 +49,9 @@ describe('interpretStorageError', () => {
     const err = api(tooLargeResourceVersion(200, 150));
     assert.equal(err.code, 504);
     assert.equal(err.message, 'Timeout: Too large resource version: 200, current: 150');
-    assert.deepEqual(err.details?.causes, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }]);
+    assert.deepEqual(err.details?.causes, [
+      { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
+    ]);
     assert.equal(err.details?.retryAfterSeconds, 1);
   });
 
@@ -61,7 +66,10 @@ describe('interpretStorageError', () => {
   });
 
   it('maps bad continue tokens and resource versions to 400', () => {
-    assert.equal(api(invalidContinue('continue key is not valid: x'), 'list').message, 'invalid continue token: continue key is not valid: x');
+    assert.equal(
+      api(invalidContinue('continue key is not valid: x'), 'list').message,
+      'invalid continue token: continue key is not valid: x',
+    );
     const rv = api(invalidResourceVersion('abc'), 'list');
     assert.equal(rv.code, 400);
     assert.match(rv.message, /^invalid resource version/);
@@ -71,7 +79,10 @@ describe('interpretStorageError', () => {
     const t = api(new StorageError('Unreachable', '/k', 'down'), 'list');
     assert.equal(t.code, 500);
     assert.equal(t.reason, 'ServerTimeout');
-    assert.equal(t.message, 'The list operation against teams.g.io could not be completed at this time, please try again.');
+    assert.equal(
+      t.message,
+      'The list operation against teams.g.io could not be completed at this time, please try again.',
+    );
     assert.equal(api(new StorageError('Internal', '/k', 'boom')).code, 500);
   });
 

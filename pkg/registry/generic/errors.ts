@@ -27,7 +27,13 @@ export type Operation = 'get' | 'list' | 'create' | 'update' | 'delete' | 'watch
 export class ApiErrorWithListMeta extends ApiError {
   readonly listMeta: ListMeta;
 
-  constructor(code: number, reason: StatusReason, message: string, listMeta: ListMeta, details?: StatusDetails) {
+  constructor(
+    code: number,
+    reason: StatusReason,
+    message: string,
+    listMeta: ListMeta,
+    details?: StatusDetails,
+  ) {
     super(code, reason, message, details);
     this.listMeta = listMeta;
   }
@@ -42,11 +48,14 @@ const TOO_LARGE_RE = /Too large resource version: (\d+), current: (\d+)/;
 function tooLarge(err: StorageError): ApiError {
   const m = TOO_LARGE_RE.exec(err.message);
   if (m) return newTooLargeResourceVersion(Number(m[1]), Number(m[2]));
-  return newTimeout(err.message, 1, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }]);
+  return newTimeout(err.message, 1, [
+    { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
+  ]);
 }
 
 function expired(err: StorageError): ApiError {
-  if (err.continueToken) return new ApiErrorWithListMeta(410, 'Expired', err.message, { continue: err.continueToken });
+  if (err.continueToken)
+    return new ApiErrorWithListMeta(410, 'Expired', err.message, { continue: err.continueToken });
   return new ApiError(410, 'Expired', err.message);
 }
 
@@ -60,7 +69,12 @@ function invalidContinue(err: StorageError): ApiError {
  * ApiError (thrown by the registry inside an update function) passes through,
  * and anything else is returned unchanged for the HTTP layer to report as a 500.
  */
-export function interpretStorageError(err: unknown, gr: GroupResource, name: string, operation: Operation): unknown {
+export function interpretStorageError(
+  err: unknown,
+  gr: GroupResource,
+  name: string,
+  operation: Operation,
+): unknown {
   if (isApiError(err) || !isStorageError(err)) return err;
   switch (err.code) {
     case 'KeyNotFound':
@@ -84,4 +98,3 @@ export function interpretStorageError(err: unknown, gr: GroupResource, name: str
       return newInternalError(err.message, err);
   }
 }
-

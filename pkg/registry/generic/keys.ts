@@ -33,7 +33,8 @@ export class KeyFunctions {
     if (this.namespaced && !namespace) throw newBadRequest('Namespace parameter required.');
     if (!name) throw newBadRequest('Name parameter required.');
     const msgs = isValidPathSegmentName(name);
-    if (msgs.length > 0) throw newBadRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
+    if (msgs.length > 0)
+      throw newBadRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
     return this.namespaced ? `${this.root}${namespace}/${name}` : `${this.root}${name}`;
   }
 }

@@ -17,16 +17,28 @@ function listOptionErrors(o: ListOptions): FieldError[] {
   const match = o.resourceVersionMatch ?? '';
   if (match) {
     if (!o.resourceVersion) {
-      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+      errs.push(
+        forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden unless resourceVersion is provided',
+        ),
+      );
     }
     if (o.continue) {
-      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      errs.push(
+        forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
+      );
     }
     if (match !== 'Exact' && match !== 'NotOlderThan') {
       errs.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
     }
     if (match === 'Exact' && o.resourceVersion === '0') {
-      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+      errs.push(
+        forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        ),
+      );
     }
   }
   if (o.sendInitialEvents !== undefined) {
@@ -39,17 +51,27 @@ function watchOptionErrors(o: ListOptions): FieldError[] {
   const errs: FieldError[] = [];
   const match = o.resourceVersionMatch ?? '';
   if (o.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
-    errs.push(forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    errs.push(
+      forbidden(
+        'resourceVersionMatch',
+        'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      ),
+    );
   }
   if (match) {
     if (o.sendInitialEvents === undefined) {
       errs.push(
-        forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+        forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
       );
     }
     if (match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
     if (o.continue) {
-      errs.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      errs.push(
+        forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
+      );
     }
   }
   return errs;
@@ -76,7 +98,9 @@ export interface SelectionPredicate extends Predicate {
 }
 
 /** Parses the selectors of a list or watch; a 400 with the parser's message when one is malformed. */
-export function selectionPredicate(options: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>): SelectionPredicate {
+export function selectionPredicate(
+  options: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>,
+): SelectionPredicate {
   const labels = parseLabelSelector(options.labelSelector ?? '');
   if (!labels.ok) throw selectorError(labels.error);
   const fields = parseFieldSelector(options.fieldSelector ?? '');
@@ -93,6 +117,7 @@ export function predicateFrom(labels: LabelSelector, fields: FieldSelector): Sel
     labels,
     fields,
     empty: labels.empty && fields.empty,
-    matches: (obj: KubeObject) => labels.matches(obj.metadata.labels) && fields.matches(objectMetaFieldsSet(obj)),
+    matches: (obj: KubeObject) =>
+      labels.matches(obj.metadata.labels) && fields.matches(objectMetaFieldsSet(obj)),
   };
 }

@@ -14,7 +14,8 @@ export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions';
 /** 422 on <kind>.meta.k8s.io when fieldManager is too long or not printable. */
 export function validateFieldManager(fieldManager: string, kind: OptionsKind): void {
   const errs: FieldError[] = [];
-  if (fieldManager.length > FIELD_MANAGER_MAX_LENGTH) errs.push(tooLong('fieldManager', FIELD_MANAGER_MAX_LENGTH));
+  if (fieldManager.length > FIELD_MANAGER_MAX_LENGTH)
+    errs.push(tooLong('fieldManager', FIELD_MANAGER_MAX_LENGTH));
   let i = 0;
   for (const ch of fieldManager) {
     if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(ch) || (/\s/u.test(ch) && ch !== ' ')) {
@@ -50,7 +51,8 @@ function mapFields(value: unknown): FieldSet {
 function metadataFields(meta: KubeObject['metadata']): FieldSet {
   const out: FieldSet = {};
   if (meta.labels && Object.keys(meta.labels).length > 0) out['f:labels'] = mapFields(meta.labels);
-  if (meta.annotations && Object.keys(meta.annotations).length > 0) out['f:annotations'] = mapFields(meta.annotations);
+  if (meta.annotations && Object.keys(meta.annotations).length > 0)
+    out['f:annotations'] = mapFields(meta.annotations);
   if (meta.finalizers && meta.finalizers.length > 0) {
     const set: FieldSet = { '.': {} };
     for (const f of meta.finalizers) set[`v:${JSON.stringify(f)}`] = {};

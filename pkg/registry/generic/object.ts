@@ -15,7 +15,10 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
+    return (
+      ka.length === kb.length &&
+      ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]))
+    );
   }
   return false;
 }

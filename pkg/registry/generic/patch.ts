@@ -36,7 +36,9 @@ export function preparePatch(type: PatchType, patch: unknown): PreparedPatch {
   switch (type) {
     case 'json': {
       if (!Array.isArray(patch) || !patch.every((op) => isObject(op))) {
-        throw newBadRequest('json: cannot unmarshal the patch: a JSON patch must be a list of operation objects');
+        throw newBadRequest(
+          'json: cannot unmarshal the patch: a JSON patch must be a list of operation objects',
+        );
       }
       if (patch.length > MAX_JSON_PATCH_OPERATIONS) {
         throw newRequestEntityTooLarge(
@@ -82,7 +84,11 @@ function jsonPatchDetail(err: unknown): string {
 }
 
 /** Applies a prepared patch to (a copy of) `current`; `schema` drives strategic merges. */
-export function applyPatch(current: Record<string, unknown>, prepared: PreparedPatch, schema: Record<string, unknown>): unknown {
+export function applyPatch(
+  current: Record<string, unknown>,
+  prepared: PreparedPatch,
+  schema: Record<string, unknown>,
+): unknown {
   switch (prepared.type) {
     case 'json':
       try {

@@ -68,7 +68,11 @@ describe('Store.create', () => {
   });
 
   it('says when the name is held by an object being deleted', async () => {
-    await f.store.create(f.ctx(), widget('w1', { metadata: { name: 'w1', finalizers: ['example.com/hold'] } }), CREATE);
+    await f.store.create(
+      f.ctx(),
+      widget('w1', { metadata: { name: 'w1', finalizers: ['example.com/hold'] } }),
+      CREATE,
+    );
     await f.store.delete(f.ctx(), 'w1', { dryRunAll: false });
     await rejectsWith(f.store.create(f.ctx(), widget('w1'), CREATE), {
       code: 409,
@@ -103,8 +107,15 @@ describe('Store.create', () => {
 
     it('rejects metadata of the wrong type', async () => {
       await rejectsWith(
-        f.store.create(f.ctx(), widget('w1', { metadata: { name: 'w1', annotations: { a: ['b'] } } }), CREATE),
-        { code: 400, message: /^Widget in version "v1" cannot be handled as a Widget: metadata\.annotations\[a\]/ },
+        f.store.create(
+          f.ctx(),
+          widget('w1', { metadata: { name: 'w1', annotations: { a: ['b'] } } }),
+          CREATE,
+        ),
+        {
+          code: 400,
+          message: /^Widget in version "v1" cannot be handled as a Widget: metadata\.annotations\[a\]/,
+        },
       );
     });
   });
@@ -147,14 +158,16 @@ describe('Store.create', () => {
       await rejectsWith(f.store.create(f.ctx(), { spec: {} }, CREATE), {
         code: 422,
         reason: 'Invalid',
-        message: 'Widget.test.example.dev "" is invalid: metadata.name: Required value: name or generateName is required',
+        message:
+          'Widget.test.example.dev "" is invalid: metadata.name: Required value: name or generateName is required',
       });
     });
 
     it('requires DNS-1123 subdomain names', async () => {
       await rejectsWith(f.store.create(f.ctx(), widget('Bad/Name'), CREATE), {
         code: 422,
-        message: /^Widget\.test\.example\.dev "Bad\/Name" is invalid: metadata\.name: Invalid value: "Bad\/Name": a lowercase RFC 1123 subdomain/,
+        message:
+          /^Widget\.test\.example\.dev "Bad\/Name" is invalid: metadata\.name: Invalid value: "Bad\/Name": a lowercase RFC 1123 subdomain/,
       });
     });
 
@@ -180,16 +193,19 @@ describe('Store.create', () => {
         const third = await g.store.create(g.ctx(), { metadata: { generateName: 'x-' } }, CREATE);
         assert.equal(third.metadata.name, 'x-zzzzz');
         // From now on every attempt collides.
-        await assert.rejects(g.store.create(g.ctx(), { metadata: { generateName: 'x-' } }, CREATE), (err: unknown) => {
-          const e = err as { code: number; message: string; details?: { retryAfterSeconds?: number } };
-          assert.equal(e.code, 409);
-          assert.equal(
-            e.message,
-            'widgets.test.example.dev "x-zzzzz" already exists, the server was not able to generate a unique name for the object',
-          );
-          assert.equal(e.details?.retryAfterSeconds, 1);
-          return true;
-        });
+        await assert.rejects(
+          g.store.create(g.ctx(), { metadata: { generateName: 'x-' } }, CREATE),
+          (err: unknown) => {
+            const e = err as { code: number; message: string; details?: { retryAfterSeconds?: number } };
+            assert.equal(e.code, 409);
+            assert.equal(
+              e.message,
+              'widgets.test.example.dev "x-zzzzz" already exists, the server was not able to generate a unique name for the object',
+            );
+            assert.equal(e.details?.retryAfterSeconds, 1);
+            return true;
+          },
+        );
         assert.equal(g.strategy.prepareCalls, 1 + 2 + 1 + 8, 'each of the 8 attempts ran the whole create');
       } finally {
         await g.close();
@@ -204,16 +220,23 @@ describe('Store.create', () => {
     });
 
     it('refuses a body namespace that differs from the request', async () => {
-      await rejectsWith(f.store.create(f.ctx('ns1'), widget('w1', { metadata: { name: 'w1', namespace: 'ns2' } }), CREATE), {
-        code: 400,
-        message: 'the namespace of the provided object does not match the namespace sent on the request',
-      });
+      await rejectsWith(
+        f.store.create(f.ctx('ns1'), widget('w1', { metadata: { name: 'w1', namespace: 'ns2' } }), CREATE),
+        {
+          code: 400,
+          message: 'the namespace of the provided object does not match the namespace sent on the request',
+        },
+      );
     });
 
     it('clears a namespace on a cluster-scoped kind', async () => {
       const g = newFixture({ namespaced: false });
       try {
-        const out = await g.store.create(g.ctx(), widget('g1', { metadata: { name: 'g1', namespace: 'ns' } }), CREATE);
+        const out = await g.store.create(
+          g.ctx(),
+          widget('g1', { metadata: { name: 'g1', namespace: 'ns' } }),
+          CREATE,
+        );
         assert.equal(out.metadata.namespace, undefined);
         assert.equal(out.kind, 'Gadget');
         assert.equal((await g.store.get(g.ctx(), 'g1', {})).metadata.name, 'g1');
@@ -226,30 +249,68 @@ describe('Store.create', () => {
   describe('validation', () => {
     it('reports metadata, schema and kind errors as one 422 with causes', async () => {
       await rejectsWith(
-        f.store.create(f.ctx(), widget('w1', { metadata: { name: 'w1', labels: { 'a b': 'c' } }, spec: { size: 'big' } }), CREATE),
-        { code: 422, reason: 'Invalid', message: /^Widget\.test\.example\.dev "w1" is invalid: \[metadata\.labels: Invalid value: "a b": .*, spec\.size: / },
+        f.store.create(
+          f.ctx(),
+          widget('w1', { metadata: { name: 'w1', labels: { 'a b': 'c' } }, spec: { size: 'big' } }),
+          CREATE,
+        ),
+        {
+          code: 422,
+          reason: 'Invalid',
+          message:
+            /^Widget\.test\.example\.dev "w1" is invalid: \[metadata\.labels: Invalid value: "a b": .*, spec\.size: /,
+        },
       );
-      await assert.rejects(f.store.create(f.ctx(), widget('w1', { spec: { size: -1 } }), CREATE), (err: unknown) => {
-        const e = err as { message: string; details: { causes: unknown[]; kind: string; group: string; name: string } };
-        assert.equal(e.message, 'Widget.test.example.dev "w1" is invalid: spec.size: Invalid value: -1: must be greater than or equal to 0');
-        assert.deepEqual(e.details, {
-          name: 'w1',
-          kind: 'Widget',
-          group: 'test.example.dev',
-          causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'spec.size' }],
-        });
-        return true;
-      });
+      await assert.rejects(
+        f.store.create(f.ctx(), widget('w1', { spec: { size: -1 } }), CREATE),
+        (err: unknown) => {
+          const e = err as {
+            message: string;
+            details: { causes: unknown[]; kind: string; group: string; name: string };
+          };
+          assert.equal(
+            e.message,
+            'Widget.test.example.dev "w1" is invalid: spec.size: Invalid value: -1: must be greater than or equal to 0',
+          );
+          assert.deepEqual(e.details, {
+            name: 'w1',
+            kind: 'Widget',
+            group: 'test.example.dev',
+            causes: [
+              {
+                reason: 'FieldValueInvalid',
+                message: 'Invalid value: -1: must be greater than or equal to 0',
+                field: 'spec.size',
+              },
+            ],
+          });
+          return true;
+        },
+      );
     });
 
     it('refuses two controller owner references and conflicting GC finalizers', async () => {
-      const ref = (uid: string): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', name: uid, uid, controller: true });
+      const ref = (uid: string): Record<string, unknown> => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: uid,
+        uid,
+        controller: true,
+      });
       await rejectsWith(
-        f.store.create(f.ctx(), widget('w1', { metadata: { name: 'w1', ownerReferences: [ref('a'), ref('b')] } }), CREATE),
+        f.store.create(
+          f.ctx(),
+          widget('w1', { metadata: { name: 'w1', ownerReferences: [ref('a'), ref('b')] } }),
+          CREATE,
+        ),
         { code: 422, message: /Only one reference can have Controller set to true/ },
       );
       await rejectsWith(
-        f.store.create(f.ctx(), widget('w1', { metadata: { name: 'w1', finalizers: ['orphan', 'foregroundDeletion'] } }), CREATE),
+        f.store.create(
+          f.ctx(),
+          widget('w1', { metadata: { name: 'w1', finalizers: ['orphan', 'foregroundDeletion'] } }),
+          CREATE,
+        ),
         { code: 422, message: /finalizer orphan and foregroundDeletion cannot be both set/ },
       );
     });
@@ -257,10 +318,17 @@ describe('Store.create', () => {
     it('dedups identical owner references with a warning', async () => {
       const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u1' };
       const ctx = f.ctx();
-      const out = await f.store.create(ctx, widget('w1', { metadata: { name: 'w1', ownerReferences: [ref, ref] } }), CREATE);
+      const out = await f.store.create(
+        ctx,
+        widget('w1', { metadata: { name: 'w1', ownerReferences: [ref, ref] } }),
+        CREATE,
+      );
       assert.equal(out.metadata.ownerReferences?.length, 1);
       assert.equal(ctx.warnings.length, 1);
-      assert.match(ctx.warnings[0] ?? '', /^\.metadata\.ownerReferences contains duplicate entries; .*duplicate UID\(s\) observed: u1$/);
+      assert.match(
+        ctx.warnings[0] ?? '',
+        /^\.metadata\.ownerReferences contains duplicate entries; .*duplicate UID\(s\) observed: u1$/,
+      );
     });
   });
 
@@ -268,7 +336,10 @@ describe('Store.create', () => {
     it('records an Update by the User-Agent product when no fieldManager is given', async () => {
       const out = await f.store.create(
         f.ctx(),
-        widget('w1', { metadata: { name: 'w1', labels: { app: 'x' }, finalizers: ['example.com/f'] }, spec: { size: 1, tags: ['a'] } }),
+        widget('w1', {
+          metadata: { name: 'w1', labels: { app: 'x' }, finalizers: ['example.com/f'] },
+          spec: { size: 1, tags: ['a'] },
+        }),
         CREATE,
       );
       assert.deepEqual(out.metadata.managedFields, [
@@ -295,14 +366,19 @@ describe('Store.create', () => {
       assert.equal(out.metadata.managedFields?.[0]?.manager, 'my-controller');
       await rejectsWith(f.store.create(f.ctx(), widget('w2'), { ...CREATE, fieldManager: 'm'.repeat(129) }), {
         code: 422,
-        message: 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: must have at most 128 bytes',
+        message:
+          'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: must have at most 128 bytes',
       });
     });
   });
 
   describe('dryRun', () => {
     it('does everything but the write', async () => {
-      const out = await f.store.create(f.ctx(), { metadata: { generateName: 'd-' }, spec: { size: 2 } }, { ...CREATE, dryRun: true });
+      const out = await f.store.create(
+        f.ctx(),
+        { metadata: { generateName: 'd-' }, spec: { size: 2 } },
+        { ...CREATE, dryRun: true },
+      );
       assert.match(out.metadata.name ?? '', /^d-/);
       assert.ok(out.metadata.uid);
       assert.equal(out.metadata.resourceVersion, undefined);
@@ -312,8 +388,14 @@ describe('Store.create', () => {
 
     it('still reports a name that exists, and invalid objects', async () => {
       await f.store.create(f.ctx(), widget('w1'), CREATE);
-      await rejectsWith(f.store.create(f.ctx(), widget('w1'), { ...CREATE, dryRun: true }), { code: 409, reason: 'AlreadyExists' });
-      await rejectsWith(f.store.create(f.ctx(), widget('w2', { spec: { size: -1 } }), { ...CREATE, dryRun: true }), { code: 422 });
+      await rejectsWith(f.store.create(f.ctx(), widget('w1'), { ...CREATE, dryRun: true }), {
+        code: 409,
+        reason: 'AlreadyExists',
+      });
+      await rejectsWith(
+        f.store.create(f.ctx(), widget('w2', { spec: { size: -1 } }), { ...CREATE, dryRun: true }),
+        { code: 422 },
+      );
     });
   });
 

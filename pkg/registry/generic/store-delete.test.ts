@@ -51,11 +51,14 @@ describe('Store.delete', () => {
   });
 
   it('validates DeleteOptions', async () => {
-    await rejectsWith(f.store.delete(f.ctx(), 'w1', { ...DELETE, orphanDependents: true, propagationPolicy: 'Orphan' }), {
-      code: 422,
-      message:
-        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
-    });
+    await rejectsWith(
+      f.store.delete(f.ctx(), 'w1', { ...DELETE, orphanDependents: true, propagationPolicy: 'Orphan' }),
+      {
+        code: 422,
+        message:
+          'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
+      },
+    );
     await rejectsWith(
       f.store.delete(f.ctx(), 'w1', { ...DELETE, propagationPolicy: 'Sideways' as unknown as 'Orphan' }),
       {
@@ -66,7 +69,8 @@ describe('Store.delete', () => {
     );
     await rejectsWith(f.store.delete(f.ctx(), 'w1', { ...DELETE, dryRun: ['Some'] }), {
       code: 422,
-      message: 'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"',
+      message:
+        'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"',
     });
   });
 
@@ -82,7 +86,13 @@ describe('Store.delete', () => {
     beforeEach(async () => {
       const body = structuredClone(w1);
       body.metadata.finalizers = ['example.com/hold'];
-      held = (await f.store.update(f.ctx(), 'w1', body, { dryRun: false, fieldManager: '', fieldValidation: 'Strict' })).object;
+      held = (
+        await f.store.update(f.ctx(), 'w1', body, {
+          dryRun: false,
+          fieldManager: '',
+          fieldValidation: 'Strict',
+        })
+      ).object;
     });
 
     it('marks the object as being deleted and keeps it', async () => {
@@ -120,10 +130,12 @@ describe('Store.delete', () => {
 
   describe('propagation policies', () => {
     it('Orphan adds the orphan finalizer, Foreground swaps it for foregroundDeletion', async () => {
-      const orphan = (await f.store.delete(f.ctx(), 'w1', { ...DELETE, propagationPolicy: 'Orphan' })).object as KubeObject;
+      const orphan = (await f.store.delete(f.ctx(), 'w1', { ...DELETE, propagationPolicy: 'Orphan' }))
+        .object as KubeObject;
       assert.deepEqual(orphan.metadata.finalizers, ['orphan']);
       assert.ok(orphan.metadata.deletionTimestamp);
-      const fg = (await f.store.delete(f.ctx(), 'w1', { ...DELETE, propagationPolicy: 'Foreground' })).object as KubeObject;
+      const fg = (await f.store.delete(f.ctx(), 'w1', { ...DELETE, propagationPolicy: 'Foreground' }))
+        .object as KubeObject;
       assert.deepEqual(fg.metadata.finalizers, ['foregroundDeletion']);
     });
 

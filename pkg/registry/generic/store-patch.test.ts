@@ -42,16 +42,25 @@ describe('Store.patch', () => {
     });
 
     it('answers 422 with the generic message when an operation fails', async () => {
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'test', path: '/spec/size', value: 7 }], PATCH), {
-        code: 422,
-        reason: 'Invalid',
-        message: 'the server rejected our request due to an error in our request',
-      });
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'remove', path: '/spec/nothing' }], PATCH), { code: 422 });
+      await rejectsWith(
+        f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'test', path: '/spec/size', value: 7 }], PATCH),
+        {
+          code: 422,
+          reason: 'Invalid',
+          message: 'the server rejected our request due to an error in our request',
+        },
+      );
+      await rejectsWith(
+        f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'remove', path: '/spec/nothing' }], PATCH),
+        { code: 422 },
+      );
     });
 
     it('answers 400 for a body that is not a list of operations', async () => {
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', { op: 'add' }, PATCH), { code: 400, reason: 'BadRequest' });
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', { op: 'add' }, PATCH), {
+        code: 400,
+        reason: 'BadRequest',
+      });
     });
 
     it('answers 413 beyond 10000 operations', async () => {
@@ -59,7 +68,8 @@ describe('Store.patch', () => {
       await rejectsWith(f.store.patch(f.ctx(), 'w1', 'json', ops, PATCH), {
         code: 413,
         reason: 'RequestEntityTooLarge',
-        message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
+        message:
+          'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
       });
     });
   });
@@ -73,7 +83,12 @@ describe('Store.patch', () => {
         { metadata: { labels: { a: 'b' } }, spec: { color: 'red', tags: ['z'], aliases: null } },
         PATCH,
       );
-      assert.deepEqual(spec(object), { size: 1, tags: ['z'], ports: [{ name: 'http', port: 80 }], color: 'red' });
+      assert.deepEqual(spec(object), {
+        size: 1,
+        tags: ['z'],
+        ports: [{ name: 'http', port: 80 }],
+        color: 'red',
+      });
       assert.deepEqual(object.metadata.labels, { a: 'b' });
     });
 
@@ -82,11 +97,20 @@ describe('Store.patch', () => {
     });
 
     it('treats a resourceVersion in the patch as a precondition', async () => {
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { resourceVersion: '1' }, spec: { size: 3 } }, PATCH), {
-        code: 409,
-        reason: 'Conflict',
-        message: /the object has been modified/,
-      });
+      await rejectsWith(
+        f.store.patch(
+          f.ctx(),
+          'w1',
+          'merge',
+          { metadata: { resourceVersion: '1' }, spec: { size: 3 } },
+          PATCH,
+        ),
+        {
+          code: 409,
+          reason: 'Conflict',
+          message: /the object has been modified/,
+        },
+      );
       const { object } = await f.store.patch(
         f.ctx(),
         'w1',
@@ -98,12 +122,18 @@ describe('Store.patch', () => {
     });
 
     it('answers 422 for type errors in the patched object', async () => {
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { annotations: { foo: ['bar'] } } }, PATCH), {
+      await rejectsWith(
+        f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { annotations: { foo: ['bar'] } } }, PATCH),
+        {
+          code: 422,
+          reason: 'Invalid',
+          message: /metadata\.annotations\[foo\]/,
+        },
+      );
+      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 'big' } }, PATCH), {
         code: 422,
         reason: 'Invalid',
-        message: /metadata\.annotations\[foo\]/,
       });
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 'big' } }, PATCH), { code: 422, reason: 'Invalid' });
     });
 
     it('refuses a patch that renames the object', async () => {
@@ -126,19 +156,41 @@ describe('Store.patch', () => {
     });
 
     it('handles unknown fields per fieldValidation: Strict is a 422, Warn warns once', async () => {
-      await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', { spec: { colour: 'red' } }, { ...PATCH, fieldValidation: 'Strict' }), {
-        code: 422,
-        reason: 'Invalid',
-        message: /^ "" is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "spec\.colour"$/,
-      });
+      await rejectsWith(
+        f.store.patch(
+          f.ctx(),
+          'w1',
+          'merge',
+          { spec: { colour: 'red' } },
+          { ...PATCH, fieldValidation: 'Strict' },
+        ),
+        {
+          code: 422,
+          reason: 'Invalid',
+          message:
+            /^ "" is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "spec\.colour"$/,
+        },
+      );
       const ctx = f.ctx();
-      const { object } = await f.store.patch(ctx, 'w1', 'merge', { spec: { colour: 'red' } }, { ...PATCH, fieldValidation: 'Warn' });
+      const { object } = await f.store.patch(
+        ctx,
+        'w1',
+        'merge',
+        { spec: { colour: 'red' } },
+        { ...PATCH, fieldValidation: 'Warn' },
+      );
       assert.deepEqual(ctx.warnings, ['unknown field "spec.colour"']);
       assert.equal(spec(object).colour, undefined);
     });
 
     it('dry run answers the patched object without writing', async () => {
-      const { object } = await f.store.patch(f.ctx(), 'w1', 'merge', { spec: { size: 6 } }, { ...PATCH, dryRun: true });
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'merge',
+        { spec: { size: 6 } },
+        { ...PATCH, dryRun: true },
+      );
       assert.equal(spec(object).size, 6);
       assert.equal(spec(await f.store.get(f.ctx(), 'w1', {})).size, 1);
     });
@@ -153,7 +205,13 @@ describe('Store.patch', () => {
     it('removing the last finalizer of a terminating object deletes it', async () => {
       await f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { finalizers: ['example.com/f'] } }, PATCH);
       await f.store.delete(f.ctx(), 'w1', { dryRunAll: false });
-      const { object } = await f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { finalizers: null } }, PATCH);
+      const { object } = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'merge',
+        { metadata: { finalizers: null } },
+        PATCH,
+      );
       assert.equal(object.metadata.name, 'w1');
       await rejectsWith(f.store.get(f.ctx(), 'w1', {}), { code: 404 });
     });
@@ -165,7 +223,16 @@ describe('Store.patch', () => {
         f.ctx(),
         'w1',
         'strategic',
-        { spec: { tags: ['z'], aliases: ['y'], ports: [{ name: 'http', port: 8080 }, { name: 'grpc', port: 9090 }] } },
+        {
+          spec: {
+            tags: ['z'],
+            aliases: ['y'],
+            ports: [
+              { name: 'http', port: 8080 },
+              { name: 'grpc', port: 9090 },
+            ],
+          },
+        },
         PATCH,
       );
       assert.deepEqual(spec(object).tags, ['z']);
@@ -239,18 +306,22 @@ describe('Store.patch', () => {
   });
 
   it('answers 415 for server-side apply, listing what is accepted', async () => {
-    await rejectsWith(f.store.patch(f.ctx(), 'w1', 'apply', { spec: {} }, { ...PATCH, fieldManager: 'kubectl' }), {
-      code: 415,
-      reason: 'UnsupportedMediaType',
-      message:
-        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
-    });
+    await rejectsWith(
+      f.store.patch(f.ctx(), 'w1', 'apply', { spec: {} }, { ...PATCH, fieldManager: 'kubectl' }),
+      {
+        code: 415,
+        reason: 'UnsupportedMediaType',
+        message:
+          'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
+      },
+    );
   });
 
   it('refuses force on a non-apply patch', async () => {
     await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', {}, { ...PATCH, force: true }), {
       code: 422,
-      message: 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+      message:
+        'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
     });
   });
 });

@@ -3,9 +3,18 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import { isApiError } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
-import { API_VERSION, CREATE, collect, newFixture, rejectsWith, widget, type Fixture } from './testing/fixtures.js';
+import {
+  API_VERSION,
+  CREATE,
+  collect,
+  newFixture,
+  rejectsWith,
+  widget,
+  type Fixture,
+} from './testing/fixtures.js';
 
-const names = (items: readonly KubeObject[]): string[] => items.map((i) => `${i.metadata.namespace ?? ''}/${i.metadata.name ?? ''}`);
+const names = (items: readonly KubeObject[]): string[] =>
+  items.map((i) => `${i.metadata.namespace ?? ''}/${i.metadata.name ?? ''}`);
 
 describe('Store reads', () => {
   let f: Fixture;
@@ -17,7 +26,11 @@ describe('Store reads', () => {
       ['b', 'w1', 'web'],
       ['b', 'w3', 'cache'],
     ] as const) {
-      await f.store.create(f.ctx(ns), widget(name, { metadata: { name, labels: { tier } }, spec: { size: 2, secret: 'x' } }), CREATE);
+      await f.store.create(
+        f.ctx(ns),
+        widget(name, { metadata: { name, labels: { tier } }, spec: { size: 2, secret: 'x' } }),
+        CREATE,
+      );
     }
   });
   afterEach(() => f.close());
@@ -31,7 +44,10 @@ describe('Store reads', () => {
     });
 
     it('answers 404 in another namespace', async () => {
-      await rejectsWith(f.store.get(f.ctx('b'), 'w2', {}), { code: 404, message: 'widgets.test.example.dev "w2" not found' });
+      await rejectsWith(f.store.get(f.ctx('b'), 'w2', {}), {
+        code: 404,
+        message: 'widgets.test.example.dev "w2" not found',
+      });
     });
 
     it('honours resourceVersion: too large is a 504, garbage a 400', async () => {
@@ -40,12 +56,18 @@ describe('Store reads', () => {
         reason: 'Timeout',
         message: /^Timeout: Too large resource version: 999999, current: \d+$/,
       });
-      await rejectsWith(f.store.get(f.ctx('a'), 'w1', { resourceVersion: 'abc' }), { code: 400, reason: 'BadRequest' });
+      await rejectsWith(f.store.get(f.ctx('a'), 'w1', { resourceVersion: 'abc' }), {
+        code: 400,
+        reason: 'BadRequest',
+      });
       assert.equal((await f.store.get(f.ctx('a'), 'w1', { resourceVersion: '0' })).metadata.name, 'w1');
     });
 
     it('refuses names that cannot be a key', async () => {
-      await rejectsWith(f.store.get(f.ctx('a'), '..', {}), { code: 400, message: 'Name parameter invalid: "..": may not be \'..\'' });
+      await rejectsWith(f.store.get(f.ctx('a'), '..', {}), {
+        code: 400,
+        message: 'Name parameter invalid: "..": may not be \'..\'',
+      });
     });
   });
 
@@ -68,25 +90,47 @@ describe('Store reads', () => {
     });
 
     it('filters by label selector', async () => {
-      assert.deepEqual(names((await f.store.list(f.ctx(''), { labelSelector: 'tier in (web,cache)' })).items), [
-        'a/w1',
-        'b/w1',
+      assert.deepEqual(
+        names((await f.store.list(f.ctx(''), { labelSelector: 'tier in (web,cache)' })).items),
+        ['a/w1', 'b/w1', 'b/w3'],
+      );
+      assert.deepEqual(names((await f.store.list(f.ctx(''), { labelSelector: 'tier!=web' })).items), [
+        'a/w2',
         'b/w3',
       ]);
-      assert.deepEqual(names((await f.store.list(f.ctx(''), { labelSelector: 'tier!=web' })).items), ['a/w2', 'b/w3']);
-      await rejectsWith(f.store.list(f.ctx(''), { labelSelector: 'tier in (web' }), { code: 400, reason: 'BadRequest' });
+      await rejectsWith(f.store.list(f.ctx(''), { labelSelector: 'tier in (web' }), {
+        code: 400,
+        reason: 'BadRequest',
+      });
     });
 
     it('filters by metadata.name and metadata.namespace field selectors', async () => {
-      assert.deepEqual(names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.name=w1' })).items), ['a/w1', 'b/w1']);
-      assert.deepEqual(names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.name=w1,metadata.name=w2' })).items), []);
-      assert.deepEqual(names((await f.store.list(f.ctx('a'), { fieldSelector: 'metadata.namespace=b' })).items), []);
-      assert.deepEqual(names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.namespace=b' })).items), ['b/w1', 'b/w3']);
+      assert.deepEqual(names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.name=w1' })).items), [
+        'a/w1',
+        'b/w1',
+      ]);
       assert.deepEqual(
-        names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.namespace=b,metadata.name=w3' })).items),
+        names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.name=w1,metadata.name=w2' })).items),
+        [],
+      );
+      assert.deepEqual(
+        names((await f.store.list(f.ctx('a'), { fieldSelector: 'metadata.namespace=b' })).items),
+        [],
+      );
+      assert.deepEqual(
+        names((await f.store.list(f.ctx(''), { fieldSelector: 'metadata.namespace=b' })).items),
+        ['b/w1', 'b/w3'],
+      );
+      assert.deepEqual(
+        names(
+          (await f.store.list(f.ctx(''), { fieldSelector: 'metadata.namespace=b,metadata.name=w3' })).items,
+        ),
         ['b/w3'],
       );
-      assert.deepEqual(names((await f.store.list(f.ctx('a'), { fieldSelector: 'metadata.name!=w1' })).items), ['a/w2']);
+      assert.deepEqual(
+        names((await f.store.list(f.ctx('a'), { fieldSelector: 'metadata.name!=w1' })).items),
+        ['a/w2'],
+      );
     });
 
     it('refuses field selectors on other fields', async () => {
@@ -104,7 +148,7 @@ describe('Store reads', () => {
       assert.ok(first.metadata.continue);
       await f.store.create(f.ctx('c'), widget('w9'), CREATE);
       const second = await f.store.list(f.ctx(''), { limit: 3, continue: first.metadata.continue });
-      assert.deepEqual(names(second.items), ['b/w3'], 'the page is read at the first page\'s revision');
+      assert.deepEqual(names(second.items), ['b/w3'], "the page is read at the first page's revision");
       assert.equal(second.metadata.resourceVersion, first.metadata.resourceVersion);
       assert.equal(second.metadata.continue, undefined);
     });
@@ -131,7 +175,11 @@ describe('Store reads', () => {
           422,
           'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list',
         ],
-        [{ resourceVersion: '5', continue: 'abc' }, 400, 'specifying resource version is not allowed when using continue'],
+        [
+          { resourceVersion: '5', continue: 'abc' },
+          400,
+          'specifying resource version is not allowed when using continue',
+        ],
       ];
       for (const [options, code, message] of cases) {
         await rejectsWith(f.store.list(f.ctx(''), options), { code, message });
@@ -160,15 +208,18 @@ describe('Store reads', () => {
       const first = await f.store.list(f.ctx(''), { limit: 2 });
       await f.store.create(f.ctx('c'), widget('w9'), CREATE);
       await f.storage.compact(await f.storage.currentResourceVersion());
-      await assert.rejects(f.store.list(f.ctx(''), { limit: 2, continue: first.metadata.continue }), (err: unknown) => {
-        assert.ok(isApiError(err));
-        assert.equal(err.code, 410);
-        assert.equal(err.reason, 'Expired');
-        const status = err.toStatus();
-        assert.ok(status.metadata.continue, 'the Status names a continue token');
-        assert.match(err.message, /^The provided continue parameter is too old/);
-        return true;
-      });
+      await assert.rejects(
+        f.store.list(f.ctx(''), { limit: 2, continue: first.metadata.continue }),
+        (err: unknown) => {
+          assert.ok(isApiError(err));
+          assert.equal(err.code, 410);
+          assert.equal(err.reason, 'Expired');
+          const status = err.toStatus();
+          assert.ok(status.metadata.continue, 'the Status names a continue token');
+          assert.match(err.message, /^The provided continue parameter is too old/);
+          return true;
+        },
+      );
     });
   });
 
@@ -210,10 +261,25 @@ describe('Store reads', () => {
 
     it('watches one object through a metadata.name field selector', async () => {
       const rv = (await f.store.list(f.ctx('a'), {})).metadata.resourceVersion;
-      const watcher = await f.store.watch(f.ctx('a'), { resourceVersion: rv, fieldSelector: 'metadata.name=w1' });
+      const watcher = await f.store.watch(f.ctx('a'), {
+        resourceVersion: rv,
+        fieldSelector: 'metadata.name=w1',
+      });
       try {
-        await f.store.patch(f.ctx('a'), 'w2', 'merge', { spec: { size: 5 } }, { dryRun: false, fieldManager: '', fieldValidation: 'Strict' });
-        await f.store.patch(f.ctx('a'), 'w1', 'merge', { spec: { size: 6 } }, { dryRun: false, fieldManager: '', fieldValidation: 'Strict' });
+        await f.store.patch(
+          f.ctx('a'),
+          'w2',
+          'merge',
+          { spec: { size: 5 } },
+          { dryRun: false, fieldManager: '', fieldValidation: 'Strict' },
+        );
+        await f.store.patch(
+          f.ctx('a'),
+          'w1',
+          'merge',
+          { spec: { size: 6 } },
+          { dryRun: false, fieldManager: '', fieldValidation: 'Strict' },
+        );
         const events = await collect(watcher, 1);
         assert.deepEqual(
           events.map((e) => [e.type, e.object.metadata.name]),
@@ -261,7 +327,7 @@ describe('Store reads', () => {
   });
 
   describe('convertToTable', () => {
-    it('has Name, the kind\'s columns and Age, one row per item, and the list metadata', async () => {
+    it("has Name, the kind's columns and Age, one row per item, and the list metadata", async () => {
       const list = await f.store.list(f.ctx(''), { limit: 2 });
       f.clock = new Date('2026-07-03T14:00:00.000Z');
       const table = f.store.convertToTable(f.ctx(''), list, 'Metadata');

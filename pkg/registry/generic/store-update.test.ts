@@ -3,7 +3,16 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { StorageWatchEvent } from '../../storage/interfaces.js';
-import { CREATE, DELETE, UPDATE, collect, newFixture, rejectsWith, widget, type Fixture } from './testing/fixtures.js';
+import {
+  CREATE,
+  DELETE,
+  UPDATE,
+  collect,
+  newFixture,
+  rejectsWith,
+  widget,
+  type Fixture,
+} from './testing/fixtures.js';
 
 function withSpec(obj: KubeObject, spec: Record<string, unknown>): KubeObject {
   return { ...structuredClone(obj), spec: { ...(obj.spec as Record<string, unknown>), ...spec } };
@@ -14,7 +23,11 @@ describe('Store.update', () => {
   let w1: KubeObject;
   beforeEach(async () => {
     f = newFixture();
-    w1 = await f.store.create(f.ctx(), widget('w1', { metadata: { name: 'w1', labels: { a: 'b' } } }), CREATE);
+    w1 = await f.store.create(
+      f.ctx(),
+      widget('w1', { metadata: { name: 'w1', labels: { a: 'b' } } }),
+      CREATE,
+    );
   });
   afterEach(() => f.close());
 
@@ -43,7 +56,10 @@ describe('Store.update', () => {
     const watcher = await f.store.watch(f.ctx(), { resourceVersion: w1.metadata.resourceVersion });
     try {
       f.clock = new Date('2026-07-01T12:00:00Z');
-      const { object } = await f.store.update(f.ctx(), 'w1', structuredClone(w1), { ...UPDATE, fieldManager: 'other' });
+      const { object } = await f.store.update(f.ctx(), 'w1', structuredClone(w1), {
+        ...UPDATE,
+        fieldManager: 'other',
+      });
       assert.equal(object.metadata.resourceVersion, w1.metadata.resourceVersion);
       assert.deepEqual(object.metadata.managedFields, w1.metadata.managedFields);
       // A real change afterwards is the first event the watch sees.
@@ -63,7 +79,8 @@ describe('Store.update', () => {
     await rejectsWith(f.store.update(f.ctx(), 'w1', body, UPDATE), {
       code: 422,
       reason: 'Invalid',
-      message: 'widgets.test.example.dev "w1" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+      message:
+        'widgets.test.example.dev "w1" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
     });
   });
 
@@ -120,19 +137,28 @@ describe('Store.update', () => {
   });
 
   it('keeps status: clients cannot set it through the main resource', async () => {
-    const { object } = await f.store.update(f.ctx(), 'w1', { ...structuredClone(w1), status: { phase: 'Hacked' } }, UPDATE);
+    const { object } = await f.store.update(
+      f.ctx(),
+      'w1',
+      { ...structuredClone(w1), status: { phase: 'Hacked' } },
+      UPDATE,
+    );
     assert.deepEqual(object.status, { phase: 'Pending' });
   });
 
   it('validates the new object', async () => {
     await rejectsWith(f.store.update(f.ctx(), 'w1', withSpec(w1, { size: -4 }), UPDATE), {
       code: 422,
-      message: 'Widget.test.example.dev "w1" is invalid: spec.size: Invalid value: -4: must be greater than or equal to 0',
+      message:
+        'Widget.test.example.dev "w1" is invalid: spec.size: Invalid value: -4: must be greater than or equal to 0',
     });
   });
 
   it('dry run validates and answers without writing', async () => {
-    const { object } = await f.store.update(f.ctx(), 'w1', withSpec(w1, { size: 8 }), { ...UPDATE, dryRun: true });
+    const { object } = await f.store.update(f.ctx(), 'w1', withSpec(w1, { size: 8 }), {
+      ...UPDATE,
+      dryRun: true,
+    });
     assert.equal((object.spec as Record<string, unknown>).size, 8);
     const stored = await f.store.get(f.ctx(), 'w1', {});
     assert.equal((stored.spec as Record<string, unknown>).size, 1);

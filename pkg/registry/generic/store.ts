@@ -61,7 +61,12 @@ import {
 } from './delete.js';
 import { interpretStorageError, type Operation } from './errors.js';
 import { KeyFunctions } from './keys.js';
-import { resourceVersionMatchOf, selectionPredicate, validateListOptions, type SelectionPredicate } from './list-options.js';
+import {
+  resourceVersionMatchOf,
+  selectionPredicate,
+  validateListOptions,
+  type SelectionPredicate,
+} from './list-options.js';
 import { managerName, recordUpdate, validateFieldManager } from './managed-fields.js';
 import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
 import { clone, deepEqual, nowTimestamp, sameContent, sameNonMetadata } from './object.js';
@@ -111,7 +116,12 @@ export class Store implements RESTStorage {
     this.info = options.strategy.info;
     this.schema = options.strategy.schema;
     this.compiled = options.compileSchema(this.schema);
-    this.keys = new KeyFunctions(options.keyPrefix, this.info.group, this.info.resource, this.info.namespaced);
+    this.keys = new KeyFunctions(
+      options.keyPrefix,
+      this.info.group,
+      this.info.resource,
+      this.info.namespaced,
+    );
     this.gr = { group: this.info.group, resource: this.info.resource };
     this.gk = { group: this.info.group, kind: this.info.kind };
     this.apiVersion = this.info.group ? `${this.info.group}/${this.info.version}` : this.info.version;
@@ -141,11 +151,22 @@ export class Store implements RESTStorage {
     throw lastError;
   }
 
-  private async createOnce(ctx: RequestContext, obj: KubeObject, options: CreateOptions, manager: string): Promise<KubeObject> {
+  private async createOnce(
+    ctx: RequestContext,
+    obj: KubeObject,
+    options: CreateOptions,
+    manager: string,
+  ): Promise<KubeObject> {
     const meta = obj.metadata;
     const generated = !meta.name && !!meta.generateName;
     // What only the server may set: wiped, then filled (rest/meta.go).
-    for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) {
+    for (const f of [
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'selfLink',
+    ] as const) {
       delete meta[f];
     }
     delete meta.resourceVersion;
@@ -164,7 +185,11 @@ export class Store implements RESTStorage {
     const name = obj.metadata.name ?? '';
     const key = this.keys.objectKey(obj.metadata.namespace ?? '', name);
     if (options.dryRun) {
-      const existing = await this.storageCall(() => this.storage.get(key, { ignoreNotFound: true }), name, 'get');
+      const existing = await this.storageCall(
+        () => this.storage.get(key, { ignoreNotFound: true }),
+        name,
+        'get',
+      );
       if (existing) throw this.alreadyExists(name, generated, existing);
       return this.output(obj, true, ctx);
     }
@@ -264,10 +289,14 @@ export class Store implements RESTStorage {
     continueToken: string | undefined,
   ): { key: string; recursive: boolean } {
     let namespace = requestNamespace;
-    if (this.info.namespaced && !namespace) namespace = predicate.fields.requiresExactMatch('metadata.namespace') ?? '';
+    if (this.info.namespaced && !namespace)
+      namespace = predicate.fields.requiresExactMatch('metadata.namespace') ?? '';
     const name = predicate.fields.requiresExactMatch('metadata.name');
     const single =
-      !!name && !continueToken && (!this.info.namespaced || !!namespace) && isValidPathSegmentName(name).length === 0;
+      !!name &&
+      !continueToken &&
+      (!this.info.namespaced || !!namespace) &&
+      isValidPathSegmentName(name).length === 0;
     if (single) return { key: this.keys.objectKey(namespace, name), recursive: false };
     return { key: this.keys.collectionPrefix(namespace), recursive: true };
   }
@@ -313,7 +342,9 @@ export class Store implements RESTStorage {
     const key = this.keys.objectKey(ctx.namespace, name);
     const manager = managerName(options.fieldManager, ctx.userAgent);
     // A uid in the body is a precondition on the stored object (rest/update.go).
-    const preconditions: Preconditions | undefined = decoded.metadata.uid ? { uid: decoded.metadata.uid } : undefined;
+    const preconditions: Preconditions | undefined = decoded.metadata.uid
+      ? { uid: decoded.metadata.uid }
+      : undefined;
     const object = await this.updateObject(key, name, preconditions, options.dryRun, (current) =>
       this.prepareUpdate(ctx, clone(decoded), current, manager),
     );
@@ -330,7 +361,12 @@ export class Store implements RESTStorage {
     const prepared = preparePatch(patchType, patch);
     if (options.force !== undefined) {
       throw newInvalid({ group: 'meta.k8s.io', kind: 'PatchOptions' }, '', [
-        { type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch', omitValue: true },
+        {
+          type: 'FieldValueForbidden',
+          field: 'force',
+          detail: 'may not be specified for non-apply patch',
+          omitValue: true,
+        },
       ]);
     }
     validateFieldManager(options.fieldManager, 'PatchOptions');
@@ -362,7 +398,12 @@ export class Store implements RESTStorage {
    * change, so that storage writes nothing: same resourceVersion, no event,
    * and managedFields keep their time.
    */
-  private async prepareUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject, manager: string): Promise<KubeObject> {
+  private async prepareUpdate(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject,
+    manager: string,
+  ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
     if (!meta.resourceVersion) {
@@ -371,7 +412,8 @@ export class Store implements RESTStorage {
         invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
       ]);
     }
-    if (meta.resourceVersion !== old.metadata.resourceVersion) throw newConflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+    if (meta.resourceVersion !== old.metadata.resourceVersion)
+      throw newConflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
     this.ensureNamespace(ctx, meta);
 
     const oldMeta = old.metadata;
@@ -442,7 +484,11 @@ export class Store implements RESTStorage {
   }
 
   /** Deletes an object whose last finalizer an update removed; a racing delete already did the job. */
-  private async deleteFinalized(key: string, name: string, preconditions: Preconditions | undefined): Promise<void> {
+  private async deleteFinalized(
+    key: string,
+    name: string,
+    preconditions: Preconditions | undefined,
+  ): Promise<void> {
     try {
       await this.storage.delete(key, { preconditions });
     } catch (err) {
@@ -496,7 +542,8 @@ export class Store implements RESTStorage {
       return sameContent(next, current) ? current : next;
     };
     try {
-      if (!dryRun) return await this.storage.guaranteedUpdate(key, mark, { preconditions: options.preconditions });
+      if (!dryRun)
+        return await this.storage.guaranteedUpdate(key, mark, { preconditions: options.preconditions });
       const current = await this.storage.get(key);
       if (current) checkStoragePreconditions(key, current, options.preconditions);
       return mark(current);
@@ -515,7 +562,11 @@ export class Store implements RESTStorage {
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
   }
 
-  async deleteCollection(ctx: RequestContext, options: DeleteRequestOptions, listOptions: ListOptions): Promise<KubeList> {
+  async deleteCollection(
+    ctx: RequestContext,
+    options: DeleteRequestOptions,
+    listOptions: ListOptions,
+  ): Promise<KubeList> {
     validateDeleteOptions(options);
     const hasLimit = (listOptions.limit ?? 0) > 0;
     let page: ListOptions = hasLimit ? listOptions : { ...listOptions, limit: DELETE_COLLECTION_PAGE_SIZE };
@@ -551,7 +602,11 @@ export class Store implements RESTStorage {
 
   // ---- helpers ---------------------------------------------------------------
 
-  private decode(ctx: RequestContext, body: unknown, fieldValidation: CreateOptions['fieldValidation']): KubeObject {
+  private decode(
+    ctx: RequestContext,
+    body: unknown,
+    fieldValidation: CreateOptions['fieldValidation'],
+  ): KubeObject {
     return decodeObject(body, {
       info: this.info,
       schema: this.compiled,
@@ -599,7 +654,9 @@ export class Store implements RESTStorage {
       delete meta.namespace;
       return;
     }
-    throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+    throw newBadRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
   }
 
   /** The body of a PUT or the result of a patch must name the object of the URL (handlers/rest.go checkName). */
@@ -646,7 +703,11 @@ function shouldDeleteDuringUpdate(next: KubeObject, existing: KubeObject): boole
 }
 
 /** The precondition check storage does, for dry runs that never reach storage's update. */
-function checkStoragePreconditions(key: string, obj: KubeObject, preconditions: Preconditions | undefined): void {
+function checkStoragePreconditions(
+  key: string,
+  obj: KubeObject,
+  preconditions: Preconditions | undefined,
+): void {
   if (!preconditions) return;
   if (preconditions.uid !== undefined && preconditions.uid !== (obj.metadata.uid ?? '')) {
     throw invalidObj(
@@ -655,7 +716,10 @@ function checkStoragePreconditions(key: string, obj: KubeObject, preconditions: 
       `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`,
     );
   }
-  if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== (obj.metadata.resourceVersion ?? '')) {
+  if (
+    preconditions.resourceVersion !== undefined &&
+    preconditions.resourceVersion !== (obj.metadata.resourceVersion ?? '')
+  ) {
     throw invalidObj(
       key,
       0,

@@ -14,11 +14,17 @@ const schema: Record<string, unknown> = {
         set: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
         keyed: {
           type: 'array',
-          items: { type: 'object', properties: { name: { type: 'string' }, v: { type: 'integer' }, w: { type: 'integer' } } },
+          items: {
+            type: 'object',
+            properties: { name: { type: 'string' }, v: { type: 'integer' }, w: { type: 'integer' } },
+          },
           'x-kubernetes-patch-strategy': 'merge',
           'x-kubernetes-patch-merge-key': 'name',
         },
-        nested: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } } },
+        nested: {
+          type: 'object',
+          properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } },
+        },
       },
     },
   },
@@ -39,7 +45,11 @@ const original = (): Record<string, unknown> => ({
 
 describe('strategicMergePatch', () => {
   it('behaves like a merge patch for maps and atomic lists', () => {
-    const out = strategicMergePatch(original(), { spec: { atomic: ['z'], nested: { a: null, c: '3' } } }, schema);
+    const out = strategicMergePatch(
+      original(),
+      { spec: { atomic: ['z'], nested: { a: null, c: '3' } } },
+      schema,
+    );
     assert.deepEqual((out.spec as Record<string, unknown>).atomic, ['z']);
     assert.deepEqual((out.spec as Record<string, unknown>).nested, { b: '2', c: '3' });
   });
@@ -47,7 +57,15 @@ describe('strategicMergePatch', () => {
   it('merges sets and keyed lists', () => {
     const out = strategicMergePatch(
       original(),
-      { spec: { set: ['b', 'c'], keyed: [{ name: 'two', v: 22 }, { name: 'three', v: 3 }] } },
+      {
+        spec: {
+          set: ['b', 'c'],
+          keyed: [
+            { name: 'two', v: 22 },
+            { name: 'three', v: 3 },
+          ],
+        },
+      },
       schema,
     );
     const spec = out.spec as Record<string, unknown>;
@@ -67,7 +85,12 @@ describe('strategicMergePatch', () => {
   it('replaces a map or a list on $patch: replace', () => {
     const out = strategicMergePatch(
       original(),
-      { spec: { nested: { $patch: 'replace', c: '9' }, keyed: [{ $patch: 'replace' }, { name: 'only', v: 0 }] } },
+      {
+        spec: {
+          nested: { $patch: 'replace', c: '9' },
+          keyed: [{ $patch: 'replace' }, { name: 'only', v: 0 }],
+        },
+      },
       schema,
     );
     const spec = out.spec as Record<string, unknown>;
@@ -81,7 +104,11 @@ describe('strategicMergePatch', () => {
   });
 
   it('keeps only $retainKeys', () => {
-    const out = strategicMergePatch(original(), { spec: { nested: { $retainKeys: ['a', 'c'], c: '3' } } }, schema);
+    const out = strategicMergePatch(
+      original(),
+      { spec: { nested: { $retainKeys: ['a', 'c'], c: '3' } } },
+      schema,
+    );
     assert.deepEqual((out.spec as Record<string, unknown>).nested, { a: '1', c: '3' });
   });
 

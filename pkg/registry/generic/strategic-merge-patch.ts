@@ -66,24 +66,37 @@ function listStrategy(schema: Schema | undefined): ListStrategy {
   const listType = schema['x-kubernetes-list-type'];
   const mapKeys = schema['x-kubernetes-list-map-keys'];
   if (listType === 'set') return { merge: true, mergeKey: undefined };
-  if (listType === 'map' && Array.isArray(mapKeys) && mapKeys.length === 1 && typeof mapKeys[0] === 'string') {
+  if (
+    listType === 'map' &&
+    Array.isArray(mapKeys) &&
+    mapKeys.length === 1 &&
+    typeof mapKeys[0] === 'string'
+  ) {
     return { merge: true, mergeKey: mapKeys[0] };
   }
   return { merge: false, mergeKey: undefined };
 }
 
 function isDirectiveKey(key: string): boolean {
-  return key === PATCH || key === RETAIN_KEYS || key.startsWith(DELETE_FROM_PRIMITIVE_LIST) || key.startsWith(SET_ELEMENT_ORDER);
+  return (
+    key === PATCH ||
+    key === RETAIN_KEYS ||
+    key.startsWith(DELETE_FROM_PRIMITIVE_LIST) ||
+    key.startsWith(SET_ELEMENT_ORDER)
+  );
 }
 
 /** A value from the patch, without directives, as it lands where nothing was. */
 function stripDirectives(value: unknown): unknown {
   if (Array.isArray(value)) {
-    return value.filter((v) => !(isObject(v) && PATCH in v && Object.keys(v).length === 1)).map(stripDirectives);
+    return value
+      .filter((v) => !(isObject(v) && PATCH in v && Object.keys(v).length === 1))
+      .map(stripDirectives);
   }
   if (!isObject(value)) return value;
   const out: Json = {};
-  for (const [k, v] of Object.entries(value)) if (!isDirectiveKey(k) && v !== null) out[k] = stripDirectives(v);
+  for (const [k, v] of Object.entries(value))
+    if (!isDirectiveKey(k) && v !== null) out[k] = stripDirectives(v);
   return out;
 }
 
@@ -94,7 +107,11 @@ function stringList(value: unknown, what: string): string[] {
   return value;
 }
 
-function mergeMap(original: Json | undefined, patch: Json, schema: Schema | undefined): Json | typeof DELETED {
+function mergeMap(
+  original: Json | undefined,
+  patch: Json,
+  schema: Schema | undefined,
+): Json | typeof DELETED {
   const directive = patch[PATCH];
   if (directive === 'delete') return DELETED;
   if (directive === 'replace') return stripDirectives(patch) as Json;
@@ -137,7 +154,8 @@ function mergeMap(original: Json | undefined, patch: Json, schema: Schema | unde
     const field = k.slice(SET_ELEMENT_ORDER.length);
     if (!Array.isArray(v)) throw newBadRequest(`invalid patch format: ${k} must be a list`);
     const current = result[field];
-    if (Array.isArray(current)) result[field] = reorder(current, v, listStrategy(subSchema(schema, field)).mergeKey);
+    if (Array.isArray(current))
+      result[field] = reorder(current, v, listStrategy(subSchema(schema, field)).mergeKey);
   }
   return result;
 }
@@ -181,7 +199,9 @@ function mergeList(original: unknown[], patch: unknown[], schema: Schema | undef
   const items = itemsSchema(schema);
   for (const element of patch) {
     if (!isObject(element)) {
-      throw newBadRequest(`invalid patch format: list items merged by ${JSON.stringify(mergeKey)} must be objects`);
+      throw newBadRequest(
+        `invalid patch format: list items merged by ${JSON.stringify(mergeKey)} must be objects`,
+      );
     }
     if (!(mergeKey in element)) {
       throw newBadRequest(`map: ${JSON.stringify(element)} does not contain declared merge key: ${mergeKey}`);
@@ -211,7 +231,10 @@ function mergeList(original: unknown[], patch: unknown[], schema: Schema | undef
 export function strategicMergePatch(original: Json, patch: Json, schema: Schema): Json {
   const withMeta: Schema = {
     ...schema,
-    properties: { ...(isObject(schema.properties) ? schema.properties : {}), metadata: OBJECT_META_PATCH_SCHEMA },
+    properties: {
+      ...(isObject(schema.properties) ? schema.properties : {}),
+      metadata: OBJECT_META_PATCH_SCHEMA,
+    },
   };
   const merged = mergeMap(original, patch, withMeta);
   if (merged === DELETED) throw newBadRequest('a strategic merge patch may not delete the whole object');

@@ -2,7 +2,14 @@
 // per object (k8s.io/apiserver registry/rest/table.go and kubectl's printers).
 
 import { age } from '../../apis/meta/duration.js';
-import type { KubeList, KubeObject, ListMeta, Table, TableColumnDefinition, TableRow } from '../../apis/meta/types.js';
+import type {
+  KubeList,
+  KubeObject,
+  ListMeta,
+  Table,
+  TableColumnDefinition,
+  TableRow,
+} from '../../apis/meta/types.js';
 import type { IncludeObject, TableColumn } from '../rest/interfaces.js';
 
 export const META_API_VERSION = 'meta.k8s.io/v1';
@@ -11,7 +18,8 @@ const NAME_COLUMN: TableColumnDefinition = {
   name: 'Name',
   type: 'string',
   format: 'name',
-  description: 'The name of the object, unique among objects of its kind (within its namespace, for namespaced kinds).',
+  description:
+    'The name of the object, unique among objects of its kind (within its namespace, for namespaced kinds).',
   priority: 0,
 };
 
@@ -58,7 +66,11 @@ export function convertToTable(
   const items = isList(value) ? value.items : [value];
   const rows: TableRow[] = items.map((obj) => {
     const row: TableRow = {
-      cells: [obj.metadata.name ?? '', ...columns.map((c) => cell(c, obj)), age(obj.metadata.creationTimestamp, now)],
+      cells: [
+        obj.metadata.name ?? '',
+        ...columns.map((c) => cell(c, obj)),
+        age(obj.metadata.creationTimestamp, now),
+      ],
     };
     const object = rowObject(obj, includeObject);
     if (object !== undefined) row.object = object;
@@ -68,7 +80,8 @@ export function convertToTable(
   if (isList(value)) {
     if (value.metadata.resourceVersion) metadata.resourceVersion = value.metadata.resourceVersion;
     if (value.metadata.continue) metadata.continue = value.metadata.continue;
-    if (value.metadata.remainingItemCount !== undefined) metadata.remainingItemCount = value.metadata.remainingItemCount;
+    if (value.metadata.remainingItemCount !== undefined)
+      metadata.remainingItemCount = value.metadata.remainingItemCount;
   } else if (value.metadata.resourceVersion) {
     metadata.resourceVersion = value.metadata.resourceVersion;
   }

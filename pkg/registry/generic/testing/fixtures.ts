@@ -107,7 +107,8 @@ export class TestStrategy implements Strategy {
 
   validate(_ctx: RequestContext, obj: KubeObject): FieldError[] {
     const size = spec(obj).size;
-    if (typeof size === 'number' && size < 0) return [invalid('spec.size', size, 'must be greater than or equal to 0')];
+    if (typeof size === 'number' && size < 0)
+      return [invalid('spec.size', size, 'must be greater than or equal to 0')];
     return [];
   }
 
@@ -143,7 +144,10 @@ export function newFixture(options: { namespaced?: boolean; randomSuffix?: () =>
     storage,
     clock: new Date('2026-07-01T10:00:00.000Z'),
     store: undefined as unknown as Store,
-    ctx: (namespace = info.namespaced ? 'default' : '', userAgent = 'kubectl/v1.31.0 (linux/amd64) kubernetes/abc') => ({
+    ctx: (
+      namespace = info.namespaced ? 'default' : '',
+      userAgent = 'kubectl/v1.31.0 (linux/amd64) kubernetes/abc',
+    ) => ({
       user: { name: 'alice', groups: ['system:authenticated'] },
       namespace,
       userAgent,

@@ -47,20 +47,20 @@ export function expectedDeployFiles(): Map<string, string> {
 }
 
 /** The generated files now in deploy/ (hand-written files such as README.md are not). */
-export function currentDeployFiles(): Map<string, string> {
+export function currentDeployFiles(dir = deployDir()): Map<string, string> {
   const files = new Map<string, string>();
-  for (const f of readdirSync(deployDir()).sort()) {
+  for (const f of readdirSync(dir).sort()) {
     if (!f.endsWith('.yaml')) continue;
-    const content = readFileSync(join(deployDir(), f), 'utf8');
+    const content = readFileSync(join(dir, f), 'utf8');
     if (content.startsWith(GENERATED_MARKER)) files.set(f, content);
   }
   return files;
 }
 
 /** Human-readable differences between deploy/ and the chart; empty when in sync. */
-export function deployDrift(): string[] {
+export function deployDrift(dir = deployDir()): string[] {
   const want = expectedDeployFiles();
-  const have = currentDeployFiles();
+  const have = currentDeployFiles(dir);
   const drift: string[] = [];
   for (const [f, content] of want) {
     if (!have.has(f)) drift.push(`deploy/${f} is missing`);

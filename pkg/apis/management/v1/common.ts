@@ -421,7 +421,7 @@ export function kindSchema(description: string, spec: JSONSchema, status: JSONSc
       'Versioned schema of this representation of the object: `<group>/v1`. The server fills it in when omitted.',
     ),
     kind: str('Kind of the object, in CamelCase. The server fills it in when omitted; it cannot be changed.'),
-    metadata: objectMetaSchema(),
+    metadata: { ...objectMetaSchema(), description: 'Standard object metadata.' },
     spec,
     status,
   });

@@ -51,7 +51,7 @@ const managedFieldsEntry: JSONSchema = obj(
 /** ObjectMeta: the `metadata` of every stored object. A fresh copy per call. */
 export function objectMetaSchema(): JSONSchema {
   return obj(
-    'Standard object metadata: name, namespace, labels, annotations and the fields the server maintains.',
+    'ObjectMeta is the metadata every stored object has: its name and namespace, labels and annotations, and fields the server maintains.',
     {
       name: str(
         'Name of the object, unique among objects of its kind in its namespace. Required on create unless generateName is set. Cannot be changed.',
@@ -116,7 +116,7 @@ export function objectMetaSchema(): JSONSchema {
 
 /** ListMeta: the `metadata` of every list. */
 export function listMetaSchema(): JSONSchema {
-  return obj('Standard list metadata: the version of the list and how to continue it.', {
+  return obj('ListMeta is the metadata every list has: the version it was read at and how to continue it.', {
     resourceVersion: str(
       'Version of the store the list was read at; start a watch from it to see every later change.',
     ),

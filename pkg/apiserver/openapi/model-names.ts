@@ -1,0 +1,44 @@
+// Model (schema) names as Kubernetes publishes them: the group reversed, then the
+// version and kind (`dev.platform.management.v1.User`), and meta/v1 types under
+// their Go package path, which kubectl and the aggregator recognise.
+
+export interface GroupVersionKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+export function modelName(gvk: GroupVersionKind): string {
+  const group = gvk.group.split('.').reverse().join('.');
+  return group ? `${group}.${gvk.version}.${gvk.kind}` : `${gvk.version}.${gvk.kind}`;
+}
+
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
+
+export const META_MODELS = {
+  objectMeta: `${META}.ObjectMeta`,
+  listMeta: `${META}.ListMeta`,
+  status: `${META}.Status`,
+  deleteOptions: `${META}.DeleteOptions`,
+  watchEvent: `${META}.WatchEvent`,
+  patch: `${META}.Patch`,
+} as const;
+
+/** A path-safe operation id part, as apiserver's ToValidOperationID builds it. */
+export function toOperationIdPart(s: string, capitalizeFirst: boolean): string {
+  let out = '';
+  let capitalize = capitalizeFirst;
+  let first = true;
+  for (const ch of s) {
+    const letter = /\p{L}/u.test(ch) || ch === '_';
+    const digit = /[0-9]/.test(ch);
+    if (letter || (!first && digit)) {
+      out += capitalize ? ch.toUpperCase() : ch;
+      capitalize = false;
+    } else {
+      capitalize = true;
+    }
+    first = false;
+  }
+  return out;
+}

@@ -1,0 +1,94 @@
+// OpenAPI v2 (Swagger 2.0) of the group version, for clients and aggregators that
+// still read `/openapi/v2`: the same operations and schemas as v3, with `consumes`
+// and `produces` on operations and `#/definitions/` references.
+
+import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
+import type { RESTStorage } from '../../registry/rest/interfaces.js';
+import { kindComponent, stripNullable } from './components.js';
+import { metaSchemas, type Ref } from './meta-schemas.js';
+import { PRETTY, type QueryParameter } from './parameters.js';
+import { groupVersionRoutes, type Route } from './routes.js';
+
+const ref: Ref = (model) => ({ $ref: `#/definitions/${model}` });
+
+function queryParameter(p: QueryParameter): JSONSchema {
+  return { uniqueItems: true, type: p.type, description: p.description, name: p.name, in: 'query' };
+}
+
+function pathParameter(name: 'namespace' | 'name', kind: string): JSONSchema {
+  const description =
+    name === 'name' ? `name of the ${kind}` : 'object name and auth scope, such as for teams and projects';
+  return { uniqueItems: true, type: 'string', description, name, in: 'path', required: true };
+}
+
+function operation(route: Route): JSONSchema {
+  const parameters: JSONSchema[] = [];
+  if (route.body) {
+    parameters.push({
+      name: 'body',
+      in: 'body',
+      required: route.body.required,
+      schema: ref(route.body.model),
+    });
+  }
+  parameters.push(...route.query.map(queryParameter));
+  const responses: JSONSchema = {};
+  for (const r of route.responses) responses[r.code] = { description: r.description, schema: ref(r.model) };
+  responses['401'] = { description: 'Unauthorized' };
+  const op: JSONSchema = {
+    description: route.description,
+    consumes: route.body ? [...route.body.contentTypes] : ['*/*'],
+    produces: [...route.produces],
+    schemes: ['https'],
+    tags: [route.tag],
+    operationId: route.operationId,
+    parameters,
+    responses,
+    'x-kubernetes-action': route.action,
+    'x-kubernetes-group-version-kind': {
+      group: route.gvk.group,
+      version: route.gvk.version,
+      kind: route.gvk.kind,
+    },
+  };
+  return op;
+}
+
+/** `/openapi/v2`: the group version as a Swagger 2.0 document. */
+export function openAPIV2(group: string, version: string, resources: readonly RESTStorage[]): JSONSchema {
+  const { routes, kinds } = groupVersionRoutes(group, version, resources);
+  const paths: Record<string, JSONSchema> = {};
+  for (const route of routes) {
+    let item = paths[route.path];
+    if (!item) {
+      item = {
+        parameters: [
+          ...route.pathParameters.map((p) => pathParameter(p, route.gvk.kind)),
+          queryParameter(PRETTY),
+        ],
+      };
+      paths[route.path] = item;
+    }
+    item[route.method] = operation(route);
+  }
+  const definitions: Record<string, JSONSchema> = {};
+  for (const k of kinds) definitions[k.model] = kindComponent(k, ref, 'v2');
+  for (const [name, schema] of Object.entries(metaSchemas(group, ref))) {
+    definitions[name] = stripNullable(schema) as JSONSchema;
+  }
+  return {
+    swagger: '2.0',
+    info: { title: 'Platform management API', version: `${group}/${version}` },
+    paths,
+    definitions,
+    securityDefinitions: {
+      BearerToken: {
+        type: 'apiKey',
+        description: 'Bearer token (an access key)',
+        name: 'authorization',
+        in: 'header',
+      },
+    },
+    security: [{ BearerToken: [] }],
+  };
+}

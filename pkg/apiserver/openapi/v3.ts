@@ -1,0 +1,126 @@
+// OpenAPI v3: the root that lists the group version (`/openapi/v3`) and the group
+// version's document (`/openapi/v3/apis/<group>/<version>`), in the form
+// kube-openapi's handler serves and kubectl (explain, apply, field validation) reads.
+
+import { createHash } from 'node:crypto';
+
+import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
+import type { RESTStorage } from '../../registry/rest/interfaces.js';
+import { kindComponent } from './components.js';
+import { metaSchemas, type Ref } from './meta-schemas.js';
+import type { QueryParameter } from './parameters.js';
+import { PRETTY } from './parameters.js';
+import { groupVersionRoutes, type Route } from './routes.js';
+
+export interface OpenAPIV3Root {
+  paths: Record<string, { serverRelativeURL: string }>;
+}
+
+/** The `?hash=` of a document: upper-case hex SHA-512 of its JSON, as kube-openapi computes it. */
+export function specHash(json: string): string {
+  return createHash('sha512').update(json).digest('hex').toUpperCase();
+}
+
+/**
+ * `/openapi/v3`: where the group version's document lives. `hash` pins the current
+ * document (pass specHash of its JSON) so clients may cache it for good.
+ */
+export function openAPIV3Root(group: string, version: string, hash: string): OpenAPIV3Root {
+  const gv = `apis/${group}/${version}`;
+  return { paths: { [gv]: { serverRelativeURL: `/openapi/v3/${gv}?hash=${encodeURIComponent(hash)}` } } };
+}
+
+const ref: Ref = (model) => ({ allOf: [{ $ref: `#/components/schemas/${model}` }] });
+const directRef = (model: string): JSONSchema => ({ $ref: `#/components/schemas/${model}` });
+
+function queryParameter(p: QueryParameter): JSONSchema {
+  return {
+    name: p.name,
+    in: 'query',
+    description: p.description,
+    schema: { type: p.type, uniqueItems: true },
+  };
+}
+
+function pathParameter(name: 'namespace' | 'name', kind: string): JSONSchema {
+  const description =
+    name === 'name' ? `name of the ${kind}` : 'object name and auth scope, such as for teams and projects';
+  return { name, in: 'path', description, required: true, schema: { type: 'string', uniqueItems: true } };
+}
+
+function content(types: readonly string[], model: string): JSONSchema {
+  const out: JSONSchema = {};
+  for (const type of types) out[type] = { schema: directRef(model) };
+  return out;
+}
+
+function operation(route: Route): JSONSchema {
+  const op: JSONSchema = {
+    tags: [route.tag],
+    description: route.description,
+    operationId: route.operationId,
+    parameters: route.query.map(queryParameter),
+  };
+  if (route.body) {
+    op['requestBody'] = {
+      content: content(route.body.contentTypes, route.body.model),
+      required: route.body.required,
+    };
+  }
+  const responses: JSONSchema = {};
+  for (const r of route.responses) {
+    responses[r.code] = { description: r.description, content: content(route.produces, r.model) };
+  }
+  responses['401'] = { description: 'Unauthorized' };
+  op['responses'] = responses;
+  op['x-kubernetes-action'] = route.action;
+  op['x-kubernetes-group-version-kind'] = {
+    group: route.gvk.group,
+    version: route.gvk.version,
+    kind: route.gvk.kind,
+  };
+  return op;
+}
+
+/** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version. */
+export function openAPIV3GroupVersion(
+  group: string,
+  version: string,
+  resources: readonly RESTStorage[],
+): JSONSchema {
+  const { routes, kinds } = groupVersionRoutes(group, version, resources);
+  const paths: Record<string, JSONSchema> = {};
+  for (const route of routes) {
+    let item = paths[route.path];
+    if (!item) {
+      item = {
+        parameters: [
+          ...route.pathParameters.map((p) => pathParameter(p, route.gvk.kind)),
+          queryParameter(PRETTY),
+        ],
+      };
+      paths[route.path] = item;
+    }
+    item[route.method] = operation(route);
+  }
+  const schemas: Record<string, JSONSchema> = {};
+  for (const k of kinds) schemas[k.model] = kindComponent(k, ref, 'v3');
+  Object.assign(schemas, metaSchemas(group, ref));
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Platform management API', version: `${group}/${version}` },
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        BearerToken: {
+          type: 'apiKey',
+          description: 'Bearer token (an access key)',
+          name: 'authorization',
+          in: 'header',
+        },
+      },
+    },
+    security: [{ BearerToken: [] }],
+  };
+}

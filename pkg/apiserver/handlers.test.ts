@@ -548,6 +548,37 @@ describe('resource handlers over HTTP', () => {
     }
   });
 
+  it('aborts the request context when the client goes away mid-request', async () => {
+    const teams = s.teams as unknown as { get: unknown };
+    const original = teams.get;
+    let aborted!: () => void;
+    const sawAbort = new Promise<void>((resolve) => (aborted = resolve));
+    let started!: () => void;
+    const inRegistry = new Promise<void>((resolve) => (started = resolve));
+    teams.get = (ctx: { signal?: AbortSignal }) =>
+      new Promise((_, reject) => {
+        started();
+        ctx.signal?.addEventListener('abort', () => {
+          aborted();
+          reject(new Error('client went away'));
+        });
+      });
+    try {
+      const { request } = await import('node:http');
+      const req = request(`${s.url}${ROOT}/teams/slow`, {
+        headers: { authorization: 'Bearer admin-token' },
+        agent: false,
+      });
+      req.on('error', () => undefined);
+      req.end();
+      await inRegistry;
+      req.destroy();
+      await sawAbort;
+    } finally {
+      teams.get = original;
+    }
+  });
+
   it('pretty-prints for curl and ?pretty, compact otherwise', async () => {
     s.teams.put({ metadata: { name: 'red' } });
     const curl = await call(s.url, `${ROOT}/teams/red`, { headers: { 'user-agent': 'curl/8.5.0' } });

@@ -45,7 +45,7 @@ export class RequestScope {
   get signal(): AbortSignal {
     if (!this.abortController) {
       this.abortController = new AbortController();
-      if (this.closed) this.abortController.abort();
+      if (this.closed && !this.res.writableFinished) this.abortController.abort();
     }
     return this.abortController.signal;
   }
@@ -53,7 +53,8 @@ export class RequestScope {
   /** The response is over (finished or cut off). */
   markClosed(): void {
     this.closed = true;
-    this.abortController?.abort();
+    // Only a response cut short means the client went away; aborting also costs a DOMException.
+    if (!this.res.writableFinished) this.abortController?.abort();
   }
 
   get isClosed(): boolean {
@@ -63,13 +64,15 @@ export class RequestScope {
   context(namespace: string): RequestContext {
     if (!this.user) throw new Error('request context without an authenticated user');
     const userAgent = this.req.headers['user-agent'];
-    return {
+    const ctx = {
       user: this.user,
       namespace,
       ...(userAgent === undefined ? {} : { userAgent }),
       warnings: this.warnings,
-      signal: this.signal,
     };
+    // Created only if the registry looks: most requests never need one.
+    Object.defineProperty(ctx, 'signal', { enumerable: true, get: () => this.signal });
+    return ctx as RequestContext;
   }
 
   /** Sets one Warning header per collected warning; a no-op once headers are out. */

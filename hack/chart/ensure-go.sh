@@ -6,11 +6,22 @@
 set -euo pipefail
 
 GOCODE=/usr/share/gocode/src
-need=()
-command -v go >/dev/null 2>&1 || need+=(golang-go)
-[ -d "$GOCODE/github.com/Masterminds/sprig" ] || need+=(golang-github-masterminds-sprig-dev)
-[ -d "$GOCODE/gopkg.in/yaml.v3" ] || need+=(golang-gopkg-yaml.v3-dev)
+missing() {
+  need=()
+  command -v go >/dev/null 2>&1 || need+=(golang-go)
+  [ -d "$GOCODE/github.com/Masterminds/sprig" ] || need+=(golang-github-masterminds-sprig-dev)
+  [ -d "$GOCODE/gopkg.in/yaml.v3" ] || need+=(golang-gopkg-yaml.v3-dev)
+}
 
+missing
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+# Test files run in parallel and may all get here on a fresh machine: one installs,
+# the others wait and then find nothing missing.
+exec 9>"${TMPDIR:-/tmp}/platform-apiserver-ensure-go.lock"
+flock 9
+missing
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
@@ -19,8 +30,8 @@ echo "ensure-go: installing ${need[*]}" >&2
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-# Several engineers' scripts may run apt at once; apt's own lock makes a second
-# caller fail rather than wait, so the lock timeout lets it queue instead.
+# Other scripts may run apt at the same time; apt's own lock makes a second caller
+# fail rather than wait, so the lock timeout lets it queue instead.
 $SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
 $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 

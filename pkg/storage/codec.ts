@@ -28,12 +28,23 @@ export function decodeObject(key: string, data: Buffer, revision: number): KubeO
   try {
     parsed = JSON.parse(data.toString('utf8'));
   } catch (err) {
-    throw new StorageError('Internal', key, `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${revision}`, revision, {
-      cause: err,
-    });
+    throw new StorageError(
+      'Internal',
+      key,
+      `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${revision}`,
+      revision,
+      {
+        cause: err,
+      },
+    );
   }
   if (!isObject(parsed)) {
-    throw new StorageError('Internal', key, `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${revision}`, revision);
+    throw new StorageError(
+      'Internal',
+      key,
+      `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${revision}`,
+      revision,
+    );
   }
   const obj = parsed as KubeObject;
   if (!isObject(obj.metadata)) obj.metadata = {};

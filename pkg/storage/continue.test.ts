@@ -37,7 +37,10 @@ describe('continue tokens', () => {
   it('round-trip to the full key and revision, including rv -1', () => {
     for (const rv of [1, 987654321, -1]) {
       const token = encodeContinue('/registry/teams/ns/foo\u0000', '/registry/teams/', rv);
-      assert.deepEqual(decodeContinue(token, '/registry/teams/'), { key: '/registry/teams/ns/foo\u0000', resourceVersion: rv });
+      assert.deepEqual(decodeContinue(token, '/registry/teams/'), {
+        key: '/registry/teams/ns/foo\u0000',
+        resourceVersion: rv,
+      });
     }
   });
 
@@ -47,12 +50,21 @@ describe('continue tokens', () => {
 
   it('reject malformed tokens with the upstream messages', () => {
     rejects('abc$', 'invalid continue token: continue key is not valid: illegal base64 data at input byte 3');
-    rejects('abcde', 'invalid continue token: continue key is not valid: illegal base64 data at input byte 4');
+    rejects(
+      'abcde',
+      'invalid continue token: continue key is not valid: illegal base64 data at input byte 4',
+    );
     rejects('YWJj=', /illegal base64 data at input byte 4$/);
-    rejects(b64('hello'), "invalid continue token: continue key is not valid: invalid character 'h' looking for beginning of value");
+    rejects(
+      b64('hello'),
+      "invalid continue token: continue key is not valid: invalid character 'h' looking for beginning of value",
+    );
     rejects(b64('{"v":'), 'invalid continue token: continue key is not valid: unexpected end of JSON input');
     rejects(b64('nope'), /^invalid continue token: continue key is not valid: ./);
-    rejects(b64('[1]'), 'invalid continue token: continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken');
+    rejects(
+      b64('[1]'),
+      'invalid continue token: continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken',
+    );
     rejects(
       b64('{"v":"meta.k8s.io/v1","rv":"5","start":"a"}'),
       'invalid continue token: continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64',
@@ -63,9 +75,18 @@ describe('continue tokens', () => {
     );
     rejects(b64('{"v":"meta.k8s.io/v1","start":"a"}'), /incorrect encoded start resourceVersion/);
     rejects(b64('{"v":"meta.k8s.io/v1","rv":3}'), /encoded start key empty/);
-    rejects(b64('{"rv":3,"start":"a"}'), 'invalid continue token: continue key is not valid: server does not recognize this encoded version ');
-    rejects(b64('{"v":"meta.k8s.io/v1","rv":3,"start":"a/../../b"}'), 'invalid continue token: continue key is not valid: a/../../b');
-    rejects(b64('{"v":"meta.k8s.io/v1","rv":3,"start":"a/"}'), 'invalid continue token: continue key is not valid: a/');
+    rejects(
+      b64('{"rv":3,"start":"a"}'),
+      'invalid continue token: continue key is not valid: server does not recognize this encoded version ',
+    );
+    rejects(
+      b64('{"v":"meta.k8s.io/v1","rv":3,"start":"a/../../b"}'),
+      'invalid continue token: continue key is not valid: a/../../b',
+    );
+    rejects(
+      b64('{"v":"meta.k8s.io/v1","rv":3,"start":"a/"}'),
+      'invalid continue token: continue key is not valid: a/',
+    );
   });
 
   it('accept a start key given with a leading slash', () => {

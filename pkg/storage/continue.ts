@@ -23,7 +23,10 @@ function fail(detail: string): never {
  * separators that JSON.stringify leaves alone; everything else is encoded alike.
  */
 function goJsonString(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(s).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Returns the continue token that starts a list at `key` (a full key under `keyPrefix`). */
@@ -64,7 +67,9 @@ function goJsonType(v: unknown): string {
 /** Mirrors encoding/json's complaint when a field has the wrong type. */
 function fieldTypeError(field: string, value: unknown, goType: string): never {
   const shown = typeof value === 'number' ? `number ${value}` : goJsonType(value);
-  fail(`${INVALID}: json: cannot unmarshal ${shown} into Go struct field continueToken.${field} of type ${goType}`);
+  fail(
+    `${INVALID}: json: cannot unmarshal ${shown} into Go struct field continueToken.${field} of type ${goType}`,
+  );
 }
 
 /**
@@ -76,8 +81,10 @@ function parseJson(text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch (err) {
     const first = text.trimStart()[0];
-    if (first === undefined || /end of JSON input/i.test(String(err))) fail(`${INVALID}: unexpected end of JSON input`);
-    if (!/[{["\-0-9tfn]/.test(first)) fail(`${INVALID}: invalid character '${first}' looking for beginning of value`);
+    if (first === undefined || /end of JSON input/i.test(String(err)))
+      fail(`${INVALID}: unexpected end of JSON input`);
+    if (!/[{["\-0-9tfn]/.test(first))
+      fail(`${INVALID}: invalid character '${first}' looking for beginning of value`);
     fail(`${INVALID}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
@@ -103,7 +110,9 @@ export function decodeContinue(token: string, keyPrefix: string): DecodedContinu
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     // A JSON null decodes into the zero token upstream, which then fails the version check.
     if (parsed === null) fail(`${UNRECOGNIZED_VERSION} `);
-    fail(`${INVALID}: json: cannot unmarshal ${goJsonType(parsed)} into Go value of type storage.continueToken`);
+    fail(
+      `${INVALID}: json: cannot unmarshal ${goJsonType(parsed)} into Go value of type storage.continueToken`,
+    );
   }
   const fields = parsed as Record<string, unknown>;
   const v = fields['v'] ?? '';

@@ -179,7 +179,8 @@ export class StoreWatcher implements Watcher {
     this.kvWatch = kv.watch(key, revision + 1, {
       onEvents: (events) => this.onEvents(events, recursive),
       onError: (err) => {
-        if (err instanceof CompactedError) this.fail(tooOldResourceVersionStatus(revision, err.compactedRevision));
+        if (err instanceof CompactedError)
+          this.fail(tooOldResourceVersionStatus(revision, err.compactedRevision));
         else this.fail(err);
       },
       onProgress: (rev) => {

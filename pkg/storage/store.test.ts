@@ -8,7 +8,10 @@ import { SqliteKV } from './sqlite/sqlite-kv.js';
 import { KVStorage } from './store.js';
 import { EventReader, widget } from './testing/helpers.js';
 
-function open(options: ConstructorParameters<typeof KVStorage>[1] = {}): { storage: KVStorage; kv: SqliteKV } {
+function open(options: ConstructorParameters<typeof KVStorage>[1] = {}): {
+  storage: KVStorage;
+  kv: SqliteKV;
+} {
   const kv = SqliteKV.open(':memory:');
   return { storage: new KVStorage(kv, options), kv };
 }
@@ -17,7 +20,11 @@ describe('KVStorage', () => {
   it('stores canonical JSON (sorted keys, no resourceVersion)', async () => {
     const { storage, kv } = open();
     try {
-      await storage.create('/r/w/a', { metadata: { uid: 'u', name: 'a' }, spec: { z: 1, a: 2 }, kind: 'Widget' });
+      await storage.create('/r/w/a', {
+        metadata: { uid: 'u', name: 'a' },
+        spec: { z: 1, a: 2 },
+        kind: 'Widget',
+      });
       const raw = (await kv.get('/r/w/a')).kv?.value.toString('utf8');
       assert.equal(raw, '{"kind":"Widget","metadata":{"name":"a","uid":"u"},"spec":{"a":2,"z":1}}');
     } finally {
@@ -95,7 +102,10 @@ describe('KVStorage', () => {
     const w = await storage.watch('/r/w/', { resourceVersion: start });
     t.after(() => w.stop());
     await kv.create('/r/w/bad', Buffer.from('not json'));
-    await assert.rejects(storage.get('/r/w/bad'), (err) => isStorageError(err, 'Internal') && /corrupt object/.test(err.message));
+    await assert.rejects(
+      storage.get('/r/w/bad'),
+      (err) => isStorageError(err, 'Internal') && /corrupt object/.test(err.message),
+    );
     const events = await new EventReader(w).drainToEnd();
     assert.equal(events.length, 1);
     assert.equal(events[0]?.type, 'ERROR');

@@ -63,7 +63,11 @@ interface ObjState {
   readonly rev: number;
 }
 
-function checkPreconditions(key: string, preconditions: Preconditions | undefined, obj: KubeObject | null): void {
+function checkPreconditions(
+  key: string,
+  preconditions: Preconditions | undefined,
+  obj: KubeObject | null,
+): void {
   if (!preconditions) return;
   const meta = obj?.metadata;
   if (preconditions.uid !== undefined && preconditions.uid !== (meta?.uid ?? '')) {
@@ -73,7 +77,10 @@ function checkPreconditions(key: string, preconditions: Preconditions | undefine
       `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${meta?.uid ?? ''}`,
     );
   }
-  if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== (meta?.resourceVersion ?? '')) {
+  if (
+    preconditions.resourceVersion !== undefined &&
+    preconditions.resourceVersion !== (meta?.resourceVersion ?? '')
+  ) {
     throw invalidObj(
       key,
       0,
@@ -146,7 +153,11 @@ export class KVStorage implements Storage {
     if (recursive && options.continue) {
       const decoded = decodeContinue(options.continue, keyPrefix);
       if (rv !== '' && rv !== '0') {
-        throw new StorageError('InvalidError', '', 'specifying resource version is not allowed when using continue');
+        throw new StorageError(
+          'InvalidError',
+          '',
+          'specifying resource version is not allowed when using continue',
+        );
       }
       continueKey = decoded.key;
       // rv > 0 pins the page to the first page's revision; rv -1 continues at the latest.
@@ -166,7 +177,11 @@ export class KVStorage implements Storage {
           else minimum = parsed;
           break;
         default:
-          throw new StorageError('InvalidError', '', `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`);
+          throw new StorageError(
+            'InvalidError',
+            '',
+            `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`,
+          );
       }
     }
 
@@ -203,7 +218,11 @@ export class KVStorage implements Storage {
       let page: RangeResult;
       try {
         // Only an unfiltered page reports remainingItemCount, so only then is a count worth its cost.
-        page = await this.kv.range(start, end, { revision: withRev, limit: batch, count: first && paging && predicate.empty });
+        page = await this.kv.range(start, end, {
+          revision: withRev,
+          limit: batch,
+          count: first && paging && predicate.empty,
+        });
       } catch (err) {
         throw await readError(err);
       }
@@ -236,7 +255,12 @@ export class KVStorage implements Storage {
       if (paging) batch = Math.min(batch * 2, maxBatch);
     }
 
-    const result: { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } = {
+    const result: {
+      items: KubeObject[];
+      resourceVersion: string;
+      continue?: string;
+      remainingItemCount?: number;
+    } = {
       items,
       resourceVersion: formatResourceVersion(withRev),
     };
@@ -248,7 +272,12 @@ export class KVStorage implements Storage {
   }
 
   /** Maps a KV read failure to what GetList reports (etcd3/errors.go interpretListError). */
-  private async listReadError(err: unknown, withRev: number, keyPrefix: string, continueKey: string | undefined): Promise<unknown> {
+  private async listReadError(
+    err: unknown,
+    withRev: number,
+    keyPrefix: string,
+    continueKey: string | undefined,
+  ): Promise<unknown> {
     if (err instanceof FutureRevisionError) {
       let current = err.currentRevision;
       try {
@@ -339,7 +368,8 @@ export class KVStorage implements Storage {
         return decodeObject(key, state.data, state.rev);
       }
 
-      const result = state.rev === 0 ? await this.kv.create(key, data) : await this.kv.update(key, data, state.rev);
+      const result =
+        state.rev === 0 ? await this.kv.create(key, data) : await this.kv.update(key, data, state.rev);
       if (!result.ok) {
         // Someone else wrote first: retry on what they wrote.
         state = this.stateOf(key, result.current, ignoreNotFound);

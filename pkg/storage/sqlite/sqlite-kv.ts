@@ -68,13 +68,23 @@ function createRevisionOf(row: LogRow): number {
 }
 
 function keyValueOf(row: LogRow): KeyValue {
-  return { key: row.name, value: row.value ?? EMPTY, createRevision: createRevisionOf(row), modRevision: row.id };
+  return {
+    key: row.name,
+    value: row.value ?? EMPTY,
+    createRevision: createRevisionOf(row),
+    modRevision: row.id,
+  };
 }
 
 /** The value a row replaced, as the key stood before that write. */
 function previousOf(row: LogRow): KeyValue | undefined {
   if (row.created || row.old_value === null) return undefined;
-  return { key: row.name, value: row.old_value, createRevision: row.create_revision, modRevision: row.prev_revision };
+  return {
+    key: row.name,
+    value: row.old_value,
+    createRevision: row.create_revision,
+    modRevision: row.prev_revision,
+  };
 }
 
 function eventOf(row: LogRow): KVEvent {
@@ -99,7 +109,10 @@ export class SqliteKV implements KV {
 
   private readonly latestStmt: Statement<[string], LogRow>;
   private readonly latestAtStmt: Statement<[string, number], LogRow>;
-  private readonly insertStmt: Statement<[string, number, number, number, number, Buffer | null, Buffer | null], unknown>;
+  private readonly insertStmt: Statement<
+    [string, number, number, number, number, Buffer | null, Buffer | null],
+    unknown
+  >;
   private readonly rangeStmt: Statement<[string, string, number, number, number], LogRow>;
   private readonly rangeOpenStmt: Statement<[string, number, number, number], LogRow>;
   private readonly countStmt: Statement<[string, string, number, number], { n: number }>;
@@ -117,33 +130,54 @@ export class SqliteKV implements KV {
     db.exec(SCHEMA);
     // Revision 1 is the empty store, as in etcd: no list or watch ever carries "0",
     // which clients read as "any version".
-    db.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT 'kv', 1 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'kv')").run();
+    db.prepare(
+      "INSERT INTO sqlite_sequence (name, seq) SELECT 'kv', 1 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'kv')",
+    ).run();
     this.rev = (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'kv'").get() as { seq: number }).seq;
-    const compact = db.prepare('SELECT value FROM meta WHERE key = ?').get(COMPACT_REV_KEY) as { value: number } | undefined;
+    const compact = db.prepare('SELECT value FROM meta WHERE key = ?').get(COMPACT_REV_KEY) as
+      { value: number } | undefined;
     this.compactRev = compact?.value ?? 0;
 
-    this.latestStmt = db.prepare<[string], LogRow>('SELECT * FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1');
-    this.latestAtStmt = db.prepare<[string, number], LogRow>('SELECT * FROM kv WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1');
-    this.insertStmt = db.prepare<[string, number, number, number, number, Buffer | null, Buffer | null], unknown>(
+    this.latestStmt = db.prepare<[string], LogRow>(
+      'SELECT * FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1',
+    );
+    this.latestAtStmt = db.prepare<[string, number], LogRow>(
+      'SELECT * FROM kv WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1',
+    );
+    this.insertStmt = db.prepare<
+      [string, number, number, number, number, Buffer | null, Buffer | null],
+      unknown
+    >(
       'INSERT INTO kv (name, created, deleted, create_revision, prev_revision, value, old_value) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     // The newest row per key at the revision, walked in key order through the (name, id)
     // index so a LIMIT stops the scan early.
-    const latestAt = 'k.id = (SELECT MAX(l.id) FROM kv AS l WHERE l.name = k.name AND l.id <= ?) AND k.deleted = 0';
+    const latestAt =
+      'k.id = (SELECT MAX(l.id) FROM kv AS l WHERE l.name = k.name AND l.id <= ?) AND k.deleted = 0';
     this.rangeStmt = db.prepare<[string, string, number, number, number], LogRow>(
       `SELECT k.* FROM kv AS k WHERE k.name >= ? AND k.name < ? AND k.id <= ? AND ${latestAt} ORDER BY k.name LIMIT ?`,
     );
-    this.rangeOpenStmt = db.prepare<[string, number, number, number], LogRow>(`SELECT k.* FROM kv AS k WHERE k.name >= ? AND k.id <= ? AND ${latestAt} ORDER BY k.name LIMIT ?`);
-    this.countStmt = db.prepare<[string, string, number, number], { n: number }>(`SELECT COUNT(*) AS n FROM kv AS k WHERE k.name >= ? AND k.name < ? AND k.id <= ? AND ${latestAt}`);
-    this.countOpenStmt = db.prepare<[string, number, number], { n: number }>(`SELECT COUNT(*) AS n FROM kv AS k WHERE k.name >= ? AND k.id <= ? AND ${latestAt}`);
-    this.historyStmt = db.prepare<[number, number, number], LogRow>('SELECT * FROM kv WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?');
+    this.rangeOpenStmt = db.prepare<[string, number, number, number], LogRow>(
+      `SELECT k.* FROM kv AS k WHERE k.name >= ? AND k.id <= ? AND ${latestAt} ORDER BY k.name LIMIT ?`,
+    );
+    this.countStmt = db.prepare<[string, string, number, number], { n: number }>(
+      `SELECT COUNT(*) AS n FROM kv AS k WHERE k.name >= ? AND k.name < ? AND k.id <= ? AND ${latestAt}`,
+    );
+    this.countOpenStmt = db.prepare<[string, number, number], { n: number }>(
+      `SELECT COUNT(*) AS n FROM kv AS k WHERE k.name >= ? AND k.id <= ? AND ${latestAt}`,
+    );
+    this.historyStmt = db.prepare<[number, number, number], LogRow>(
+      'SELECT * FROM kv WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?',
+    );
     // A row is garbage once a newer row of its key exists at or before the compaction
     // revision; a tombstone before it is garbage too (the key reads as absent either way).
     this.compactStmt = db.prepare<[number, number, number], unknown>(
       'DELETE FROM kv WHERE id >= ? AND id < ? AND (deleted = 1 OR EXISTS (SELECT 1 FROM kv AS n WHERE n.name = kv.name AND n.id > kv.id AND n.id <= ?))',
     );
     this.minIdStmt = db.prepare<[], { id: number | null }>('SELECT MIN(id) AS id FROM kv');
-    this.setMetaStmt = db.prepare<[string, number], unknown>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.setMetaStmt = db.prepare<[string, number], unknown>(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
 
     const interval = options.compactIntervalMs ?? 0;
     if (interval > 0) {
@@ -199,11 +233,16 @@ export class SqliteKV implements KV {
     const limit = options.limit ?? 0;
     // One extra row tells whether more follow.
     const sqlLimit = limit > 0 ? limit + 1 : -1;
-    const rows = end === '' ? this.rangeOpenStmt.all(start, rev, rev, sqlLimit) : this.rangeStmt.all(start, end, rev, rev, sqlLimit);
+    const rows =
+      end === ''
+        ? this.rangeOpenStmt.all(start, rev, rev, sqlLimit)
+        : this.rangeStmt.all(start, end, rev, rev, sqlLimit);
     const more = limit > 0 && rows.length > limit;
     const kvs = (more ? rows.slice(0, limit) : rows).map(keyValueOf);
     if (!options.count) return { kvs, revision: rev, more };
-    const count = (end === '' ? this.countOpenStmt.get(start, rev, rev) : this.countStmt.get(start, end, rev, rev))?.n ?? 0;
+    const count =
+      (end === '' ? this.countOpenStmt.get(start, rev, rev) : this.countStmt.get(start, end, rev, rev))?.n ??
+      0;
     return { kvs, revision: rev, more, count };
   }
 
@@ -213,7 +252,9 @@ export class SqliteKV implements KV {
    */
   private write<R extends TxnResult>(
     key: string,
-    write: (latest: LogRow | undefined) => { fail: R } | { insert: Omit<LogRow, 'id'>; result: (row: LogRow) => R },
+    write: (
+      latest: LogRow | undefined,
+    ) => { fail: R } | { insert: Omit<LogRow, 'id'>; result: (row: LogRow) => R },
   ): R {
     this.assertOpen();
     const written: { row?: LogRow } = {};
@@ -221,7 +262,15 @@ export class SqliteKV implements KV {
       const decision = write(this.latestStmt.get(key));
       if ('fail' in decision) return decision.fail;
       const r = decision.insert;
-      const info = this.insertStmt.run(r.name, r.created, r.deleted, r.create_revision, r.prev_revision, r.value, r.old_value);
+      const info = this.insertStmt.run(
+        r.name,
+        r.created,
+        r.deleted,
+        r.create_revision,
+        r.prev_revision,
+        r.value,
+        r.old_value,
+      );
       const row: LogRow = { ...r, id: Number(info.lastInsertRowid) };
       written.row = row;
       return decision.result(row);
@@ -236,9 +285,18 @@ export class SqliteKV implements KV {
 
   async create(key: string, value: Buffer): Promise<TxnResult> {
     return this.write(key, (latest) => {
-      if (latest && !latest.deleted) return { fail: { ok: false, revision: this.rev, current: keyValueOf(latest) } };
+      if (latest && !latest.deleted)
+        return { fail: { ok: false, revision: this.rev, current: keyValueOf(latest) } };
       return {
-        insert: { name: key, created: 1, deleted: 0, create_revision: 0, prev_revision: latest?.id ?? 0, value, old_value: null },
+        insert: {
+          name: key,
+          created: 1,
+          deleted: 0,
+          create_revision: 0,
+          prev_revision: latest?.id ?? 0,
+          value,
+          old_value: null,
+        },
         result: (row) => ({ ok: true, revision: row.id }),
       };
     });
@@ -247,7 +305,8 @@ export class SqliteKV implements KV {
   async update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult> {
     return this.write(key, (latest) => {
       if (!latest || latest.deleted) return { fail: { ok: false, revision: this.rev } };
-      if (latest.id !== expectedModRevision) return { fail: { ok: false, revision: this.rev, current: keyValueOf(latest) } };
+      if (latest.id !== expectedModRevision)
+        return { fail: { ok: false, revision: this.rev, current: keyValueOf(latest) } };
       return {
         insert: {
           name: key,

@@ -40,15 +40,27 @@ runStorageConformance('sqlite (:memory:)', async () => {
 });
 
 /** Runs the crash fixture (compiled .js, or .ts through tsx when the tests run from source). */
-function runCrashWriter(dbPath: string, count: number): { resourceVersion: string; signal: NodeJS.Signals | null } {
-  const script = new URL(`./testdata/crash-writer${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+function runCrashWriter(
+  dbPath: string,
+  count: number,
+): { resourceVersion: string; signal: NodeJS.Signals | null } {
+  const script = new URL(
+    `./testdata/crash-writer${extname(fileURLToPath(import.meta.url))}`,
+    import.meta.url,
+  );
   const path = fileURLToPath(script);
   const args = path.endsWith('.ts') ? ['--import', 'tsx', path] : [path];
-  const r = spawnSync(process.execPath, [...args, dbPath, String(count)], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [...args, dbPath, String(count)], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(r.error, undefined);
   const line = r.stdout.trim().split('\n').at(-1) ?? '';
   assert.ok(line.startsWith('{'), `the writer printed no result; stderr: ${r.stderr}`);
-  return { resourceVersion: (JSON.parse(line) as { resourceVersion: string }).resourceVersion, signal: r.signal };
+  return {
+    resourceVersion: (JSON.parse(line) as { resourceVersion: string }).resourceVersion,
+    signal: r.signal,
+  };
 }
 
 const buf = (s: string): Buffer => Buffer.from(s, 'utf8');
@@ -89,7 +101,10 @@ describe('sqlite specifics', () => {
         // History from before the restart is still watchable...
         const w = await storage.watch('/registry/t/', { resourceVersion: a2.metadata.resourceVersion });
         const it = w[Symbol.asyncIterator]();
-        const events = [(await it.next()).value, (await it.next()).value] as { type: string; object: { metadata: { name: string } } }[];
+        const events = [(await it.next()).value, (await it.next()).value] as {
+          type: string;
+          object: { metadata: { name: string } };
+        }[];
         assert.deepEqual(
           events.map((e) => `${e.type} ${e.object.metadata.name}`),
           ['ADDED b', 'DELETED b'],
@@ -97,7 +112,10 @@ describe('sqlite specifics', () => {
         w.stop();
         // ...and compacted history is still gone.
         await assert.rejects(
-          storage.getList('/registry/t/', { resourceVersion: a.metadata.resourceVersion, resourceVersionMatch: 'Exact' }),
+          storage.getList('/registry/t/', {
+            resourceVersion: a.metadata.resourceVersion,
+            resourceVersionMatch: 'Exact',
+          }),
           /too old/,
         );
         // New writes continue the revision sequence.
@@ -173,7 +191,10 @@ describe('sqlite specifics', () => {
 
       const raw = new Database(path, { readonly: true });
       try {
-        const rows = raw.prepare('SELECT name, deleted FROM kv ORDER BY id').all() as { name: string; deleted: number }[];
+        const rows = raw.prepare('SELECT name, deleted FROM kv ORDER BY id').all() as {
+          name: string;
+          deleted: number;
+        }[];
         // Only the newest row of each live key survives: the last write is at the compaction revision.
         assert.deepEqual(rows, [
           { name: '/k/b', deleted: 0 },
@@ -235,7 +256,10 @@ describe('sqlite specifics', () => {
         'all events',
       );
       w.cancel();
-      assert.deepEqual(seen, Array.from({ length: end - start + 1 }, (_, i) => start + i));
+      assert.deepEqual(
+        seen,
+        Array.from({ length: end - start + 1 }, (_, i) => start + i),
+      );
     } finally {
       await kv.close();
     }

@@ -27,7 +27,12 @@ export const TEST_KIND = 'Widget';
 /** A test object: cluster-scoped unless a namespace is given. */
 export function widget(
   name: string,
-  options: { namespace?: string; labels?: Record<string, string>; uid?: string; spec?: Record<string, unknown> } = {},
+  options: {
+    namespace?: string;
+    labels?: Record<string, string>;
+    uid?: string;
+    spec?: Record<string, unknown>;
+  } = {},
 ): KubeObject {
   const metadata: KubeObject['metadata'] = { name, uid: options.uid ?? `uid-${name}` };
   if (options.namespace !== undefined) metadata.namespace = options.namespace;
@@ -49,7 +54,10 @@ export function nameIn(...names: string[]): Predicate {
 export function rv(obj: KubeObject | null | undefined): number {
   assert.ok(obj, 'expected an object');
   const value = obj.metadata.resourceVersion;
-  assert.ok(value !== undefined && /^[1-9][0-9]*$/.test(value), `expected a resourceVersion, got ${String(value)}`);
+  assert.ok(
+    value !== undefined && /^[1-9][0-9]*$/.test(value),
+    `expected a resourceVersion, got ${String(value)}`,
+  );
   return Number(value);
 }
 
@@ -58,7 +66,11 @@ export function names(items: readonly KubeObject[]): string[] {
 }
 
 /** Asserts that `promise` rejects with a StorageError of `code` (and, if given, a message matching). */
-export async function rejectsWithCode(promise: Promise<unknown>, code: StorageErrorCode, message?: string | RegExp): Promise<void> {
+export async function rejectsWithCode(
+  promise: Promise<unknown>,
+  code: StorageErrorCode,
+  message?: string | RegExp,
+): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
     assert.ok(isStorageError(err), `expected a StorageError ${code}, got ${String(err)}`);
     assert.equal(err.code, code, `expected code ${code}, got ${err.code}: ${err.message}`);

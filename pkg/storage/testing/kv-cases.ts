@@ -108,12 +108,18 @@ export function kvCases(ctx: CaseContext): void {
       await kv.create(`${dir}c`, buf('c1'));
 
       const now = await kv.range(dir, end);
-      assert.deepEqual(now.kvs.map((x) => `${x.key.slice(dir.length)}=${x.value.toString('utf8')}`), ['a=a2', 'c=c1']);
+      assert.deepEqual(
+        now.kvs.map((x) => `${x.key.slice(dir.length)}=${x.value.toString('utf8')}`),
+        ['a=a2', 'c=c1'],
+      );
       assert.equal(now.revision, await kv.currentRevision());
       assert.equal(now.more, false);
 
       const past = await kv.range(dir, end, { revision: at2, count: true });
-      assert.deepEqual(past.kvs.map((x) => `${x.key.slice(dir.length)}=${x.value.toString('utf8')}`), ['a=a1', 'b=b1']);
+      assert.deepEqual(
+        past.kvs.map((x) => `${x.key.slice(dir.length)}=${x.value.toString('utf8')}`),
+        ['a=a1', 'b=b1'],
+      );
       assert.equal(past.revision, at2);
       assert.equal(past.count, 2);
 
@@ -122,7 +128,10 @@ export function kvCases(ctx: CaseContext): void {
       assert.equal(page.more, true);
       assert.equal(page.count, 2);
       const rest = await kv.range(`${page.kvs[0]!.key}\u0000`, end, { limit: 1, revision: page.revision });
-      assert.deepEqual(rest.kvs.map((x) => x.key), [`${dir}c`]);
+      assert.deepEqual(
+        rest.kvs.map((x) => x.key),
+        [`${dir}c`],
+      );
       assert.equal(rest.more, false);
 
       assert.equal((await kv.get(`${dir}b`, at2)).kv?.value.toString('utf8'), 'b1');
@@ -137,11 +146,17 @@ export function kvCases(ctx: CaseContext): void {
       const current = await kv.currentRevision();
       await kv.compact(current);
       assert.ok((await kv.compactedRevision()) >= current);
-      await assert.rejects(kv.range(dir, prefixEnd(dir), { revision: a.revision }), (err) => err instanceof CompactedError);
+      await assert.rejects(
+        kv.range(dir, prefixEnd(dir), { revision: a.revision }),
+        (err) => err instanceof CompactedError,
+      );
       await assert.rejects(kv.get(`${dir}a`, a.revision), (err) => err instanceof CompactedError);
       const at = await kv.range(dir, prefixEnd(dir), { revision: current });
       assert.equal(at.kvs[0]?.value.toString('utf8'), 'a2', 'the compaction revision itself stays readable');
-      await assert.rejects(kv.range(dir, prefixEnd(dir), { revision: current + 1000 }), (err) => err instanceof FutureRevisionError);
+      await assert.rejects(
+        kv.range(dir, prefixEnd(dir), { revision: current + 1000 }),
+        (err) => err instanceof FutureRevisionError,
+      );
     });
 
     it('watches from a revision: history then live, with previous values, in order', async (t) => {

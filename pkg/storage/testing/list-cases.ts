@@ -19,7 +19,10 @@ function token(obj: unknown): string {
 }
 
 /** Lists every page of a paged list as a client would: later pages send only limit, selector and continue. */
-async function allPages(list: (opts: ListOptions) => Promise<ListResult>, opts: ListOptions): Promise<ListResult[]> {
+async function allPages(
+  list: (opts: ListOptions) => Promise<ListResult>,
+  opts: ListOptions,
+): Promise<ListResult[]> {
   const pages = [await list(opts)];
   let cont = pages[0]?.continue;
   while (cont) {
@@ -46,7 +49,8 @@ export function listCases(ctx: CaseContext): void {
         assert.equal(list.resourceVersion, String(current));
         assert.equal(list.continue, undefined);
         assert.equal(list.remainingItemCount, undefined);
-        for (const item of list.items) assert.deepEqual(await storage.get(`${dir}${item.metadata.name}`), item);
+        for (const item of list.items)
+          assert.deepEqual(await storage.get(`${dir}${item.metadata.name}`), item);
       }
       const any = await storage.getList(dir, { resourceVersion: '0' });
       assert.deepEqual(names(any.items), ['a', 'b', 'c']);
@@ -66,7 +70,11 @@ export function listCases(ctx: CaseContext): void {
       const first = await storage.getList(dir, { limit: 2 });
       assert.deepEqual(names(first.items), ['a', 'b']);
       assert.equal(first.remainingItemCount, 3);
-      assert.deepEqual(decodeToken(first.continue), { v: 'meta.k8s.io/v1', rv: Number(first.resourceVersion), start: 'b\u0000' });
+      assert.deepEqual(decodeToken(first.continue), {
+        v: 'meta.k8s.io/v1',
+        rv: Number(first.resourceVersion),
+        start: 'b\u0000',
+      });
       assert.equal(
         first.continue,
         token({ v: 'meta.k8s.io/v1', rv: Number(first.resourceVersion), start: 'b\u0000' }),
@@ -105,16 +113,28 @@ export function listCases(ctx: CaseContext): void {
       const dir = ctx.prefix('list-filter');
       const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
       const selected = new Set(['b', 'g', 'h', 'j']);
-      for (const n of all) await storage.create(`${dir}${n}`, widget(n, { labels: { pick: selected.has(n) ? 'yes' : 'no' } }));
+      for (const n of all)
+        await storage.create(`${dir}${n}`, widget(n, { labels: { pick: selected.has(n) ? 'yes' : 'no' } }));
       const predicate = labelEquals('pick', 'yes');
 
       const first = await storage.getList(dir, { limit: 2, predicate });
-      assert.deepEqual(names(first.items), ['b', 'g'], 'the first page skips unselected items until it is full');
+      assert.deepEqual(
+        names(first.items),
+        ['b', 'g'],
+        'the first page skips unselected items until it is full',
+      );
       assert.equal(first.remainingItemCount, undefined);
-      assert.deepEqual(decodeToken(first.continue), { v: 'meta.k8s.io/v1', rv: Number(first.resourceVersion), start: 'g\u0000' });
+      assert.deepEqual(decodeToken(first.continue), {
+        v: 'meta.k8s.io/v1',
+        rv: Number(first.resourceVersion),
+        start: 'g\u0000',
+      });
 
       const pages = await allPages((o) => storage.getList(dir, o), { limit: 2, predicate });
-      assert.deepEqual(pages.flatMap((p) => names(p.items)), ['b', 'g', 'h', 'j']);
+      assert.deepEqual(
+        pages.flatMap((p) => names(p.items)),
+        ['b', 'g', 'h', 'j'],
+      );
       for (const p of pages) {
         assert.ok(p.items.length <= 2);
         assert.equal(p.resourceVersion, first.resourceVersion);
@@ -137,11 +157,16 @@ export function listCases(ctx: CaseContext): void {
       const full = await storage.getList(dir);
       for (const limit of [1, 5, 22, 23, 24]) {
         const pages = await allPages((o) => storage.getList(dir, o), { limit });
-        assert.deepEqual(pages.flatMap((p) => p.items), full.items, `limit ${limit}`);
+        assert.deepEqual(
+          pages.flatMap((p) => p.items),
+          full.items,
+          `limit ${limit}`,
+        );
         let seen = 0;
         for (const p of pages) {
           seen += p.items.length;
-          if (p.continue) assert.equal((p.remainingItemCount ?? 0) + seen, created.length, 'remaining + seen = total');
+          if (p.continue)
+            assert.equal((p.remainingItemCount ?? 0) + seen, created.length, 'remaining + seen = total');
         }
       }
     });
@@ -161,7 +186,11 @@ export function listCases(ctx: CaseContext): void {
         first.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
         ['ns1/a', 'ns1/b'],
       );
-      assert.deepEqual(decodeToken(first.continue), { v: 'meta.k8s.io/v1', rv: Number(first.resourceVersion), start: 'ns1/b\u0000' });
+      assert.deepEqual(decodeToken(first.continue), {
+        v: 'meta.k8s.io/v1',
+        rv: Number(first.resourceVersion),
+        start: 'ns1/b\u0000',
+      });
       const ns1 = await storage.getList(`${dir}ns1/`);
       assert.equal(ns1.items.length, 2);
     });
@@ -217,7 +246,8 @@ export function listCases(ctx: CaseContext): void {
       await record(['a:2']);
       await storage.create(`${dir}b`, widget('b', { spec: { size: 3 } }));
       await record(['a:2', 'b:3']);
-      const show = (items: KubeObject[]): string[] => items.map((o) => `${o.metadata.name}:${(o.spec as { size: number }).size}`);
+      const show = (items: KubeObject[]): string[] =>
+        items.map((o) => `${o.metadata.name}:${(o.spec as { size: number }).size}`);
       for (const h of history) {
         const exact = await storage.getList(dir, { resourceVersion: h.rv, resourceVersionMatch: 'Exact' });
         assert.deepEqual(show(exact.items), h.state, `Exact at ${h.rv}`);
@@ -227,7 +257,11 @@ export function listCases(ctx: CaseContext): void {
         assert.deepEqual(show(legacy.items), h.state, `legacy limit at ${h.rv}`);
         assert.equal(legacy.resourceVersion, h.rv);
         // And paging an old revision stays at it.
-        const pages = await allPages((o) => storage.getList(dir, o), { resourceVersion: h.rv, resourceVersionMatch: 'Exact', limit: 1 });
+        const pages = await allPages((o) => storage.getList(dir, o), {
+          resourceVersion: h.rv,
+          resourceVersionMatch: 'Exact',
+          limit: 1,
+        });
         assert.deepEqual(show(pages.flatMap((p) => p.items)), h.state, `paged Exact at ${h.rv}`);
         for (const p of pages) assert.equal(p.resourceVersion, h.rv);
       }
@@ -240,7 +274,10 @@ export function listCases(ctx: CaseContext): void {
       await storage.guaranteedUpdate(`${dir}a`, (cur) => ({ ...cur!, spec: { size: 2 } }));
       const current = await storage.currentResourceVersion();
       for (const resourceVersionMatch of ['NotOlderThan', ''] as const) {
-        const list = await storage.getList(dir, { resourceVersion: a.metadata.resourceVersion, resourceVersionMatch });
+        const list = await storage.getList(dir, {
+          resourceVersion: a.metadata.resourceVersion,
+          resourceVersionMatch,
+        });
         assert.ok(Number(list.resourceVersion) >= current);
         assert.deepEqual(list.items[0]?.spec, { size: 2 });
         await rejectsWithCode(
@@ -259,8 +296,16 @@ export function listCases(ctx: CaseContext): void {
     it('rejects an invalid resourceVersion or resourceVersionMatch', async () => {
       const { storage } = ctx.env();
       const dir = ctx.prefix('list-invalid');
-      await rejectsWithCode(storage.getList(dir, { resourceVersion: 'abc' }), 'InvalidError', /invalid resource version/);
-      await rejectsWithCode(storage.getList(dir, { resourceVersion: '-1' }), 'InvalidError', /invalid resource version/);
+      await rejectsWithCode(
+        storage.getList(dir, { resourceVersion: 'abc' }),
+        'InvalidError',
+        /invalid resource version/,
+      );
+      await rejectsWithCode(
+        storage.getList(dir, { resourceVersion: '-1' }),
+        'InvalidError',
+        /invalid resource version/,
+      );
       await rejectsWithCode(
         // @ts-expect-error an unsupported value, as a client could send one
         storage.getList(dir, { resourceVersion: '1', resourceVersionMatch: 'Newest' }),
@@ -274,9 +319,18 @@ export function listCases(ctx: CaseContext): void {
       const dir = ctx.prefix('list-bad-continue');
       await storage.create(`${dir}a`, widget('a'));
       const cases: [string, string | RegExp][] = [
-        ['not base64!', /^invalid continue token: continue key is not valid: illegal base64 data at input byte 3$/],
-        [Buffer.from('{"v":', 'utf8').toString('base64url'), /^invalid continue token: continue key is not valid: /],
-        [token('just a string'), /^invalid continue token: continue key is not valid: json: cannot unmarshal string/],
+        [
+          'not base64!',
+          /^invalid continue token: continue key is not valid: illegal base64 data at input byte 3$/,
+        ],
+        [
+          Buffer.from('{"v":', 'utf8').toString('base64url'),
+          /^invalid continue token: continue key is not valid: /,
+        ],
+        [
+          token('just a string'),
+          /^invalid continue token: continue key is not valid: json: cannot unmarshal string/,
+        ],
         [
           token({ v: 'meta.k8s.io/v1', rv: 0, start: 'a' }),
           'invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
@@ -289,8 +343,14 @@ export function listCases(ctx: CaseContext): void {
           token({ v: 'other/v9', rv: 5, start: 'a' }),
           'invalid continue token: continue key is not valid: server does not recognize this encoded version other/v9',
         ],
-        [token({ v: 'meta.k8s.io/v1', rv: 5, start: '../../x' }), 'invalid continue token: continue key is not valid: ../../x'],
-        [token({ v: 'meta.k8s.io/v1', rv: 5, start: 'a//b' }), 'invalid continue token: continue key is not valid: a//b'],
+        [
+          token({ v: 'meta.k8s.io/v1', rv: 5, start: '../../x' }),
+          'invalid continue token: continue key is not valid: ../../x',
+        ],
+        [
+          token({ v: 'meta.k8s.io/v1', rv: 5, start: 'a//b' }),
+          'invalid continue token: continue key is not valid: a//b',
+        ],
       ];
       for (const [bad, message] of cases) {
         await rejectsWithCode(storage.getList(dir, { continue: bad, limit: 1 }), 'InvalidContinue', message);
@@ -323,7 +383,11 @@ export function listCases(ctx: CaseContext): void {
         'Expired',
         'The resourceVersion for the provided list is too old.',
       );
-      await rejectsWithCode(storage.getList(dir, { resourceVersion: oldRv, limit: 5 }), 'Expired', 'The resourceVersion for the provided list is too old.');
+      await rejectsWithCode(
+        storage.getList(dir, { resourceVersion: oldRv, limit: 5 }),
+        'Expired',
+        'The resourceVersion for the provided list is too old.',
+      );
 
       let fresh: string | undefined;
       await assert.rejects(storage.getList(dir, { limit: 1, continue: first.continue }), (err: unknown) => {
@@ -347,7 +411,10 @@ export function listCases(ctx: CaseContext): void {
       for (const p of rest) assert.equal(p.resourceVersion, second.resourceVersion);
 
       // Exact at the compaction revision itself is still readable.
-      const atCompaction = await storage.getList(dir, { resourceVersion: String(current), resourceVersionMatch: 'Exact' });
+      const atCompaction = await storage.getList(dir, {
+        resourceVersion: String(current),
+        resourceVersionMatch: 'Exact',
+      });
       assert.deepEqual(names(atCompaction.items), ['a', 'b', 'c', 'd']);
       assert.equal(atCompaction.resourceVersion, String(current));
     });

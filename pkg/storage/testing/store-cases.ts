@@ -16,14 +16,20 @@ export function createCases(ctx: CaseContext): void {
       const input = widget('foo');
       const out = await storage.create(key, input);
       assert.equal(input.metadata.resourceVersion, undefined, 'the caller’s object must not be modified');
-      assert.deepEqual({ ...out, metadata: { ...out.metadata, resourceVersion: undefined } }, {
-        ...input,
-        metadata: { ...input.metadata, resourceVersion: undefined },
-      });
+      assert.deepEqual(
+        { ...out, metadata: { ...out.metadata, resourceVersion: undefined } },
+        {
+          ...input,
+          metadata: { ...input.metadata, resourceVersion: undefined },
+        },
+      );
       const stored = await kv.get(key);
       assert.ok(stored.kv);
       assert.equal(stored.kv.modRevision, rv(out));
-      assert.ok(!stored.kv.value.toString('utf8').includes('resourceVersion'), 'stored bytes carry no resourceVersion');
+      assert.ok(
+        !stored.kv.value.toString('utf8').includes('resourceVersion'),
+        'stored bytes carry no resourceVersion',
+      );
       assert.deepEqual(await storage.get(key), out);
     });
 
@@ -43,7 +49,11 @@ export function createCases(ctx: CaseContext): void {
       const key = `${ctx.prefix('create-rv')}foo`;
       const obj = widget('foo');
       obj.metadata.resourceVersion = '1';
-      await rejectsWithCode(storage.create(key, obj), 'Internal', 'resourceVersion should not be set on objects to be created');
+      await rejectsWithCode(
+        storage.create(key, obj),
+        'Internal',
+        'resourceVersion should not be set on objects to be created',
+      );
       await rejectsWithCode(storage.get(key), 'KeyNotFound');
     });
 
@@ -69,7 +79,10 @@ export function getCases(ctx: CaseContext): void {
       assert.deepEqual(await storage.get(key, { resourceVersion: '' }), updated);
       // "0" means any version; this store has only the latest.
       assert.deepEqual(await storage.get(key, { resourceVersion: '0' }), updated);
-      assert.deepEqual(await storage.get(key, { resourceVersion: created.metadata.resourceVersion }), updated);
+      assert.deepEqual(
+        await storage.get(key, { resourceVersion: created.metadata.resourceVersion }),
+        updated,
+      );
       assert.deepEqual(await storage.get(key, { resourceVersion: String(current) }), updated);
     });
 
@@ -97,7 +110,11 @@ export function getCases(ctx: CaseContext): void {
     it('fails with KeyNotFound for a missing key, or returns null with ignoreNotFound', async () => {
       const { storage } = ctx.env();
       const key = `${ctx.prefix('get-missing')}foo`;
-      await rejectsWithCode(storage.get(key), 'KeyNotFound', `StorageError: key not found, Code: 1, Key: ${key}, ResourceVersion: 0`);
+      await rejectsWithCode(
+        storage.get(key),
+        'KeyNotFound',
+        `StorageError: key not found, Code: 1, Key: ${key}, ResourceVersion: 0`,
+      );
       assert.equal(await storage.get(key, { ignoreNotFound: true }), null);
     });
   });
@@ -112,10 +129,13 @@ export function deleteCases(ctx: CaseContext): void {
       const deleted = await storage.delete(key);
       assert.ok(rv(deleted) > rv(created));
       assert.equal(rv(deleted), await storage.currentResourceVersion());
-      assert.deepEqual({ ...deleted, metadata: { ...deleted.metadata, resourceVersion: '' } }, {
-        ...created,
-        metadata: { ...created.metadata, resourceVersion: '' },
-      });
+      assert.deepEqual(
+        { ...deleted, metadata: { ...deleted.metadata, resourceVersion: '' } },
+        {
+          ...created,
+          metadata: { ...created.metadata, resourceVersion: '' },
+        },
+      );
       await rejectsWithCode(storage.get(key), 'KeyNotFound');
       await rejectsWithCode(storage.delete(key), 'KeyNotFound');
     });
@@ -147,7 +167,9 @@ export function deleteCases(ctx: CaseContext): void {
           `Precondition failed: ResourceVersion in precondition: ${created.metadata.resourceVersion}, ResourceVersion in object meta: ${updated.metadata.resourceVersion}$`,
         ),
       );
-      const deleted = await storage.delete(key, { preconditions: { resourceVersion: updated.metadata.resourceVersion! } });
+      const deleted = await storage.delete(key, {
+        preconditions: { resourceVersion: updated.metadata.resourceVersion! },
+      });
       assert.deepEqual(deleted.spec, { size: 5 });
     });
 
@@ -269,7 +291,12 @@ export function guaranteedUpdateCases(ctx: CaseContext): void {
       // The same content with its fields in another order is the same data too.
       const reordered = await storage.guaranteedUpdate(key, (cur) => {
         const { spec, metadata, kind, apiVersion } = cur!;
-        return { spec, metadata: { labels: { b: '2', a: '1' }, uid: metadata.uid, name: metadata.name }, kind, apiVersion };
+        return {
+          spec,
+          metadata: { labels: { b: '2', a: '1' }, uid: metadata.uid, name: metadata.name },
+          kind,
+          apiVersion,
+        };
       });
       assert.equal(reordered.metadata.resourceVersion, created.metadata.resourceVersion);
       assert.equal(await storage.currentResourceVersion(), before);
@@ -306,7 +333,9 @@ export function guaranteedUpdateCases(ctx: CaseContext): void {
       // The function returns exactly the stale cached object: a no-op against the cache,
       // but a real change against what is stored.
       const { resourceVersion: _rv, ...meta } = stale.metadata;
-      const result = await storage.guaranteedUpdate(key, () => ({ ...stale, metadata: meta }), { cached: stale });
+      const result = await storage.guaranteedUpdate(key, () => ({ ...stale, metadata: meta }), {
+        cached: stale,
+      });
       assert.deepEqual(result.spec, { size: 1 });
       assert.deepEqual((await storage.get(key))?.spec, { size: 1 });
     });
@@ -316,11 +345,15 @@ export function guaranteedUpdateCases(ctx: CaseContext): void {
       const key = `${ctx.prefix('gu-uid')}foo`;
       await storage.create(key, widget('foo', { uid: 'A' }));
       await rejectsWithCode(
-        storage.guaranteedUpdate(key, (cur) => ({ ...cur!, spec: { size: 2 } }), { preconditions: { uid: 'B' } }),
+        storage.guaranteedUpdate(key, (cur) => ({ ...cur!, spec: { size: 2 } }), {
+          preconditions: { uid: 'B' },
+        }),
         'InvalidObj',
         /Precondition failed: UID in precondition: B, UID in object meta: A$/,
       );
-      const ok = await storage.guaranteedUpdate(key, (cur) => ({ ...cur!, spec: { size: 2 } }), { preconditions: { uid: 'A' } });
+      const ok = await storage.guaranteedUpdate(key, (cur) => ({ ...cur!, spec: { size: 2 } }), {
+        preconditions: { uid: 'A' },
+      });
       assert.deepEqual(ok.spec, { size: 2 });
     });
 
@@ -345,7 +378,8 @@ export function guaranteedUpdateCases(ctx: CaseContext): void {
       let calls = 0;
       const result = await storage.guaranteedUpdate(key, async (cur) => {
         calls++;
-        if (calls === 1) await storage.guaranteedUpdate(key, (c) => ({ ...c!, spec: { ...(c!.spec as object), a: 1 } }));
+        if (calls === 1)
+          await storage.guaranteedUpdate(key, (c) => ({ ...c!, spec: { ...(c!.spec as object), a: 1 } }));
         return { ...cur!, spec: { ...(cur!.spec as object), b: 1 } };
       });
       assert.equal(calls, 2);
@@ -370,7 +404,10 @@ export function guaranteedUpdateCases(ctx: CaseContext): void {
       const versions = new Set(results.map((r) => r.metadata.resourceVersion));
       assert.equal(versions.size, n, 'every update is its own write');
       const counts = results.map((r) => (r.spec as { count: number }).count).sort((a, b) => a - b);
-      assert.deepEqual(counts, Array.from({ length: n }, (_, i) => i + 1));
+      assert.deepEqual(
+        counts,
+        Array.from({ length: n }, (_, i) => i + 1),
+      );
     });
 
     it('does not let the update function change the stored object by mutating its argument', async () => {

@@ -53,7 +53,12 @@ export function watchCases(ctx: CaseContext): void {
       const reader = new EventReader(w);
       const b2 = await storage.guaranteedUpdate(`${dir}b`, (cur) => ({ ...cur!, spec: { size: 5 } }));
       const events = await reader.take(4);
-      assert.deepEqual(events.map(summary), [ev('MODIFIED', a2), ev('ADDED', b), ev('DELETED', aGone), ev('MODIFIED', b2)]);
+      assert.deepEqual(events.map(summary), [
+        ev('MODIFIED', a2),
+        ev('ADDED', b),
+        ev('DELETED', aGone),
+        ev('MODIFIED', b2),
+      ]);
       assert.deepEqual(events[3]?.object, b2);
     });
 
@@ -76,11 +81,18 @@ export function watchCases(ctx: CaseContext): void {
       const dir = ctx.prefix('watch-selector');
       const key = `${dir}foo`;
       const start = await storage.currentResourceVersion();
-      const w = await storage.watch(dir, { resourceVersion: String(start), predicate: labelEquals('team', 'blue') });
+      const w = await storage.watch(dir, {
+        resourceVersion: String(start),
+        predicate: labelEquals('team', 'blue'),
+      });
       t.after(() => w.stop());
       const reader = new EventReader(w);
       const relabel = (team: string, size: number) =>
-        storage.guaranteedUpdate(key, (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { team } }, spec: { size } }));
+        storage.guaranteedUpdate(key, (cur) => ({
+          ...cur!,
+          metadata: { ...cur!.metadata, labels: { team } },
+          spec: { size },
+        }));
 
       await storage.create(key, widget('foo', { labels: { team: 'red' } })); // not selected: nothing
       const entered = await relabel('blue', 1);
@@ -91,7 +103,9 @@ export function watchCases(ctx: CaseContext): void {
       const gone = await storage.delete(key);
       const events = await reader.take(5);
       assert.deepEqual(
-        events.map((e) => `${e.type} ${e.object.metadata.resourceVersion} ${(e.object.spec as { size: number }).size}`),
+        events.map(
+          (e) => `${e.type} ${e.object.metadata.resourceVersion} ${(e.object.spec as { size: number }).size}`,
+        ),
         [
           `ADDED ${entered.metadata.resourceVersion} 1`,
           `MODIFIED ${stayed.metadata.resourceVersion} 2`,
@@ -147,7 +161,11 @@ export function watchCases(ctx: CaseContext): void {
         const reader = new EventReader(w);
         const initial = await reader.take(4);
         // The state, not the history: a appears once, as it is now.
-        assert.deepEqual(initial.slice(0, 3).map(summary), [ev('ADDED', a2!), ev('ADDED', created[1]!), ev('ADDED', created[2]!)]);
+        assert.deepEqual(initial.slice(0, 3).map(summary), [
+          ev('ADDED', a2!),
+          ev('ADDED', created[1]!),
+          ev('ADDED', created[2]!),
+        ]);
         const bookmark = initial[3]!;
         assert.equal(bookmark.type, 'BOOKMARK');
         assert.deepEqual(bookmark.object.metadata.annotations, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' });
@@ -197,7 +215,11 @@ export function watchCases(ctx: CaseContext): void {
       const { storage } = ctx.env();
       const dir = ctx.prefix('watch-bookmarks');
       const start = await storage.currentResourceVersion();
-      const w = await storage.watch(dir, { resourceVersion: String(start), allowWatchBookmarks: true, bookmarkIntervalMs: 20 });
+      const w = await storage.watch(dir, {
+        resourceVersion: String(start),
+        allowWatchBookmarks: true,
+        bookmarkIntervalMs: 20,
+      });
       t.after(() => w.stop());
       const reader = new EventReader(w);
       const a = await storage.create(`${dir}a`, widget('a'));
@@ -229,7 +251,14 @@ export function watchCases(ctx: CaseContext): void {
       const e = events[0]!;
       assert.equal(e.type, 'ERROR');
       const { message, ...rest } = e.object as unknown as { message: string };
-      assert.deepEqual(rest, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Expired', code: 410 });
+      assert.deepEqual(rest, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        reason: 'Expired',
+        code: 410,
+      });
       const m = /^too old resource version: (\d+) \((\d+)\)$/.exec(message);
       assert.ok(m, `unexpected message ${message}`);
       assert.equal(m[1], a.metadata.resourceVersion);
@@ -257,7 +286,10 @@ export function watchCases(ctx: CaseContext): void {
         assert.equal(status['kind'], 'Status');
         assert.equal(status['code'], 504);
         assert.equal(status['reason'], 'Timeout');
-        assert.match(String(status['message']), new RegExp(`^Timeout: Too large resource version: ${requested}, current: \\d+$`));
+        assert.match(
+          String(status['message']),
+          new RegExp(`^Timeout: Too large resource version: ${requested}, current: \\d+$`),
+        );
         assert.deepEqual((status['details'] as { causes: unknown }).causes, [
           { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
         ]);
@@ -266,7 +298,9 @@ export function watchCases(ctx: CaseContext): void {
 
     it('rejects an invalid resourceVersion', async () => {
       const { storage } = ctx.env();
-      await assert.rejects(storage.watch(ctx.prefix('watch-invalid'), { resourceVersion: 'x1' }), (err) => isStorageError(err, 'InvalidError'));
+      await assert.rejects(storage.watch(ctx.prefix('watch-invalid'), { resourceVersion: 'x1' }), (err) =>
+        isStorageError(err, 'InvalidError'),
+      );
     });
 
     it('stop() ends the iteration and nothing later is delivered', async () => {
@@ -315,7 +349,14 @@ export function watchCases(ctx: CaseContext): void {
       const keys = ['a', 'b', 'c', 'd', 'e'];
       await Promise.all(keys.map((k) => storage.create(`${dir}${k}`, widget(k, { spec: { n: 0 } }))));
       await Promise.all(
-        keys.flatMap((k) => [1, 2, 3].map(() => storage.guaranteedUpdate(`${dir}${k}`, (cur) => ({ ...cur!, spec: { n: ((cur!.spec as { n: number }).n ?? 0) + 1 } })))),
+        keys.flatMap((k) =>
+          [1, 2, 3].map(() =>
+            storage.guaranteedUpdate(`${dir}${k}`, (cur) => ({
+              ...cur!,
+              spec: { n: ((cur!.spec as { n: number }).n ?? 0) + 1 },
+            })),
+          ),
+        ),
       );
       await Promise.all(keys.slice(0, 2).map((k) => storage.delete(`${dir}${k}`)));
       const total = keys.length * 4 + 2;

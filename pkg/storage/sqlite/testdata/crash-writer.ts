@@ -15,4 +15,6 @@ for (let i = 0; i < Number(countArg); i++) {
   const created = await storage.create(`/registry/crash/${name}`, { metadata: { name }, spec: { i } });
   last = created.metadata.resourceVersion ?? '';
 }
-process.stdout.write(`${JSON.stringify({ resourceVersion: last })}\n`, () => process.kill(process.pid, 'SIGKILL'));
+process.stdout.write(`${JSON.stringify({ resourceVersion: last })}\n`, () =>
+  process.kill(process.pid, 'SIGKILL'),
+);

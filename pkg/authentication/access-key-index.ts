@@ -35,6 +35,7 @@ export class AccessKeyIndex {
   private resolveSynced!: () => void;
   private readonly syncedPromise = new Promise<void>((resolve) => (this.resolveSynced = resolve));
   private wakeRetry: (() => void) | undefined;
+  private readonly keyWaiters = new Map<string, Set<() => void>>();
 
   constructor(private readonly options: AccessKeyIndexOptions) {}
 
@@ -57,6 +58,31 @@ export class AccessKeyIndex {
       return await Promise.race([this.syncedPromise.then(() => true), timeout]);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Resolves true once a key with this stored hash is in the index (false after
+   * `timeoutMs`): a key just written through the registry reaches the index only
+   * through the watch, and a caller handing the key out must know it works.
+   */
+  async waitForKey(hash: string, timeoutMs: number): Promise<boolean> {
+    if (this.byHash.has(hash)) return true;
+    let timer: NodeJS.Timeout | undefined;
+    let wake!: () => void;
+    const arrived = new Promise<boolean>((resolve) => (wake = () => resolve(true)));
+    const waiters = this.keyWaiters.get(hash) ?? new Set<() => void>();
+    waiters.add(wake);
+    this.keyWaiters.set(hash, waiters);
+    try {
+      return await Promise.race([
+        arrived,
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      waiters.delete(wake);
+      if (waiters.size === 0) this.keyWaiters.delete(hash);
     }
   }
 
@@ -144,6 +170,12 @@ export class AccessKeyIndex {
     // Swap in one step so a lookup never sees a half-built index.
     this.byHash = byHash;
     this.hashByName = hashByName;
+    for (const hash of byHash.keys()) this.notify(hash);
+  }
+
+  private notify(hash: string): void {
+    const waiters = this.keyWaiters.get(hash);
+    if (waiters) for (const wake of waiters) wake();
   }
 
   private put(obj: KubeObject): void {
@@ -153,7 +185,10 @@ export class AccessKeyIndex {
     if (previous && this.byHash.get(previous)?.metadata.name === name) this.byHash.delete(previous);
     const hash = storedKeyHash(obj);
     this.hashByName.set(name, hash);
-    if (hash) this.byHash.set(hash, obj);
+    if (hash) {
+      this.byHash.set(hash, obj);
+      this.notify(hash);
+    }
   }
 
   private remove(obj: KubeObject): void {

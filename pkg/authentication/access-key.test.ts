@@ -220,3 +220,12 @@ test('requests wait for the first list; a storage that never answers gives 503, 
   assert.equal((await authStatus(authn, 'anything')).code, 503);
   assert.equal(index.hasSynced, false);
 });
+
+test('waitForKey resolves once a key with that hash arrives, and false when none does', async (t) => {
+  const { storage, index } = await setup(t);
+  index.start();
+  const waiting = index.waitForKey(hashAccessKey('soon'), 10_000);
+  await storage.create(PREFIX + 'soon', keyObject('soon', 'soon'));
+  assert.equal(await waiting, true);
+  assert.equal(await index.waitForKey(hashAccessKey('never'), 30), false);
+});

@@ -15,6 +15,7 @@ import { isApiError } from '../../apis/meta/errors.js';
 import type { Logger } from '../config.js';
 import type { RequestContext, RESTStorage, WriteOptions } from '../../registry/rest/interfaces.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
+import { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { resourceStore } from './resources.js';
 import { isUnspecified } from './serving-certs.js';
@@ -24,7 +25,13 @@ export const ADMIN_CONTEXT = 'platform-admin';
 export const BOOTSTRAP_KEY_SUFFIX = '-bootstrap';
 
 export type BootstrapResult =
-  | { readonly outcome: 'created'; readonly kubeconfigPath: string; readonly keyName: string }
+  | {
+      readonly outcome: 'created';
+      readonly kubeconfigPath: string;
+      readonly keyName: string;
+      /** The stored form of the key (never the key), to wait until the authenticator knows it. */
+      readonly keyHash: string;
+    }
   | { readonly outcome: 'skipped'; readonly reason: 'users-exist' | 'another-replica' };
 
 export interface BootstrapOptions {
@@ -139,5 +146,5 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
     accessKey: keyName,
     file: kubeconfigPath,
   });
-  return { outcome: 'created', kubeconfigPath, keyName };
+  return { outcome: 'created', kubeconfigPath, keyName, keyHash: hashAccessKey(key) };
 }

@@ -85,6 +85,10 @@ export async function startServer(
     await cleanupAfterFailure();
     throw err;
   }
+  // Ready means the admin kube config works: wait until the key has reached the authenticator.
+  if (bootstrap.outcome === 'created' && !(await accessKeys.waitForKey(bootstrap.keyHash, 30_000))) {
+    logger.warn('bootstrap: the admin key has not reached the access key index yet');
+  }
   lifecycle.bootstrapped = true;
   logger.info('serving', {
     url,

@@ -36,6 +36,18 @@ test('generates a CA and a serving certificate covering loopback, the host name 
   assert.equal(statSync(pki).mode & 0o077, 0);
 });
 
+test('subject names use only PrintableString characters, which Go clients (kubectl) insist on', (t) => {
+  const pki = join(tempDir(t), 'pki');
+  const certs = ensureServingCertificates({ pkiDir: pki, bindAddress: '127.0.0.1', hostName: 'box' });
+  for (const pem of [certs.certPem, certs.caPem ?? '']) {
+    const cert = new X509Certificate(pem);
+    for (const dn of [cert.subject, cert.issuer]) {
+      for (const line of dn.split('\n'))
+        assert.match(line.replace(/^[A-Z]+=/, ''), /^[A-Za-z0-9 '()+,\-./:=?]+$/, line);
+    }
+  }
+});
+
 test('a later start reuses the files unchanged', (t) => {
   const pki = join(tempDir(t), 'pki');
   const first = ensureServingCertificates({ pkiDir: pki, bindAddress: '127.0.0.1', hostName: 'box' });

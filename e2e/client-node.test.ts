@@ -52,7 +52,7 @@ for (const backend of backends()) {
         metadata: { name },
         spec: { displayName: name },
       });
-      assert.equal(r.status, 201, r.text);
+      assert.equal(r.status, 201, `${r.text}\n--- server output (tail) ---\n${s.logTail()}`);
     }
 
     it(

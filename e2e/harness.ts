@@ -8,7 +8,7 @@
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,6 +121,9 @@ pid=$!
 ( read _line <&3; kill -9 $pid 2>/dev/null ) &
 watcher=$!
 exec 3<&-
+# From here on the test process may be gone: sh's own messages (such as "Killed"
+# for the job) must not go to its dead pipe, or SIGPIPE ends sh before the cleanup.
+exec 2>/dev/null
 trap 'kill -TERM $pid 2>/dev/null' TERM
 trap 'kill -INT $pid 2>/dev/null' INT
 wait $pid; status=$?
@@ -199,6 +202,13 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
   child.stdin?.on('error', () => undefined);
 
   const tail: string[] = [];
+  // E2E_SERVER_LOGS=<dir> keeps every server's whole output, for failures the tail does not explain.
+  const logDir = process.env['E2E_SERVER_LOGS'];
+  let logFile: string | undefined;
+  if (logDir) {
+    mkdirSync(logDir, { recursive: true });
+    logFile = join(logDir, `${options.backend}-${Date.now()}-${process.pid}.log`);
+  }
   let servingUrl: string | undefined;
   const onLine = (stream: string) => {
     let partial = '';
@@ -208,6 +218,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
       partial = lines.pop() ?? '';
       for (const line of lines) {
         tail.push(`${stream}: ${line}`);
+        if (logFile) appendFileSync(logFile, `${stream}: ${line}\n`);
         if (tail.length > TAIL_LINES) tail.shift();
         if (servingUrl === undefined && line.includes('"serving"')) {
           try {

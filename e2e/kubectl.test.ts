@@ -425,11 +425,23 @@ for (const backend of backends()) {
         '[{"op":"test","path":"/spec/displayName","value":"Wrong"},{"op":"replace","path":"/spec/displayName","value":"X"}]',
       ]);
       failed(refused, 'a JSON patch with a failing test');
-      assert.match(refused.stderr, /the server rejected our request due to an error in our request/);
+      // kubectl prints an Invalid error without kind and name as "The request is invalid: <causes>".
+      assert.match(refused.stderr, /The request is invalid/);
       assert.equal(
         (await mustRead('teams', 'e2e-patch')).metadata.resourceVersion,
         before.metadata.resourceVersion,
       );
+      // On the wire it is upstream's generic 422.
+      const raw = await s.api(
+        'PATCH',
+        `${V1}/teams/e2e-patch`,
+        [{ op: 'test', path: '/spec/displayName', value: 'Wrong' }],
+        { 'Content-Type': 'application/json-patch+json' },
+      );
+      assert.equal(raw.status, 422, raw.text);
+      const status = raw.json<{ reason: string; message: string }>();
+      assert.equal(status.reason, 'Invalid');
+      assert.equal(status.message, 'the server rejected our request due to an error in our request');
 
       const missing = await s.kubectl([
         'patch',

@@ -9,7 +9,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,13 +25,25 @@ export interface StartEtcdOptions {
   readonly args?: readonly string[];
   /** How long to wait for etcd to report healthy. Default 30s. */
   readonly startTimeoutMs?: number;
+  /** Serve clients over TLS (https endpoint). */
+  readonly tls?: EtcdTLSFiles;
   /** Fixed ports, to restart an etcd on its old data dir at the same address. Default: free ones. */
   readonly clientPort?: number;
   readonly peerPort?: number;
 }
 
+export interface EtcdTLSFiles {
+  /** PEM files: the serving certificate (for 127.0.0.1) and key, and the CA that signed it. */
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+  /** With these, etcd demands client certificates signed by caFile; the harness uses this one. */
+  readonly clientCertFile?: string;
+  readonly clientKeyFile?: string;
+}
+
 export interface EtcdInstance {
-  /** Client URL, `http://127.0.0.1:<port>`. */
+  /** Client URL, `http://127.0.0.1:<port>` (`https://` with `tls`). */
   readonly endpoint: string;
   readonly dataDir: string;
   readonly clientPort: number;
@@ -101,17 +116,48 @@ async function freePorts(): Promise<[number, number]> {
   }
 }
 
+/** A JSON request to etcd's HTTP endpoints, over TLS when etcd serves it. */
+function etcdJson(url: string, method: 'GET' | 'POST', tls: EtcdTLSFiles | undefined): Promise<unknown> {
+  const secure = url.startsWith('https:');
+  const options: HttpsRequestOptions = { method, timeout: 2000 };
+  if (secure && tls) {
+    options.ca = readFileSync(tls.caFile);
+    if (tls.clientCertFile && tls.clientKeyFile) {
+      options.cert = readFileSync(tls.clientCertFile);
+      options.key = readFileSync(tls.clientKeyFile);
+    }
+  }
+  return new Promise((resolve, reject) => {
+    const req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(body));
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${url}: no answer`)));
+    req.on('error', reject);
+    req.end(method === 'POST' ? '{}' : undefined);
+  });
+}
+
 /**
  * etcd at `endpoint` has a leader and is the one we started: if our ports were
  * taken, another etcd could be answering there, so its member name must be ours.
  */
-async function healthy(endpoint: string, name: string): Promise<boolean> {
+async function healthy(endpoint: string, name: string, tls: EtcdTLSFiles | undefined): Promise<boolean> {
   try {
-    const signal = AbortSignal.timeout(2000);
-    const health = (await (await fetch(`${endpoint}/health`, { signal })).json()) as { health?: unknown };
+    const health = (await etcdJson(`${endpoint}/health`, 'GET', tls)) as { health?: unknown };
     if (health.health !== 'true') return false;
-    const res = await fetch(`${endpoint}/v3/cluster/member/list`, { method: 'POST', body: '{}', signal });
-    const list = (await res.json()) as { members?: Array<{ name?: unknown }> };
+    const list = (await etcdJson(`${endpoint}/v3/cluster/member/list`, 'POST', tls)) as {
+      members?: Array<{ name?: unknown }>;
+    };
     return (list.members ?? []).some((m) => m.name === name);
   } catch {
     return false;
@@ -142,7 +188,8 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
   const peerPort = options.peerPort ?? freePeer;
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'etcd-test-'));
-  const endpoint = `http://127.0.0.1:${clientPort}`;
+  const tls = options.tls;
+  const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
   const name = `test-${process.pid}-${randomBytes(4).toString('hex')}`;
   const flags = [
@@ -157,6 +204,8 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
     '--logger=zap',
     '--log-outputs=stderr',
     '--log-level=warn',
+    ...(tls ? [`--cert-file=${tls.certFile}`, `--key-file=${tls.keyFile}`] : []),
+    ...(tls?.clientCertFile ? ['--client-cert-auth', `--trusted-ca-file=${tls.caFile}`] : []),
     ...(options.args ?? []),
   ];
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -217,7 +266,7 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
     if (exited !== undefined) {
       throw describe(`etcd exited before becoming healthy (code ${exited.code}, signal ${exited.signal})`);
     }
-    if (await healthy(endpoint, name)) break;
+    if (await healthy(endpoint, name, tls)) break;
     if (Date.now() > deadline) {
       await stop();
       throw describe(`etcd did not become healthy within ${options.startTimeoutMs ?? 30_000}ms`);

@@ -3,7 +3,8 @@
 // compacted start. Each test works under its own key prefix on one shared etcd.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -497,5 +498,115 @@ describe('Etcd3KV.connect', () => {
       Etcd3KV.connect({ endpoints: ['http://127.0.0.1:1'], dialTimeoutMs: 2000 }),
       /etcd at http:\/\/127\.0\.0\.1:1 did not answer/,
     );
+  });
+});
+
+/** A CA, a serving certificate for 127.0.0.1 and a client certificate, made with openssl. */
+function makeCertificates(
+  dir: string,
+): Record<'ca' | 'serverCert' | 'serverKey' | 'clientCert' | 'clientKey', string> {
+  const file = (name: string): string => join(dir, name);
+  const openssl = (...args: string[]): void => {
+    execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=etcd-test-ca',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
+  const leaf = (name: string, extensions: string): void => {
+    writeFileSync(file(`${name}.ext`), extensions);
+    openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '1',
+      '-extfile',
+      `${name}.ext`,
+    );
+  };
+  // etcd's own gateway dials etcd with the serving certificate, so it is a client certificate too.
+  leaf('server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  leaf('client', 'extendedKeyUsage=clientAuth\n');
+  return {
+    ca: file('ca.crt'),
+    serverCert: file('server.crt'),
+    serverKey: file('server.key'),
+    clientCert: file('client.crt'),
+    clientKey: file('client.key'),
+  };
+}
+
+describe('Etcd3KV over TLS', () => {
+  test('talks to an etcd that serves TLS and demands client certificates', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'etcd3-kv-tls-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const certs = makeCertificates(dir);
+    const server = await startEtcd({
+      tls: {
+        caFile: certs.ca,
+        certFile: certs.serverCert,
+        keyFile: certs.serverKey,
+        clientCertFile: certs.clientCert,
+        clientKeyFile: certs.clientKey,
+      },
+    });
+    try {
+      assert.match(server.endpoint, /^https:/);
+      const client = await Etcd3KV.connect({
+        endpoints: [server.endpoint],
+        tls: {
+          ca: readFileSync(certs.ca),
+          cert: readFileSync(certs.clientCert),
+          key: readFileSync(certs.clientKey),
+        },
+      });
+      try {
+        const prefix = freshPrefix();
+        const rec = new Recorder();
+        const watch = client.watch(prefix, (await client.currentRevision()) + 1, rec.handlers);
+        assert.equal((await client.create(prefix + 'a', b('secret'))).ok, true);
+        assert.equal((await client.get(prefix + 'a')).kv?.value.toString(), 'secret');
+        await rec.until('the event over TLS', () => rec.events.length === 1);
+        watch.cancel();
+      } finally {
+        await client.close();
+      }
+
+      await assert.rejects(
+        Etcd3KV.connect({
+          endpoints: [server.endpoint],
+          tls: { ca: readFileSync(certs.ca) },
+          dialTimeoutMs: 3000,
+        }),
+        /did not answer/,
+        'without a client certificate etcd refuses the connection',
+      );
+    } finally {
+      await server.stop();
+    }
   });
 });

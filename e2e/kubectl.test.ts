@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { parseJsonStream } from './json-stream.js';
 import { parseTable } from './kubectl-table.js';
-import { backends, GROUP, GROUP_VERSION, startServer } from './harness.js';
+import { backends, GROUP, GROUP_VERSION, kubectlMinorVersion, startServer } from './harness.js';
 import type { TestServer } from './harness.js';
 import type { CommandResult } from './commands.js';
 import { fieldNames, fieldSchema, normalizeSpace } from './openapi.js';
@@ -50,8 +50,20 @@ function sharedSecret(namespace: string, name: string, data: Record<string, stri
   };
 }
 
+// kubectl before 1.27 reads OpenAPI v2 only, and only as protobuf; when the server
+// does not serve that, kubectl's validation and explain fail with a bare NotFound.
+let kubectlMinor = 0;
+function hint(r: CommandResult): string {
+  if (kubectlMinor >= 27 || !r.stderr.includes('the server could not find the requested resource')) return '';
+  return `\n(kubectl 1.${kubectlMinor} fetches /openapi/v2 as protobuf; a 406 there makes it fail like this)`;
+}
+
 function ok(r: CommandResult, what: string): void {
-  assert.equal(r.code, 0, `${what} failed (exit ${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  assert.equal(
+    r.code,
+    0,
+    `${what} failed (exit ${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}${hint(r)}`,
+  );
 }
 
 function failed(r: CommandResult, what: string): void {
@@ -65,6 +77,7 @@ for (const backend of backends()) {
     let s: TestServer;
 
     before(async () => {
+      kubectlMinor = await kubectlMinorVersion();
       s = await startServer({ backend });
     });
     after(async () => {

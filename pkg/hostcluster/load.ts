@@ -1,0 +1,48 @@
+// Which host cluster, if any: the kube config named by --host-kubeconfig, or the
+// pod's service account when the server runs inside a cluster, or none (a
+// standalone server, which then neither delegates authentication nor writes host
+// Secrets).
+
+import { existsSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeHostCluster, type KubeHostClusterOptions } from './client.js';
+import type { HostCluster } from './types.js';
+
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+export interface LoadHostClusterOptions extends KubeHostClusterOptions {
+  /** A kube config file; its current context names the host. */
+  readonly kubeconfigPath?: string;
+  /** Defaults to process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where the service account token and CA are mounted (tests point elsewhere). */
+  readonly serviceAccountDir?: string;
+}
+
+/** True when running in a pod with a service account: KUBERNETES_SERVICE_HOST/PORT and a mounted token. */
+export function inCluster(options: Pick<LoadHostClusterOptions, 'env' | 'serviceAccountDir'> = {}): boolean {
+  const env = options.env ?? process.env;
+  const dir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  return (
+    Boolean(env['KUBERNETES_SERVICE_HOST']) &&
+    Boolean(env['KUBERNETES_SERVICE_PORT']) &&
+    existsSync(`${dir}/token`)
+  );
+}
+
+/** The host cluster, or undefined when there is none. Throws when the kube config file is unusable. */
+export function loadHostCluster(options: LoadHostClusterOptions = {}): HostCluster | undefined {
+  const kc = new KubeConfig();
+  if (options.kubeconfigPath) {
+    kc.loadFromFile(options.kubeconfigPath);
+    if (!kc.getCurrentCluster())
+      throw new Error(`--host-kubeconfig "${options.kubeconfigPath}": the current context names no cluster`);
+  } else if (inCluster(options)) {
+    // client-node reads <prefix>/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt}.
+    const dir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+    kc.loadFromCluster(dir.endsWith(SERVICE_ACCOUNT_DIR) ? dir.slice(0, -SERVICE_ACCOUNT_DIR.length) : '');
+  } else {
+    return undefined;
+  }
+  return new KubeHostCluster(kc, options);
+}

@@ -3,11 +3,19 @@
 // tells the person what to do), or has no opinion (null) so the next one may try.
 
 import type { IncomingMessage } from 'node:http';
+import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import type { UserInfo } from '../registry/rest/interfaces.js';
 
 export interface AuthenticatedUser extends UserInfo {
   /** Name of the OwnedAccessKey the request used, when it used one. */
   readonly accessKeyName?: string;
+  /** `spec.type` of that key ('' when unset). */
+  readonly accessKeyType?: string;
+  /**
+   * What the credential is limited to (an access key's or a token's `scope`).
+   * Absent or empty: no limit beyond what its owner may do. A scope only narrows.
+   */
+  readonly scope?: AccessKeyScope;
 }
 
 export interface Authenticator {

@@ -59,6 +59,35 @@ export interface StorageWatchEvent {
   readonly type: WatchEventType;
   /** For ERROR, a Status-shaped object; for BOOKMARK, an object with only metadata.resourceVersion (and maybe annotations). */
   readonly object: KubeObject;
+  /**
+   * Present when this very event value goes to many watchers (the watch cache sends
+   * one event to every watcher it matches). The event and its object are then shared
+   * and frozen, and what a layer above derives from them (the registry's decorated
+   * copy, the HTTP layer's encoded line) can be kept here, so that work is done once
+   * per event however many watchers receive it.
+   */
+  readonly shared?: SharedEventMemo;
+}
+
+/** A per-event memo: one value per key, computed on first use. */
+export interface SharedEventMemo {
+  /** The value kept under `key`, computing it first if there is none. `key` is a token its user owns. */
+  memo<T>(key: object, compute: () => T): T;
+}
+
+/** The plain SharedEventMemo: a tiny map, since an event rarely has more than two derived forms. */
+export class EventMemo implements SharedEventMemo {
+  private keys: object[] = [];
+  private values: unknown[] = [];
+
+  memo<T>(key: object, compute: () => T): T {
+    const i = this.keys.indexOf(key);
+    if (i >= 0) return this.values[i] as T;
+    const value = compute();
+    this.keys.push(key);
+    this.values.push(value);
+    return value;
+  }
 }
 
 /** An open watch. Events arrive in revision order; after an ERROR event the watch ends. */
@@ -77,6 +106,12 @@ export type UpdateFunc = (current: KubeObject | null) => Promise<KubeObject> | K
 /** Checks an object before it is deleted; throwing aborts the delete. */
 export type ValidateDeletion = (current: KubeObject) => Promise<void> | void;
 
+/**
+ * Objects handed out by get, getList and watch may be shared with other callers
+ * and frozen (the watch cache serves one copy from memory): treat them as
+ * read-only and copy (cloneObject) before changing one. Objects passed to an
+ * UpdateFunc or ValidateDeletion are private copies.
+ */
 export interface Storage {
   /** Creates `obj` at `key`; fails with KeyExists. Returns the stored object with its resourceVersion. */
   create(key: string, obj: KubeObject): Promise<KubeObject>;

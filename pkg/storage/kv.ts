@@ -67,6 +67,13 @@ export interface KVWatchHandlers {
 
 export interface KVWatch {
   cancel(): void;
+  /**
+   * Asks for an onProgress call as soon as every event up to the backend's current
+   * revision has been delivered (etcd's RequestProgress). A watch cache uses it to
+   * prove it is as fresh as storage when the latest writes were elsewhere. Optional:
+   * without it a cache cannot tell, and reads storage instead.
+   */
+  requestProgress?(): void;
 }
 
 export interface KV {

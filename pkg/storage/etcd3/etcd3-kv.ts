@@ -17,6 +17,7 @@ import type {
 import { CompactedRevisionTracker } from './compacted-revision.js';
 import { headerRevision, keyBytes, rangeEndBytes, rangeStartBytes, toKeyValue } from './convert.js';
 import { isEtcdCompacted, isEtcdFutureRevision } from './errors.js';
+import { reliableProgressRequests } from './progress-support.js';
 import { Etcd3Watch } from './watch.js';
 
 export interface Etcd3TLS {
@@ -65,6 +66,8 @@ export class Etcd3KV implements KV {
   private readonly compaction: CompactedRevisionTracker;
   private readonly watches = new Set<Etcd3Watch>();
   private closed = false;
+  /** The server orders requested progress notifications after events (see progress-support.ts). */
+  private progressRequests = false;
 
   private constructor(private readonly client: Etcd3) {
     this.compaction = new CompactedRevisionTracker(
@@ -107,7 +110,18 @@ export class Etcd3KV implements KV {
         cause: err,
       });
     }
+    kv.progressRequests = await kv.serverOrdersProgress();
     return kv;
+  }
+
+  /** Asks the server its version; an answer we cannot read counts as "no". */
+  private async serverOrdersProgress(): Promise<boolean> {
+    try {
+      const status = await this.client.maintenance.status();
+      return reliableProgressRequests(status.version);
+    } catch {
+      return false;
+    }
   }
 
   async get(key: string, revision = 0): Promise<{ kv: KeyValue | undefined; revision: number }> {
@@ -188,7 +202,8 @@ export class Etcd3KV implements KV {
       handlers,
     );
     this.watches.add(watch);
-    return watch;
+    // Without ordered answers, a progress request would be worse than none: leave it out.
+    return this.progressRequests ? watch : { cancel: () => watch.cancel() };
   }
 
   async currentRevision(): Promise<number> {

@@ -65,6 +65,16 @@ export class Etcd3Watch implements KVWatch {
     this.teardown();
   }
 
+  /**
+   * Asks etcd for a progress notification. etcd answers only once this watch has
+   * caught up with its current revision; a request made while reconnecting is
+   * dropped, and the caller asks again.
+   */
+  requestProgress(): void {
+    if (this.stopped || this.stream === undefined) return;
+    this.stream.write({ progress_request: {} });
+  }
+
   /** Ends the watch with `err` (once), as the contract's onError. */
   fail(err: Error): void {
     if (this.stopped) return;

@@ -358,7 +358,10 @@ export class SqliteKV implements KV {
       delivered: from - 1,
       cancelled: false,
     };
-    const handle: KVWatch = { cancel: () => this.unsubscribe(sub) };
+    const handle: KVWatch = {
+      cancel: () => this.unsubscribe(sub),
+      requestProgress: () => this.requestProgress(sub),
+    };
     if (from < this.compactRev) {
       queueMicrotask(() => this.failSubscriber(sub, new CompactedError(from, this.compactRev)));
       return handle;
@@ -430,6 +433,24 @@ export class SqliteKV implements KV {
     const events = sub.pending;
     sub.pending = [];
     for (const event of events) this.deliver(sub, event);
+  }
+
+  /**
+   * Reports the current revision once everything up to it has been delivered: after
+   * the events already queued for this watcher, and not while it is still replaying
+   * history (the caller asks again).
+   */
+  private requestProgress(sub: Subscriber): void {
+    queueMicrotask(() => {
+      if (sub.cancelled || sub.catchingUp || this.closed) return;
+      if (sub.pending.length > 0) this.flush(sub);
+      if (sub.cancelled) return;
+      try {
+        sub.handlers.onProgress?.(this.rev);
+      } catch {
+        // see deliver()
+      }
+    });
   }
 
   private failSubscriber(sub: Subscriber, err: unknown): void {

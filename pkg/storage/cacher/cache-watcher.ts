@@ -1,0 +1,172 @@
+// One watch served from the cache (k8s.io/apiserver storage/cacher
+// cache_watcher.go). The cache pushes shared events into it synchronously as it
+// applies changes; the consumer pulls them at its own pace. A consumer that falls
+// more than the queue's capacity behind is cut off (its stream ends and it
+// re-watches from the last resourceVersion it saw), so one slow client costs
+// bounded memory and never delays the cache or the other watchers.
+
+import { newInternalError } from '../../apis/meta/errors.js';
+import type { KubeObject, Status } from '../../apis/meta/types.js';
+import { INITIAL_EVENTS_END_ANNOTATION } from '../../apis/meta/types.js';
+import type { Predicate, StorageWatchEvent, Watcher } from '../interfaces.js';
+import { formatResourceVersion } from '../resource-version.js';
+import { WatchQueue } from '../watch-queue.js';
+import type { CacheEntry, CacheEvent, TypeMeta } from './watch-cache.js';
+
+export interface CacheWatcherConfig {
+  /** The watched key; for a recursive watch, a directory ending with "/". */
+  readonly key: string;
+  readonly recursive: boolean;
+  readonly predicate: Predicate;
+  readonly allowWatchBookmarks: boolean;
+  readonly bookmarkIntervalMs: number;
+  readonly queueCapacity: number;
+  /** The cache's revision: a periodic bookmark may claim everything up to it. */
+  readonly revision: () => number;
+  readonly typeMeta: () => TypeMeta | undefined;
+  /** Called once when the watch stops, so the cache forgets it. */
+  readonly onStopped?: (watcher: CacheWatcher) => void;
+}
+
+export class CacheWatcher implements Watcher {
+  private readonly queue: WatchQueue<StorageWatchEvent>;
+  /** How far behind the consumer may fall: the queue capacity, plus the initial events it was given. */
+  private capacity: number;
+  private readonly matches: ((obj: KubeObject) => boolean) | undefined;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** Changes at or below this revision came with the start (initial state or replay); none is sent twice. */
+  private startRevision = 0;
+
+  constructor(private readonly config: CacheWatcherConfig) {
+    this.queue = new WatchQueue<StorageWatchEvent>(config.queueCapacity);
+    this.capacity = config.queueCapacity;
+    const predicate = config.predicate;
+    this.matches = predicate.empty
+      ? undefined
+      : (obj) => {
+          try {
+            return predicate.matches(obj);
+          } catch {
+            // A selector that cannot evaluate an object does not select it.
+            return false;
+          }
+        };
+  }
+
+  /** A watch that only reports `status` and ends. */
+  static failed(config: CacheWatcherConfig, status: Status): CacheWatcher {
+    const watcher = new CacheWatcher(config);
+    watcher.fail(status);
+    return watcher;
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  covers(key: string): boolean {
+    return this.config.recursive ? key.startsWith(this.config.key) : key === this.config.key;
+  }
+
+  /** Queues ADDED for the current state: the initial events of a watch. */
+  sendInitial(entries: Iterable<CacheEntry>): void {
+    for (const entry of entries) {
+      if (this.stopped) return;
+      if (!this.covers(entry.key)) continue;
+      let event: StorageWatchEvent;
+      try {
+        const obj = entry.object();
+        if (this.matches && !this.matches(obj)) continue;
+        event = entry.added();
+      } catch (err) {
+        this.fail(internalError(err));
+        return;
+      }
+      // The state is sent whatever its size; only falling behind on changes counts against the bound.
+      this.capacity++;
+      this.queue.push(event);
+    }
+  }
+
+  /** From here on, changes after `revision` are this watcher's business. */
+  startAt(revision: number, initialEventsEnd: boolean): void {
+    this.startRevision = revision;
+    if (initialEventsEnd && this.config.allowWatchBookmarks) this.pushBookmark(revision, true);
+    if (this.config.allowWatchBookmarks && this.config.bookmarkIntervalMs > 0 && !this.stopped) {
+      this.timer = setInterval(() => this.periodicBookmark(), this.config.bookmarkIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Queues this watcher's view of a change, if it has one. Called in revision order. */
+  dispatch(event: CacheEvent): void {
+    if (this.stopped || event.rev <= this.startRevision || !this.covers(event.key)) return;
+    const shaped = event.shapeFor(this.matches);
+    if (shaped === undefined) return;
+    if (shaped.type === 'ERROR') {
+      this.fail(shaped.object as unknown as Status);
+      return;
+    }
+    this.push(shaped);
+  }
+
+  /** Sends `status` as the last event and ends the watch. */
+  fail(status: Status): void {
+    if (this.stopped) return;
+    this.queue.push({ type: 'ERROR', object: { ...status } });
+    this.stop();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.queue.end();
+    this.config.onStopped?.(this);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
+    try {
+      while (true) {
+        const event = await this.queue.shift();
+        if (event === undefined) return;
+        yield event;
+        if (event.type === 'ERROR') return;
+      }
+    } finally {
+      this.stop();
+    }
+  }
+
+  private push(event: StorageWatchEvent): void {
+    if (this.queue.length >= this.capacity) {
+      // Too slow: end the watch rather than buffer without bound. The client sees the
+      // stream end and re-watches from the last resourceVersion it received.
+      this.stop();
+      return;
+    }
+    this.queue.push(event);
+  }
+
+  private periodicBookmark(): void {
+    if (this.stopped) return;
+    // A bookmark already waiting says the same thing, only less recently.
+    if (this.queue.last()?.type === 'BOOKMARK') return;
+    // The cache hands every change to every watcher as it applies it, so everything
+    // up to the cache's revision has been queued here.
+    this.pushBookmark(Math.max(this.startRevision, this.config.revision()), false);
+  }
+
+  private pushBookmark(revision: number, initialEventsEnd: boolean): void {
+    const metadata: KubeObject['metadata'] = { resourceVersion: formatResourceVersion(revision) };
+    if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
+    this.push({ type: 'BOOKMARK', object: { ...this.config.typeMeta(), metadata } });
+  }
+}
+
+function internalError(err: unknown): Status {
+  const message = err instanceof Error ? err.message : String(err);
+  return newInternalError(message, err).toStatus();
+}

@@ -1,0 +1,192 @@
+// The watch cache as a Storage decorator: reads of a key under a cached resource
+// prefix are answered by that resource's Cacher; writes, and everything outside
+// the cached prefixes, go to the storage underneath. Each resource's cache is fed
+// by one watch of its prefix on the KV beneath that storage, so the server holds
+// one storage watch per resource however many clients watch it.
+//
+// Writes pass the cached object to storage as a hint (`cached`), which saves the
+// read storage would otherwise do before its compare-and-swap; storage checks the
+// hint against the stored revision and rereads when it is stale.
+
+import type { KubeObject, Preconditions } from '../../apis/meta/types.js';
+import type {
+  GetOptions,
+  ListOptions,
+  ListResult,
+  Storage,
+  UpdateFunc,
+  ValidateDeletion,
+  Watcher,
+  WatchOptions,
+} from '../interfaces.js';
+import type { KV } from '../kv.js';
+import { Cacher, directoryOf, type CacheLogger, type CacherOptions } from './cacher.js';
+import { RevisionSource } from './revision-source.js';
+
+export interface CachedStorageOptions {
+  /** What writes and uncached reads go to. */
+  readonly storage: Storage;
+  /** The KV beneath `storage`: the caches list and watch it. */
+  readonly kv: KV;
+  /**
+   * The resource prefix (ending with "/") whose cache serves `key`, or undefined
+   * for a key read straight from storage. A cache starts on the first use of its
+   * prefix, or at warm().
+   */
+  readonly resourcePrefix: (key: string) => string | undefined;
+  /** Changes each cache keeps for resuming watches and reading past revisions. Default 10 000. */
+  readonly historyCapacity?: number;
+  /** Keys per storage read while a cache lists its prefix. Default 1000. */
+  readonly pagingBatchSize?: number;
+  /** Default interval between periodic BOOKMARK events (ms). Default one minute. */
+  readonly bookmarkIntervalMs?: number;
+  /** Queued events per watch beyond which a slow watch is closed. Default 100 000. */
+  readonly watchQueueCapacity?: number;
+  /** How long a read waits for a cache (to start, or to catch up) before asking storage. Default 3 s. */
+  readonly freshnessTimeoutMs?: number;
+  readonly logger?: CacheLogger;
+}
+
+/**
+ * Resource prefixes `depth` path segments below `root`: with root "/registry" and
+ * depth 2, "/registry/<group>/<resource>/..." is cached per "/registry/<group>/<resource>/".
+ */
+export function prefixAtDepth(root: string, depth: number): (key: string) => string | undefined {
+  const base = root.endsWith('/') ? root : `${root}/`;
+  return (key) => {
+    if (!key.startsWith(base)) return undefined;
+    let i = base.length;
+    for (let d = 0; d < depth; d++) {
+      const slash = key.indexOf('/', i);
+      if (slash <= i) return undefined;
+      i = slash + 1;
+    }
+    return key.slice(0, i);
+  };
+}
+
+export class CachedStorage implements Storage {
+  private readonly storage: Storage;
+  private readonly kv: KV;
+  private readonly cachers = new Map<string, Cacher>();
+  private readonly revisions: RevisionSource;
+  private readonly cacherOptions: CacherOptions;
+  private readonly freshnessTimeoutMs: number;
+  private closed = false;
+
+  constructor(private readonly options: CachedStorageOptions) {
+    this.storage = options.storage;
+    this.kv = options.kv;
+    this.revisions = new RevisionSource(() => this.storage.currentResourceVersion());
+    this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? 3000;
+    this.cacherOptions = {
+      historyCapacity: options.historyCapacity ?? 10_000,
+      pagingBatchSize: Math.max(1, options.pagingBatchSize ?? 1000),
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+      watchQueueCapacity: Math.max(1, options.watchQueueCapacity ?? 100_000),
+      freshnessTimeoutMs: this.freshnessTimeoutMs,
+      progressIntervalMs: 100,
+      ...(options.logger ? { logger: options.logger } : {}),
+    };
+  }
+
+  /** Starts the caches of these prefixes now rather than on first use; resolves when they are ready (or after the timeout). */
+  async warm(prefixes: readonly string[], timeoutMs = 30_000): Promise<boolean> {
+    const cachers = prefixes.map((p) => this.cacherOf(p));
+    const ready = await Promise.all(cachers.map((c) => c?.waitReady(timeoutMs) ?? true));
+    return ready.every(Boolean);
+  }
+
+  /** True when every cache started so far is ready (the readiness check). */
+  get ready(): boolean {
+    for (const cacher of this.cachers.values()) if (!cacher.ready) return false;
+    return true;
+  }
+
+  /** The cache serving `prefix`, if one has started (tests and metrics). */
+  cacher(prefix: string): Cacher | undefined {
+    return this.cachers.get(prefix);
+  }
+
+  async create(key: string, obj: KubeObject): Promise<KubeObject> {
+    await this.readyFor(key);
+    return this.storage.create(key, obj);
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<KubeObject | null> {
+    const cacher = this.cacherFor(key);
+    return cacher ? cacher.get(key, options) : this.storage.get(key, options);
+  }
+
+  async getList(key: string, options: ListOptions = {}): Promise<ListResult> {
+    const recursive = options.recursive ?? key.endsWith('/');
+    const cacher = this.cacherFor(recursive ? directoryOf(key) : key);
+    return cacher ? cacher.getList(key, options) : this.storage.getList(key, options);
+  }
+
+  async watch(key: string, options: WatchOptions = {}): Promise<Watcher> {
+    const recursive = options.recursive ?? key.endsWith('/');
+    const cacher = this.cacherFor(recursive ? directoryOf(key) : key);
+    return cacher ? cacher.watch(key, options) : this.storage.watch(key, options);
+  }
+
+  async guaranteedUpdate(
+    key: string,
+    tryUpdate: UpdateFunc,
+    options: { preconditions?: Preconditions; ignoreNotFound?: boolean; cached?: KubeObject } = {},
+  ): Promise<KubeObject> {
+    const cached = options.cached ?? (await this.readyFor(key))?.cachedObject(key);
+    return this.storage.guaranteedUpdate(key, tryUpdate, cached ? { ...options, cached } : options);
+  }
+
+  async delete(
+    key: string,
+    options: { preconditions?: Preconditions; validateDeletion?: ValidateDeletion; cached?: KubeObject } = {},
+  ): Promise<KubeObject> {
+    const cached = options.cached ?? (await this.readyFor(key))?.cachedObject(key);
+    return this.storage.delete(key, cached ? { ...options, cached } : options);
+  }
+
+  currentResourceVersion(): Promise<number> {
+    return this.revisions.current();
+  }
+
+  async compact(revision: number): Promise<void> {
+    await this.storage.compact(revision);
+    for (const cacher of this.cachers.values()) cacher.compact(revision);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.cachers.values()].map((c) => c.stop()));
+    await this.storage.close();
+  }
+
+  /**
+   * The cache serving `key`, started if need be. A write to a prefix waits for its
+   * cache to be ready, so that the cache's window starts before the write: a watch
+   * from the write's resourceVersion can then always be served.
+   */
+  private async readyFor(key: string): Promise<Cacher | undefined> {
+    const cacher = this.cacherFor(key);
+    if (cacher && !cacher.ready) await cacher.waitReady(this.freshnessTimeoutMs);
+    return cacher;
+  }
+
+  private cacherFor(key: string): Cacher | undefined {
+    const prefix = this.options.resourcePrefix(key);
+    return prefix === undefined ? undefined : this.cacherOf(prefix);
+  }
+
+  private cacherOf(prefix: string): Cacher | undefined {
+    if (this.closed) return undefined;
+    let cacher = this.cachers.get(prefix);
+    if (!cacher) {
+      cacher = new Cacher(prefix, this.kv, this.storage, this.revisions, this.cacherOptions);
+      this.cachers.set(prefix, cacher);
+      cacher.start();
+    }
+    return cacher;
+  }
+}

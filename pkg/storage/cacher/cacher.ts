@@ -1,0 +1,530 @@
+// One resource's watch cache (k8s.io/apiserver storage/cacher/cacher.go): a
+// reflector lists the resource's prefix once and then follows one storage watch,
+// applying every change to a WatchCache and handing it to every open watcher as
+// it applies it. Reads are answered from memory with the semantics storage has:
+//
+//   ""   (consistent)     one storage round trip for the current revision, then
+//                         wait until the cache has seen it (asking storage for a
+//                         progress notification when the latest writes were
+//                         elsewhere), then read memory;
+//   "0"  (any)            memory as it is;
+//   N    (not older than) memory once the cache has seen N (504 when storage
+//                         has not reached N either);
+//   Exact N / continue    the state at N, rebuilt from the window of recent
+//                         changes; storage for a revision older than the window.
+//
+// Watches start from the current state (initial events) or resume from any
+// revision in the window; older ones get 410. While the cache is not ready (first
+// list, or relisting after its watch failed) requests go to storage.
+
+import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
+import type { KubeObject } from '../../apis/meta/types.js';
+import { decodeObject } from '../codec.js';
+import { decodeContinue, encodeContinue } from '../continue.js';
+import { keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
+import type {
+  GetOptions,
+  ListOptions,
+  ListResult,
+  Predicate,
+  Storage,
+  Watcher,
+  WatchOptions,
+} from '../interfaces.js';
+import { EVERYTHING } from '../interfaces.js';
+import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
+import { prefixEnd } from '../kv.js';
+import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
+import { tooOldResourceVersionStatus } from '../store-watcher.js';
+import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
+import type { RevisionSource } from './revision-source.js';
+import { CacheEntry, deepFreeze, WatchCache, type Snapshot } from './watch-cache.js';
+
+export interface CacheLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface CacherOptions {
+  /** Changes kept for watches to resume from and lists at past revisions. */
+  readonly historyCapacity: number;
+  /** Keys per storage read while listing. */
+  readonly pagingBatchSize: number;
+  readonly bookmarkIntervalMs: number;
+  /** Queued events per watch beyond which a slow watch is closed. */
+  readonly watchQueueCapacity: number;
+  /** How long a read waits for the cache to catch up before asking storage instead. */
+  readonly freshnessTimeoutMs: number;
+  /** How often to repeat a progress request while a read waits. */
+  readonly progressIntervalMs: number;
+  readonly logger?: CacheLogger;
+}
+
+interface FreshWaiter {
+  readonly revision: number;
+  readonly resolve: (fresh: boolean) => void;
+}
+
+const MAX_RETRY_DELAY_MS = 5000;
+
+/** The list prefix for a recursive read: always a directory, so `/x/ns` never matches `/x/ns-other`. */
+export function directoryOf(key: string): string {
+  return key.endsWith('/') ? key : `${key}/`;
+}
+
+function matches(predicate: Predicate, obj: KubeObject): boolean {
+  if (predicate.empty) return true;
+  try {
+    return predicate.matches(obj);
+  } catch {
+    return false;
+  }
+}
+
+type ReadPoint =
+  | { readonly kind: 'latest' }
+  | { readonly kind: 'any' }
+  | { readonly kind: 'notOlderThan'; readonly revision: number }
+  | { readonly kind: 'exact'; readonly revision: number };
+
+export class Cacher {
+  private readonly cache: WatchCache;
+  private readonly watchers = new Set<CacheWatcher>();
+  private kvWatch: KVWatch | undefined;
+  private isReady = false;
+  private readyWaiters: (() => void)[] = [];
+  private freshWaiters: FreshWaiter[] = [];
+  private progressTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private endWatch: (() => void) | undefined;
+  private wakeRetry: (() => void) | undefined;
+
+  constructor(
+    /** The resource's prefix, ending with "/". */
+    readonly prefix: string,
+    private readonly kv: KV,
+    private readonly storage: Storage,
+    private readonly revisions: RevisionSource,
+    private readonly options: CacherOptions,
+  ) {
+    this.cache = new WatchCache(options.historyCapacity);
+  }
+
+  /** Begins listing and watching; idempotent. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  get ready(): boolean {
+    return this.isReady;
+  }
+
+  /** Objects cached (for tests and metrics). */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  get openWatchers(): number {
+    return this.watchers.size;
+  }
+
+  /** Resolves true once ready, or false after `timeoutMs`. */
+  async waitReady(timeoutMs: number): Promise<boolean> {
+    if (this.isReady) return true;
+    if (this.stopped) return false;
+    let timer: NodeJS.Timeout | undefined;
+    let wake!: () => void;
+    const arrived = new Promise<boolean>((resolve) => (wake = () => resolve(true)));
+    this.readyWaiters.push(wake);
+    try {
+      return await Promise.race([
+        arrived,
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      this.readyWaiters = this.readyWaiters.filter((w) => w !== wake);
+    }
+  }
+
+  /** The cached object at `key`, if the cache is ready and has one (a hint for writes). */
+  cachedObject(key: string): KubeObject | undefined {
+    return this.isReady ? this.cache.get(key)?.obj : undefined;
+  }
+
+  /** Storage compacted to `revision`: watches and lists before it are refused from here on too. */
+  compact(revision: number): void {
+    this.cache.compact(revision);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.setReady(false);
+    this.endWatch?.();
+    this.wakeRetry?.();
+    for (const watcher of [...this.watchers]) watcher.stop();
+    await this.loop;
+  }
+
+  // ---- reads ------------------------------------------------------------------
+
+  async get(key: string, options: GetOptions): Promise<KubeObject | null> {
+    const given = options.resourceVersion ?? '';
+    const minimum = parseResourceVersion(given);
+    const point: ReadPoint =
+      given === ''
+        ? { kind: 'latest' }
+        : minimum === 0
+          ? { kind: 'any' }
+          : { kind: 'notOlderThan', revision: minimum };
+    if (!(await this.catchUp(point))) return this.storage.get(key, options);
+    const entry = this.cache.get(key);
+    if (!entry) {
+      if (options.ignoreNotFound) return null;
+      throw keyNotFound(key, 0);
+    }
+    return entry.object();
+  }
+
+  async getList(key: string, options: ListOptions): Promise<ListResult> {
+    const recursive = options.recursive ?? key.endsWith('/');
+    const predicate = options.predicate ?? EVERYTHING;
+    const limit = Math.max(0, options.limit ?? 0);
+    const keyPrefix = recursive ? directoryOf(key) : key;
+    const given = options.resourceVersion ?? '';
+
+    let point: ReadPoint = { kind: 'latest' };
+    let start = keyPrefix;
+    if (recursive && options.continue) {
+      const decoded = decodeContinue(options.continue, keyPrefix);
+      if (given !== '' && given !== '0') {
+        throw new StorageError(
+          'InvalidError',
+          '',
+          'specifying resource version is not allowed when using continue',
+        );
+      }
+      start = decoded.key;
+      // rv > 0 pins the page to the first page's revision; rv -1 continues at the latest.
+      if (decoded.resourceVersion > 0) point = { kind: 'exact', revision: decoded.resourceVersion };
+    } else if (given !== '') {
+      const parsed = parseResourceVersion(given);
+      switch (options.resourceVersionMatch ?? '') {
+        case 'NotOlderThan':
+          point = parsed === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: parsed };
+          break;
+        case 'Exact':
+          if (parsed > 0) point = { kind: 'exact', revision: parsed };
+          break;
+        case '':
+          // Legacy: a resourceVersion with a limit means "exactly at", without one "not older than".
+          if (recursive && limit > 0 && parsed > 0) point = { kind: 'exact', revision: parsed };
+          else point = parsed === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: parsed };
+          break;
+        default:
+          throw new StorageError(
+            'InvalidError',
+            '',
+            `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`,
+          );
+      }
+    }
+
+    if (!(await this.catchUp(point))) return this.storage.getList(key, options);
+    // From here on everything is synchronous: the snapshot is only valid until the next event.
+    const at = point.kind === 'exact' ? point.revision : this.cache.revision;
+    // Older than the window: storage still has it, or says it is too old.
+    if (at < this.cache.windowStart) return this.storage.getList(key, options);
+    const snapshot = this.cache.snapshot(at);
+    if (!recursive) {
+      const entry = snapshot.get(key);
+      const items: KubeObject[] = [];
+      if (entry && matches(predicate, entry.object())) items.push(entry.object());
+      return { items, resourceVersion: formatResourceVersion(at) };
+    }
+    return this.listRange(snapshot, keyPrefix, start, predicate, limit);
+  }
+
+  private listRange(
+    snapshot: Snapshot,
+    keyPrefix: string,
+    start: string,
+    predicate: Predicate,
+    limit: number,
+  ): ListResult {
+    const end = prefixEnd(keyPrefix);
+    const items: KubeObject[] = [];
+    let lastKey: string | undefined;
+    let hasMore = false;
+    for (const entry of snapshot.range(start, end)) {
+      if (limit > 0 && items.length >= limit) {
+        hasMore = true;
+        break;
+      }
+      lastKey = entry.key;
+      const obj = entry.object();
+      if (matches(predicate, obj)) items.push(obj);
+    }
+    const result: {
+      items: KubeObject[];
+      resourceVersion: string;
+      continue?: string;
+      remainingItemCount?: number;
+    } = { items, resourceVersion: formatResourceVersion(snapshot.revision) };
+    if (hasMore && lastKey !== undefined) {
+      result.continue = encodeContinue(`${lastKey}\u0000`, keyPrefix, snapshot.revision);
+      if (predicate.empty) result.remainingItemCount = Math.max(snapshot.count(start, end) - limit, 0);
+    }
+    return result;
+  }
+
+  /**
+   * Waits until the cache can answer a read at `point`. False means "ask storage":
+   * the cache is not ready, or did not catch up in time. Throws when the revision
+   * asked for is newer than storage's.
+   */
+  private async catchUp(point: ReadPoint): Promise<boolean> {
+    if (!this.isReady && !(await this.waitReady(this.options.freshnessTimeoutMs))) return false;
+    switch (point.kind) {
+      case 'any':
+        return true;
+      case 'latest':
+        return this.waitFresh(await this.revisions.current());
+      case 'notOlderThan':
+      case 'exact': {
+        if (this.cache.revision >= point.revision) return true;
+        const current = await this.revisions.current();
+        if (point.revision > current) throw tooLargeResourceVersion(point.revision, current);
+        return this.waitFresh(point.revision);
+      }
+    }
+  }
+
+  /** Resolves true once the cache has applied everything up to `revision`; false if it cannot in time. */
+  private waitFresh(revision: number): Promise<boolean> {
+    if (this.cache.revision >= revision) return Promise.resolve(true);
+    if (!this.isReady || this.kvWatch?.requestProgress === undefined) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => settle(false), this.options.freshnessTimeoutMs);
+      const waiter: FreshWaiter = {
+        revision,
+        resolve: (fresh) => settle(fresh),
+      };
+      const settle = (fresh: boolean): void => {
+        clearTimeout(timer);
+        this.freshWaiters = this.freshWaiters.filter((w) => w !== waiter);
+        if (this.freshWaiters.length === 0) this.stopProgressRequests();
+        resolve(fresh);
+      };
+      this.freshWaiters.push(waiter);
+      this.requestProgress();
+    });
+  }
+
+  /** Asks storage to confirm how far the watch has got, now and then until no read waits. */
+  private requestProgress(): void {
+    this.kvWatch?.requestProgress?.();
+    if (this.progressTimer) return;
+    this.progressTimer = setInterval(
+      () => this.kvWatch?.requestProgress?.(),
+      this.options.progressIntervalMs,
+    );
+    this.progressTimer.unref();
+  }
+
+  private stopProgressRequests(): void {
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    this.progressTimer = undefined;
+  }
+
+  private wakeFreshWaiters(): void {
+    if (this.freshWaiters.length === 0) return;
+    const revision = this.cache.revision;
+    for (const waiter of [...this.freshWaiters]) if (waiter.revision <= revision) waiter.resolve(true);
+  }
+
+  // ---- watch ------------------------------------------------------------------
+
+  async watch(key: string, options: WatchOptions): Promise<Watcher> {
+    const recursive = options.recursive ?? key.endsWith('/');
+    const requested = parseResourceVersion(options.resourceVersion ?? '');
+    const sendInitialEvents = options.sendInitialEvents;
+    const initialEvents = sendInitialEvents === true || (sendInitialEvents === undefined && requested === 0);
+    const config = this.watcherConfig(recursive ? directoryOf(key) : key, recursive, options);
+
+    // "" and "0" start as of now (consistent: a watch lives long, one round trip at its
+    // start is cheap, and its initial state must not miss a write the client just made);
+    // N waits for the cache to reach N.
+    const point: ReadPoint =
+      requested > 0 ? { kind: 'notOlderThan', revision: requested } : { kind: 'latest' };
+    try {
+      if (!(await this.catchUp(point))) return this.storage.watch(key, options);
+    } catch (err) {
+      // A revision storage has not reached is an ERROR event, not a failed call.
+      if (err instanceof StorageError && err.code === 'TooLargeResourceVersion') {
+        return CacheWatcher.failed(
+          config,
+          newTooLargeResourceVersion(requested, err.resourceVersion).toStatus(),
+        );
+      }
+      throw err;
+    }
+
+    // Synchronous from here: the state and the registration see the same revision.
+    const revision = this.cache.revision;
+    if (initialEvents) {
+      const watcher = new CacheWatcher(config);
+      const snapshot = this.cache.snapshot(revision);
+      watcher.sendInitial(
+        recursive ? snapshot.range(config.key, prefixEnd(config.key)) : optional(snapshot.get(key)),
+      );
+      return this.register(watcher, revision, sendInitialEvents === true);
+    }
+    if (requested === 0) return this.register(new CacheWatcher(config), revision, false);
+    if (requested < this.cache.windowStart) {
+      return CacheWatcher.failed(config, tooOldResourceVersionStatus(requested, this.cache.windowStart + 1));
+    }
+    const watcher = new CacheWatcher(config);
+    for (const event of this.cache.eventsAfter(requested)) watcher.dispatch(event);
+    return this.register(watcher, revision, false);
+  }
+
+  private watcherConfig(key: string, recursive: boolean, options: WatchOptions): CacheWatcherConfig {
+    return {
+      key,
+      recursive,
+      predicate: options.predicate ?? EVERYTHING,
+      allowWatchBookmarks: options.allowWatchBookmarks ?? false,
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? this.options.bookmarkIntervalMs,
+      queueCapacity: this.options.watchQueueCapacity,
+      revision: () => this.cache.revision,
+      typeMeta: () => this.cache.typeMeta,
+      onStopped: (watcher) => this.watchers.delete(watcher),
+    };
+  }
+
+  private register(watcher: CacheWatcher, revision: number, initialEventsEnd: boolean): CacheWatcher {
+    watcher.startAt(revision, initialEventsEnd);
+    if (!watcher.isStopped) this.watchers.add(watcher);
+    return watcher;
+  }
+
+  // ---- the reflector ------------------------------------------------------------
+
+  private async run(): Promise<void> {
+    const log = this.options.logger;
+    let delay = 100;
+    while (!this.stopped) {
+      let failure: unknown;
+      try {
+        const { entries, revision } = await this.listAll();
+        if (this.stopped) break;
+        this.cache.replace(entries, revision);
+        delay = 100;
+        failure = await new Promise<unknown>((resolve) => {
+          this.endWatch = () => resolve(undefined);
+          this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
+            onEvents: (events) => this.onEvents(events),
+            onProgress: (rev) => this.onProgress(rev),
+            onError: (err) => resolve(err),
+          });
+          this.setReady(true);
+          log?.info('watch cache ready', { prefix: this.prefix, objects: entries.length, revision });
+        });
+      } catch (err) {
+        failure = err;
+      }
+      this.kvWatch?.cancel();
+      this.kvWatch = undefined;
+      this.endWatch = undefined;
+      this.setReady(false);
+      // Their resume points may predate the next list: they re-watch (and relist if told 410).
+      for (const watcher of [...this.watchers]) watcher.stop();
+      if (this.stopped) break;
+      log?.warn('watch cache lost its watch; relisting', {
+        prefix: this.prefix,
+        error: failure instanceof Error ? failure.message : String(failure),
+        retryInMs: delay,
+      });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wakeRetry = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeRetry = undefined;
+      delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
+    }
+  }
+
+  /** Reads the whole prefix at one revision, a batch at a time. */
+  private async listAll(): Promise<{ entries: CacheEntry[]; revision: number }> {
+    const end = prefixEnd(this.prefix);
+    const entries: CacheEntry[] = [];
+    let start = this.prefix;
+    let revision = 0;
+    while (true) {
+      const page = await this.kv.range(start, end, { revision, limit: this.options.pagingBatchSize });
+      revision = page.revision;
+      for (const kv of page.kvs) entries.push(this.entryOf(kv));
+      const last = page.kvs[page.kvs.length - 1];
+      if (!page.more || last === undefined) return { entries, revision };
+      start = `${last.key}\u0000`;
+    }
+  }
+
+  private entryOf(kv: KeyValue): CacheEntry {
+    try {
+      return new CacheEntry(
+        kv.key,
+        kv.modRevision,
+        deepFreeze(decodeObject(kv.key, kv.value, kv.modRevision)),
+      );
+    } catch (err) {
+      // Kept as it is: reading this key fails as it would without the cache.
+      return new CacheEntry(
+        kv.key,
+        kv.modRevision,
+        undefined,
+        err instanceof Error ? err : new Error(String(err)),
+      );
+    }
+  }
+
+  private onEvents(events: readonly KVEvent[]): void {
+    if (!this.isReady) return;
+    // A backend replaying history must never make the cache apply a revision twice.
+    const floor = this.cache.lastEventRevision;
+    for (const event of events) {
+      const rev = event.kv.modRevision;
+      if (rev <= floor) continue;
+      const entry = event.type === 'put' ? this.entryOf(event.kv) : undefined;
+      const change = this.cache.apply(event.kv.key, rev, entry);
+      if (change) for (const watcher of this.watchers) watcher.dispatch(change);
+    }
+    this.wakeFreshWaiters();
+  }
+
+  private onProgress(revision: number): void {
+    if (this.isReady && this.cache.observeProgress(revision)) this.wakeFreshWaiters();
+  }
+
+  private setReady(ready: boolean): void {
+    this.isReady = ready;
+    if (ready) {
+      const waiters = this.readyWaiters;
+      this.readyWaiters = [];
+      for (const wake of waiters) wake();
+      return;
+    }
+    // Nobody waiting for freshness can get it from this cache now: they ask storage.
+    for (const waiter of [...this.freshWaiters]) waiter.resolve(false);
+    this.stopProgressRequests();
+  }
+}
+
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value];
+}

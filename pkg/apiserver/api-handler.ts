@@ -132,6 +132,29 @@ class Server implements ApiHandler {
     }
   }
 
+  /**
+   * Public documents (the token issuer's discovery and keys) need no credentials: a
+   * connected cluster fetches them to verify tokens on its own. True when served.
+   */
+  private async servePublicDocument(scope: RequestScope, path: string): Promise<boolean> {
+    const sources = this.config.publicDocuments;
+    if (!sources || sources.length === 0) return false;
+    const method = scope.req.method ?? 'GET';
+    const prefix = scope.rawPath.slice(0, scope.rawPath.length - (path === '/' ? 0 : path.length));
+    const host = scope.req.headers.host ?? 'localhost';
+    const base = `https://${host}${prefix === '/' ? '' : prefix}`;
+    for (const source of sources) {
+      const doc = await source.document(path, base);
+      if (!doc) continue;
+      if (method !== 'GET' && method !== 'HEAD') throw newMethodNotAllowed();
+      writeBytes(scope.res, 200, doc.contentType, `${JSON.stringify(doc.body)}\n`, {
+        'Cache-Control': `public, max-age=${doc.maxAgeSeconds}`,
+      });
+      return true;
+    }
+    return false;
+  }
+
   private async serve(scope: RequestScope): Promise<void> {
     const { req, res } = scope;
     const method = req.method ?? 'GET';
@@ -148,6 +171,7 @@ class Server implements ApiHandler {
       writeBytes(res, 200, 'application/json', this.versionBytes);
       return;
     }
+    if (await this.servePublicDocument(scope, path)) return;
 
     scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
     const info = newRequestInfo(method, path, () => scope.query);

@@ -30,6 +30,23 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** A document anyone may read, served before authentication (the token issuer's OpenID discovery and JWKS). */
+export interface PublicDocument {
+  readonly contentType: string;
+  readonly body: unknown;
+  /** Cache-Control max-age for clients and proxies. */
+  readonly maxAgeSeconds: number;
+}
+
+export interface PublicDocumentSource {
+  /**
+   * The document at `path` (any path prefix stripped), or undefined when the path is
+   * not one of its own. `base` is the URL the request came in at, up to and
+   * including the path prefix it used (`https://host:8443/kubernetes/management`).
+   */
+  document(path: string, base: string): Promise<PublicDocument | undefined>;
+}
+
 export interface ApiServerConfig {
   /** The API group served, e.g. management.platform.dev. */
   readonly group: string;
@@ -47,4 +64,6 @@ export interface ApiServerConfig {
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
   readonly logger: Logger;
+  /** Documents served to anyone at fixed paths under every prefix (GET and HEAD only). */
+  readonly publicDocuments?: readonly PublicDocumentSource[];
 }

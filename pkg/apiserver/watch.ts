@@ -31,6 +31,8 @@ export interface WatchServerOptions {
 }
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
+/** The memo key under which a shared event keeps its encoded line. */
+const ENCODED_EVENT = {};
 const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
 
 /** Serves watch requests and keeps track of the open ones, so shutdown can end them. */
@@ -169,9 +171,15 @@ class ActiveWatch {
     }
   }
 
-  private encode(event: StorageWatchEvent): string {
-    let object: unknown = event.object;
+  private encode(event: StorageWatchEvent): string | Buffer {
     const convert = this.output.convert;
+    // A shared event (the watch cache sends one to every watcher) is encoded once, and
+    // every stream writes the same bytes. Conversions depend on the stream: not shared.
+    if (!convert && event.shared) {
+      const { type, object } = event;
+      return event.shared.memo(ENCODED_EVENT, () => Buffer.from(`${JSON.stringify({ type, object })}\n`));
+    }
+    let object: unknown = event.object;
     if (convert && event.type !== 'ERROR') {
       try {
         object = this.convert(event, convert.kind, convert.version);

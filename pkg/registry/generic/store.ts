@@ -36,7 +36,7 @@ import {
 } from '../../apis/meta/validation.js';
 import type { CompiledSchema } from '../../apis/schema/types.js';
 import { invalidObj, isStorageError } from '../../storage/errors.js';
-import type { Storage, StorageWatchEvent, Watcher } from '../../storage/interfaces.js';
+import { EventMemo, type Storage, type StorageWatchEvent, type Watcher } from '../../storage/interfaces.js';
 import type {
   CreateOptions,
   DeleteRequestOptions,
@@ -109,6 +109,8 @@ export class Store implements RESTStorage {
   private readonly apiVersion: string;
   private readonly now: () => Date;
   private readonly random: () => string;
+  /** The memo key under which a shared watch event keeps this Store's decorated copy. */
+  private readonly decoratedEvent = {};
 
   constructor(options: StoreOptions) {
     this.strategy = options.strategy;
@@ -302,7 +304,7 @@ export class Store implements RESTStorage {
   }
 
   private decorateWatcher(inner: Watcher): Watcher {
-    const event = (e: StorageWatchEvent): StorageWatchEvent => {
+    const decorate = (e: StorageWatchEvent): StorageWatchEvent => {
       switch (e.type) {
         case 'ADDED':
         case 'MODIFIED':
@@ -314,6 +316,12 @@ export class Store implements RESTStorage {
           return e;
       }
     };
+    // A shared event (one for all watchers) gets one shared decorated copy, with its own
+    // memo for the layers above: decorating it depends on nothing but the event.
+    const event = (e: StorageWatchEvent): StorageWatchEvent =>
+      e.shared
+        ? e.shared.memo(this.decoratedEvent, () => ({ ...decorate(e), shared: new EventMemo() }))
+        : decorate(e);
     return {
       stop: () => inner.stop(),
       async *[Symbol.asyncIterator]() {

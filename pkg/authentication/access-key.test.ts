@@ -3,46 +3,74 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { KVStorage } from '../storage/store.js';
 import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
-import type { Storage, Watcher } from '../storage/interfaces.js';
+import type { Storage } from '../storage/interfaces.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isApiError } from '../apis/meta/errors.js';
-import { hashAccessKey } from '../apis/management/v1/owned-access-key.js';
-import { AccessKeyIndex } from './access-key-index.js';
-import { AccessKeyAuthenticator } from './access-key.js';
-import type { AuthenticatedUser } from './interfaces.js';
+import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { IdentityCache } from '../identity/identity-cache.js';
+import { AccessKeyAuthenticator, EXPIRED_MESSAGE, type AccessKeyUse } from './access-key.js';
 
-const PREFIX = '/registry/management.platform.dev/ownedaccesskeys/';
+const GROUP = 'management.platform.dev';
+const ROOT = `/registry/${GROUP}/`;
+const KEYS = ROOT + 'ownedaccesskeys/';
+const USERS = ROOT + 'users/';
+const TEAMS = ROOT + 'teams/';
+const ANNOTATION = tokenGenerationAnnotation(GROUP);
 
 function keyObject(
   name: string,
   plain: string,
   spec: Record<string, unknown> = { user: 'alice' },
+  meta: Partial<KubeObject['metadata']> = {},
 ): KubeObject {
   return {
-    apiVersion: 'management.platform.dev/v1',
+    apiVersion: `${GROUP}/v1`,
     kind: 'OwnedAccessKey',
-    metadata: { name },
+    metadata: { name, creationTimestamp: new Date().toISOString(), ...meta },
     spec: { ...spec, key: hashAccessKey(plain) },
   };
+}
+
+function userObject(name: string, spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: { name }, spec };
 }
 
 function request(authorization?: string): IncomingMessage {
   return { headers: authorization === undefined ? {} : { authorization } } as IncomingMessage;
 }
 
-async function setup(t: { after(fn: () => Promise<void>): void }, wrap?: (s: Storage) => Storage) {
+interface Setup {
+  storage: Storage;
+  cache: IdentityCache;
+  authn: AccessKeyAuthenticator;
+  clock: { now: number };
+  used: string[];
+}
+
+async function setup(
+  t: { after(fn: () => Promise<void>): void },
+  options: { passUnknownTokens?: boolean; lastUse?: number } = {},
+): Promise<Setup> {
   const storage = new KVStorage(SqliteKV.open(':memory:'));
-  const index = new AccessKeyIndex({
-    storage: wrap ? wrap(storage) : storage,
-    prefix: PREFIX,
-    maxRetryDelayMs: 50,
+  await storage.create(USERS + 'alice', userObject('alice', { groups: ['devs'] }));
+  const cache = new IdentityCache({ storage, users: USERS, teams: TEAMS, accessKeys: KEYS, maxRetryDelayMs: 50 });
+  const clock = { now: Date.now() };
+  const used: string[] = [];
+  const use: AccessKeyUse = {
+    record: (key) => used.push(key.metadata.name ?? ''),
+    lastUse: () => options.lastUse,
+  };
+  const authn = new AccessKeyAuthenticator(cache, {
+    generationAnnotation: ANNOTATION,
+    now: () => clock.now,
+    use,
+    ...(options.passUnknownTokens ? { passUnknownTokens: true } : {}),
   });
-  const authn = new AccessKeyAuthenticator(index);
   t.after(async () => {
-    await index.stop();
+    await cache.stop();
     await storage.close();
   });
-  return { storage, index, authn };
+  return { storage, cache, authn, clock, used };
 }
 
 /** Retries `fn` until it stops throwing: watch events arrive asynchronously. */
@@ -72,49 +100,56 @@ async function authStatus(
 }
 
 test('no Authorization header, another scheme or an empty token: no opinion', async (t) => {
-  const { index, authn } = await setup(t);
-  index.start();
+  const { cache, authn } = await setup(t);
+  cache.start();
   assert.equal(await authn.authenticate(request()), null);
   assert.equal(await authn.authenticate(request('Basic YWxpY2U6cHc=')), null);
   assert.equal(await authn.authenticate(request('Bearer ')), null);
   assert.equal(await authn.authenticate(request('')), null);
 });
 
-test('a known key authenticates as its user, with its groups and name', async (t) => {
-  const { storage, index, authn } = await setup(t);
+test("a key authenticates as its user, with the key's and the user's groups, name, type and scope", async (t) => {
+  const { storage, cache, authn, used } = await setup(t);
+  const scope = { roles: [{ role: 'platformCLI' }] };
   await storage.create(
-    PREFIX + 'alice-ci',
-    keyObject('alice-ci', 'plain-alice', { user: 'alice', groups: ['ci', 'ops'] }),
+    KEYS + 'alice-ci',
+    keyObject('alice-ci', 'plain-alice', { user: 'alice', groups: ['ci', 'ops'], type: 'User', scope }),
   );
-  index.start();
+  cache.start();
   const user = await authn.authenticate(request('Bearer plain-alice'));
   assert.deepEqual(user, {
     name: 'alice',
-    groups: ['ci', 'ops', 'system:authenticated'],
+    groups: ['ci', 'ops', 'devs', 'system:authenticated'],
     accessKeyName: 'alice-ci',
-  } satisfies AuthenticatedUser);
-  // The scheme is case-insensitive, as in Kubernetes.
+    accessKeyType: 'User',
+    scope,
+  });
+  // The scheme is case-insensitive, as in Kubernetes; every success is noted as activity.
   assert.equal((await authn.authenticate(request('bearer plain-alice')))?.name, 'alice');
+  assert.deepEqual(used, ['alice-ci', 'alice-ci']);
 });
 
-test('an unknown key is 401 Unauthorized', async (t) => {
-  const { storage, index, authn } = await setup(t);
-  await storage.create(PREFIX + 'k', keyObject('k', 'right'));
-  index.start();
+test('an unknown key is 401 Unauthorized, or no opinion when other authenticators read bearer tokens', async (t) => {
+  const { storage, cache, authn } = await setup(t);
+  await storage.create(KEYS + 'k', keyObject('k', 'right'));
+  cache.start();
   assert.deepEqual(await authStatus(authn, 'wrong'), { code: 401, message: 'Unauthorized' });
   // The stored hash itself is not a credential.
   assert.equal((await authStatus(authn, hashAccessKey('right'))).code, 401);
+
+  const passing = new AccessKeyAuthenticator(cache, { generationAnnotation: ANNOTATION, passUnknownTokens: true });
+  assert.equal(await passing.authenticate(request('Bearer wrong')), null);
+  assert.equal((await passing.authenticate(request('Bearer right')))?.name, 'alice');
 });
 
 test('team and subject keys get their documented identities', async (t) => {
-  const { storage, index, authn } = await setup(t);
-  await storage.create(PREFIX + 'team-key', keyObject('team-key', 'tk', { team: 'devs' }));
-  await storage.create(
-    PREFIX + 'subject-key',
-    keyObject('subject-key', 'sk', { subject: 'robot', groups: ['bots'] }),
-  );
-  await storage.create(PREFIX + 'nobody', keyObject('nobody', 'nk', {}));
-  index.start();
+  const { storage, cache, authn } = await setup(t);
+  await storage.create(TEAMS + 'devs', { apiVersion: `${GROUP}/v1`, kind: 'Team', metadata: { name: 'devs' } });
+  await storage.create(KEYS + 'team-key', keyObject('team-key', 'tk', { team: 'devs' }));
+  await storage.create(KEYS + 'subject-key', keyObject('subject-key', 'sk', { subject: 'robot', groups: ['bots'] }));
+  await storage.create(KEYS + 'nobody', keyObject('nobody', 'nk', {}));
+  await storage.create(KEYS + 'lost-team', keyObject('lost-team', 'lt', { team: 'gone' }));
+  cache.start();
   assert.deepEqual(await authn.authenticate(request('Bearer tk')), {
     name: 'team:devs',
     groups: ['team:devs', 'system:authenticated'],
@@ -126,106 +161,148 @@ test('team and subject keys get their documented identities', async (t) => {
     accessKeyName: 'subject-key',
   });
   assert.equal((await authStatus(authn, 'nk')).code, 401);
+  assert.deepEqual(await authStatus(authn, 'lt'), {
+    code: 401,
+    message: 'the team "gone" of the access key "lost-team" does not exist; use another key',
+  });
 });
 
 test('create, rotate, disable and delete take effect on the next calls', async (t) => {
-  const { storage, index, authn } = await setup(t);
-  index.start();
+  const { storage, cache, authn } = await setup(t);
+  cache.start();
   assert.equal((await authStatus(authn, 'first')).code, 401);
 
-  await storage.create(PREFIX + 'k', keyObject('k', 'first'));
+  await storage.create(KEYS + 'k', keyObject('k', 'first'));
   await eventually(async () => assert.equal((await authStatus(authn, 'first')).code, 200));
 
   // Rotation: the old key stops working, the new one works.
-  await storage.guaranteedUpdate(PREFIX + 'k', () => keyObject('k', 'second'));
+  await storage.guaranteedUpdate(KEYS + 'k', () => keyObject('k', 'second'));
   await eventually(async () => assert.equal((await authStatus(authn, 'second')).code, 200));
   assert.equal((await authStatus(authn, 'first')).code, 401);
 
   // Disabled: 401 with a message that says so.
-  await storage.guaranteedUpdate(PREFIX + 'k', () =>
-    keyObject('k', 'second', { user: 'alice', disabled: true }),
-  );
+  await storage.guaranteedUpdate(KEYS + 'k', () => keyObject('k', 'second', { user: 'alice', disabled: true }));
   const disabled = await eventually(async () => {
     const s = await authStatus(authn, 'second');
     assert.equal(s.code, 401);
     return s;
   });
-  assert.match(disabled.message, /access key "k" is disabled/);
+  assert.equal(
+    disabled.message,
+    'the access key "k" is disabled; ask an administrator to enable it or use another key',
+  );
 
   // Enabled again, then deleted.
-  await storage.guaranteedUpdate(PREFIX + 'k', () => keyObject('k', 'second'));
+  await storage.guaranteedUpdate(KEYS + 'k', () => keyObject('k', 'second'));
   await eventually(async () => assert.equal((await authStatus(authn, 'second')).code, 200));
-  await storage.delete(PREFIX + 'k');
+  await storage.delete(KEYS + 'k');
   await eventually(async () =>
     assert.deepEqual(await authStatus(authn, 'second'), { code: 401, message: 'Unauthorized' }),
   );
 });
 
-test('after a watch error the index relists and sees what changed meanwhile', async (t) => {
-  let watches = 0;
-  const failFirstWatch = (s: Storage): Storage =>
-    new Proxy(s, {
-      get(target, prop, receiver) {
-        if (prop === 'watch') {
-          return async (key: string, opts: Parameters<Storage['watch']>[1]): Promise<Watcher> => {
-            watches++;
-            if (watches > 1) return target.watch(key, opts);
-            // Like a watch whose start revision was compacted: one ERROR, then the end.
-            await target.create(PREFIX + 'late', keyObject('late', 'late-key'));
-            const events = [
-              {
-                type: 'ERROR' as const,
-                object: { metadata: {}, kind: 'Status', code: 410, reason: 'Expired', message: 'too old' },
-              },
-            ];
-            return {
-              stop() {},
-              async *[Symbol.asyncIterator]() {
-                yield* events;
-              },
-            };
-          };
-        }
-        const value: unknown = Reflect.get(target, prop, receiver);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-  const { index, authn } = await setup(t, failFirstWatch);
-  index.start();
-  await eventually(async () => assert.equal((await authStatus(authn, 'late-key')).code, 200));
-  assert.ok(watches >= 2);
+test("the user's state decides: missing, disabled, or tokens invalidated since the key was made", async (t) => {
+  const { storage, cache, authn } = await setup(t);
+  await storage.create(KEYS + 'ghost-key', keyObject('ghost-key', 'gk', { user: 'ghost' }));
+  await storage.create(
+    KEYS + 'gen1',
+    keyObject('gen1', 'g1', { user: 'alice' }, { annotations: { [ANNOTATION]: '1' } }),
+  );
+  await storage.create(KEYS + 'old', keyObject('old', 'g0', { user: 'alice' }));
+  cache.start();
+  assert.deepEqual(await authStatus(authn, 'gk'), {
+    code: 401,
+    message:
+      'the user "ghost" of the access key "ghost-key" does not exist; ask an administrator to create the user or use another key',
+  });
+  assert.equal((await authStatus(authn, 'g0')).code, 200);
+
+  await storage.guaranteedUpdate(USERS + 'alice', () => userObject('alice', { tokenGeneration: 1 }));
+  const revoked = await eventually(async () => {
+    const s = await authStatus(authn, 'g0');
+    assert.equal(s.code, 401);
+    return s;
+  });
+  assert.equal(
+    revoked.message,
+    'the access key "old" was revoked: the tokens of user "alice" were invalidated; please log in again',
+  );
+  // A key made under generation 1 still works.
+  assert.equal((await authStatus(authn, 'g1')).code, 200);
+
+  await storage.guaranteedUpdate(USERS + 'alice', () => userObject('alice', { tokenGeneration: 1, disabled: true }));
+  const disabled = await eventually(async () => {
+    const s = await authStatus(authn, 'g1');
+    assert.equal(s.code, 401);
+    return s;
+  });
+  assert.equal(disabled.message, 'the user "alice" is disabled; ask an administrator to enable the user');
+});
+
+test('ttl counts from creation, or from the last activity', async (t) => {
+  const { storage, cache, authn, clock } = await setup(t);
+  const created = '2030-01-01T00:00:00Z';
+  const start = Date.parse(created);
+  await storage.create(
+    KEYS + 'short',
+    keyObject('short', 'short', { user: 'alice', ttl: 60 }, { creationTimestamp: created }),
+  );
+  const idle = keyObject(
+    'idle',
+    'idle',
+    { user: 'alice', ttl: 60, ttlAfterLastActivity: true },
+    { creationTimestamp: created },
+  );
+  await storage.create(KEYS + 'idle', { ...idle, status: { lastActivity: '2030-01-01T00:10:00Z' } });
+  cache.start();
+
+  clock.now = start + 59_000;
+  assert.equal((await authStatus(authn, 'short')).code, 200);
+  clock.now = start + 60_000;
+  assert.deepEqual(await authStatus(authn, 'short'), { code: 401, message: EXPIRED_MESSAGE });
+
+  // Ten minutes after creation, but used at 00:10:00: still good until 00:11:00.
+  clock.now = start + 10 * 60_000 + 59_000;
+  assert.equal((await authStatus(authn, 'idle')).code, 200);
+  clock.now = start + 11 * 60_000;
+  assert.deepEqual(await authStatus(authn, 'idle'), { code: 401, message: EXPIRED_MESSAGE });
+});
+
+test('a use this replica saw but has not written yet keeps a ttlAfterLastActivity key alive', async (t) => {
+  const created = '2030-01-01T00:00:00Z';
+  const start = Date.parse(created);
+  const { storage, cache, authn, clock } = await setup(t, { lastUse: start + 5 * 60_000 });
+  await storage.create(
+    KEYS + 'idle',
+    keyObject('idle', 'idle', { user: 'alice', ttl: 60, ttlAfterLastActivity: true }, { creationTimestamp: created }),
+  );
+  cache.start();
+  clock.now = start + 5 * 60_000 + 30_000;
+  assert.equal((await authStatus(authn, 'idle')).code, 200);
+  clock.now = start + 6 * 60_000;
+  assert.deepEqual(await authStatus(authn, 'idle'), { code: 401, message: EXPIRED_MESSAGE });
 });
 
 test('requests wait for the first list; a storage that never answers gives 503, not 401', async (t) => {
   let release = (): void => undefined;
-  const hanging = (s: Storage): Storage =>
-    new Proxy(s, {
-      get(target, prop, receiver) {
-        if (prop === 'getList') {
-          return () => new Promise((_resolve, reject) => (release = () => reject(new Error('released'))));
-        }
-        const value: unknown = Reflect.get(target, prop, receiver);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
   const storage = new KVStorage(SqliteKV.open(':memory:'));
-  const index = new AccessKeyIndex({ storage: hanging(storage), prefix: PREFIX });
+  const hanging = new Proxy(storage, {
+    get(target, prop, receiver) {
+      if (prop === 'getList') {
+        return () => new Promise((_resolve, reject) => (release = () => reject(new Error('released'))));
+      }
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const cache = new IdentityCache({ storage: hanging, users: USERS, teams: TEAMS, accessKeys: KEYS });
   t.after(async () => {
     release();
-    await index.stop();
+    await cache.stop();
     await storage.close();
   });
-  index.start();
-  const authn = new AccessKeyAuthenticator(index, { syncTimeoutMs: 50 });
+  cache.start();
+  const authn = new AccessKeyAuthenticator(cache, { generationAnnotation: ANNOTATION, syncTimeoutMs: 50 });
   assert.equal((await authStatus(authn, 'anything')).code, 503);
-  assert.equal(index.hasSynced, false);
-});
-
-test('waitForKey resolves once a key with that hash arrives, and false when none does', async (t) => {
-  const { storage, index } = await setup(t);
-  index.start();
-  const waiting = index.waitForKey(hashAccessKey('soon'), 10_000);
-  await storage.create(PREFIX + 'soon', keyObject('soon', 'soon'));
-  assert.equal(await waiting, true);
-  assert.equal(await index.waitForKey(hashAccessKey('never'), 30), false);
+  assert.equal(cache.hasSynced, false);
 });

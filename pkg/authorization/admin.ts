@@ -1,23 +1,13 @@
-// Platform administrators may do everything. An administrator is the bootstrap
-// admin user (--admin-username) or any member of the "platform:admins" group, so
-// more admins can be made without restarting the server: give their User or
-// access key that group.
+// Platform administrators may do everything (who they are: see caller.ts). A key's
+// scope still narrows an administrator's key: the ScopeAuthorizer runs first.
 
+import type { CallerResolver } from './caller.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 
-export const ADMINS_GROUP = 'platform:admins';
-
 export class AdminAuthorizer implements Authorizer {
-  constructor(
-    private readonly adminUsername: string,
-    private readonly adminGroup = ADMINS_GROUP,
-  ) {}
+  constructor(private readonly callers: CallerResolver) {}
 
   authorize(attrs: Attributes): Promise<AuthorizationResult> {
-    const { user } = attrs;
-    const admin =
-      (this.adminUsername !== '' && user.name === this.adminUsername) ||
-      user.groups.includes(this.adminGroup);
-    return Promise.resolve({ decision: admin ? 'allow' : 'no-opinion' });
+    return Promise.resolve({ decision: this.callers.resolve(attrs.user).admin ? 'allow' : 'no-opinion' });
   }
 }

@@ -1,28 +1,122 @@
-// The authorizer the server uses today: admins may do everything, every
-// authenticated caller may read discovery and their own User, everything else is
-// denied with an honest reason. The next issue replaces the tail of the chain.
+// The platform's authorization, in one place. One authorizer chain decides every
+// request, in this order; the first that allows or denies wins, and nobody's
+// opinion is a denial (403 with Kubernetes' wording):
+//
+//   1. scope        a scoped key (or token) is denied what its scope does not allow
+//   2. admin        administrators may do everything
+//   3. delegated    the seam for the host cluster's SubjectAccessReview (host identities)
+//   4. discovery    everyone may read discovery, OpenAPI, version and health
+//   5. self         everyone may read their own User and their teams, create selves,
+//                   and manage their own access keys (and their teams' keys)
+//   6. access rules spec.owner and spec.access on the object named by the request
+//   7. collections  everyone may list and watch; the storage returns only what the
+//                   caller may get (the strict chain: 1-6, scope strict on names)
+//
+// Admission then checks the object of a write against its caller: access-key
+// owners, groups and scopes; escalation through owners, access rules, groups,
+// cluster roles and team members; blockOwnerDeletion.
 
+import type { IdentityCache } from '../identity/identity-cache.js';
+import type { Admission, RESTStorage } from '../registry/rest/interfaces.js';
+import { AccessRuleAuthorizer } from './access-rules.js';
 import { AdminAuthorizer } from './admin.js';
-import { BaselineAuthorizer } from './baseline.js';
+import {
+  AccessKeyAdmission,
+  AdmissionChain,
+  EscalationAdmission,
+  OwnerReferencesAdmission,
+  type KindResolver,
+} from './admission/index.js';
+import { CallerResolver } from './caller.js';
 import { AuthorizerChain } from './chain.js';
+import { DiscoveryAuthorizer } from './discovery.js';
 import type { Authorizer } from './interfaces.js';
+import { CollectionAuthorizer, withListFiltering } from './list-filter.js';
+import { Permissions } from './permissions.js';
+import { ScopeAuthorizer } from './scope.js';
+import { SelfAuthorizer } from './self.js';
 
-export const NOT_IMPLEMENTED_REASON = 'fine-grained authorization is not implemented yet';
-
-export function newPlatformAuthorizer(options: {
-  group: string;
-  adminUsername: string;
-  pathPrefixes?: readonly string[];
-}): Authorizer {
-  return new AuthorizerChain(
-    [
-      new AdminAuthorizer(options.adminUsername),
-      new BaselineAuthorizer(options.group, options.pathPrefixes ?? []),
-    ],
-    NOT_IMPLEMENTED_REASON,
-  );
+export interface PlatformAuthorizationOptions {
+  readonly group: string;
+  readonly cache: IdentityCache;
+  /** The bootstrap admin user (--admin-username). */
+  readonly adminUsername: string;
+  /** Holders of this cluster role are administrators (--admin-role; '' for none). */
+  readonly adminRole?: string;
+  /** Project `p` lives in namespace `<prefix><p>` (default `p-`). */
+  readonly projectNamespacePrefix?: string;
+  /** Prefixes the API is also served under (`/kubernetes/management`). */
+  readonly pathPrefixes?: readonly string[];
+  /** Asked after the admin rule, e.g. the host cluster's SubjectAccessReview. */
+  readonly delegated?: readonly Authorizer[];
+  /** Resources every caller may list and watch, filtered. */
+  readonly listableResources?: readonly string[];
+  /** Maps an ownerReference's apiVersion and kind to a resource served here. */
+  readonly resolveKind?: KindResolver;
 }
 
-export { AdminAuthorizer, ADMINS_GROUP } from './admin.js';
-export { BaselineAuthorizer } from './baseline.js';
+export interface PlatformAuthorization {
+  /** The chain every request goes through. */
+  readonly authorizer: Authorizer;
+  /** The chain without the collection rule: what a caller may do with one object. */
+  readonly strict: Authorizer;
+  readonly callers: CallerResolver;
+  readonly permissions: Permissions;
+  /** For every Store: the checks of a write against its caller. */
+  readonly admission: Admission;
+  /** Wraps a resource's storage so its lists and watches hold only what the caller may see. */
+  filter(storage: RESTStorage): RESTStorage;
+}
+
+export function newPlatformAuthorization(options: PlatformAuthorizationOptions): PlatformAuthorization {
+  const { group, cache } = options;
+  const adminRole = options.adminRole ?? '';
+  const pathPrefixes = options.pathPrefixes ?? [];
+  const callers = new CallerResolver(cache, { adminUsername: options.adminUsername, adminRole });
+  const scope = (collections: 'lenient' | 'strict'): ScopeAuthorizer =>
+    new ScopeAuthorizer({
+      group,
+      pathPrefixes,
+      collections,
+      ...(options.projectNamespacePrefix !== undefined
+        ? { projectNamespacePrefix: options.projectNamespacePrefix }
+        : {}),
+    });
+  const rules: Authorizer[] = [
+    new AdminAuthorizer(callers),
+    ...(options.delegated ?? []),
+    new DiscoveryAuthorizer(pathPrefixes),
+    new SelfAuthorizer(group, callers, cache),
+    new AccessRuleAuthorizer(group, callers, cache),
+  ];
+  const strict = new AuthorizerChain([scope('strict'), ...rules]);
+  const authorizer = new AuthorizerChain([
+    scope('lenient'),
+    ...rules,
+    new CollectionAuthorizer(group, new Set(options.listableResources ?? [])),
+  ]);
+  const permissions = new Permissions(strict);
+  const admission = new AdmissionChain([
+    new AccessKeyAdmission(callers),
+    new EscalationAdmission({ callers, permissions, adminRole }),
+    new OwnerReferencesAdmission(permissions, options.resolveKind ?? (() => undefined)),
+  ]);
+  return {
+    authorizer,
+    strict,
+    callers,
+    permissions,
+    admission,
+    filter: (storage) => withListFiltering(storage, strict),
+  };
+}
+
+export { AccessRuleAuthorizer } from './access-rules.js';
+export { AdminAuthorizer } from './admin.js';
+export { ADMINS_GROUP, MASTERS_GROUP, CallerResolver, type Caller } from './caller.js';
 export { AuthorizerChain } from './chain.js';
+export { DiscoveryAuthorizer, isDiscoveryRequest } from './discovery.js';
+export { CollectionAuthorizer, withListFiltering } from './list-filter.js';
+export { Permissions, deniedMessage } from './permissions.js';
+export { ScopeAuthorizer, ScopeMatcher, isScopeEmpty, sameScope, describeScope } from './scope.js';
+export { SelfAuthorizer } from './self.js';

@@ -2,15 +2,63 @@
 // storage. This is the one place concrete kinds meet a storage instance.
 
 import { compileSchema } from '../../apis/schema/compile.js';
+import type { IdentityCache } from '../../identity/identity-cache.js';
 import { Store } from '../../registry/generic/store.js';
-import { managementStrategies } from '../../registry/management/index.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
+import {
+  ACCESS_KEYS_SUBRESOURCE,
+  managementStrategies,
+  ownerAccessKeysSubresource,
+  SelfStorage,
+} from '../../registry/management/index.js';
+import type { Admission, RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
 import type { Storage } from '../../storage/interfaces.js';
 
-export function buildResources(group: string, storage: Storage, keyPrefix: string): RESTStorage[] {
-  return managementStrategies(group).map(
-    (strategy) => new Store({ strategy, storage, keyPrefix, compileSchema }),
-  );
+/** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
+export interface ResourceWiring {
+  /** Checks every write against its caller (access keys, escalation, blockOwnerDeletion). */
+  readonly admission?: Admission;
+  /** The current tokenGeneration of a User, recorded in the keys made for it. */
+  readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
+  /** Wraps each stored resource (lists and watches filtered to what the caller may see). */
+  readonly filter?: (storage: RESTStorage) => RESTStorage;
+  /** Serves `selves` from it. */
+  readonly identity?: IdentityCache;
+}
+
+export function buildResources(
+  group: string,
+  storage: Storage,
+  keyPrefix: string,
+  wiring: ResourceWiring = {},
+): RESTStorage[] {
+  const strategies = managementStrategies(group, {
+    accessKeys: wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {},
+  });
+  const admission = wiring.admission ? { admission: wiring.admission } : {};
+  const store = (strategy: (typeof strategies)[number], subresources?: Map<string, SubresourceStorage>): Store =>
+    new Store({ strategy, storage, keyPrefix, compileSchema, ...admission, ...(subresources ? { subresources } : {}) });
+  const keys = store(strategies.find((s) => s.info.resource === 'ownedaccesskeys') ?? fail('ownedaccesskeys'));
+  const stores: RESTStorage[] = strategies.map((strategy) => {
+    const resource = strategy.info.resource;
+    if (resource === 'ownedaccesskeys') return keys;
+    if (resource !== 'users' && resource !== 'teams') return store(strategy);
+    // users/<name>/accesskeys and teams/<name>/accesskeys need the Store they hang on.
+    const subresources = new Map<string, SubresourceStorage>();
+    const owners = store(strategy, subresources);
+    subresources.set(
+      ACCESS_KEYS_SUBRESOURCE,
+      ownerAccessKeysSubresource({ owner: resource === 'users' ? 'user' : 'team', owners, keys }),
+    );
+    return owners;
+  });
+  const filter = wiring.filter ?? ((s: RESTStorage) => s);
+  const resources = stores.map(filter);
+  if (wiring.identity) resources.push(new SelfStorage(group, wiring.identity));
+  return resources;
+}
+
+function fail(resource: string): never {
+  throw new Error(`no strategy for ${resource}`);
 }
 
 /** The storage prefix of a cluster-scoped collection, as the generic Store lays keys out. */

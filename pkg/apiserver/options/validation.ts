@@ -89,6 +89,10 @@ export function validateOptions(v: ServerOptionValues): string[] {
     );
   }
 
+  if (!Number.isFinite(v.accessKeyActivityIntervalMs) || v.accessKeyActivityIntervalMs < 1000) {
+    errs.push('--access-key-activity-interval: must be at least 1s');
+  }
+
   if (!isLogLevel(v.logLevel)) {
     errs.push(`--log-level: unknown level "${v.logLevel}" (supported: ${LOG_LEVELS.join(', ')})`);
   }

@@ -38,6 +38,7 @@ import type { CompiledSchema } from '../../apis/schema/types.js';
 import { invalidObj, isStorageError } from '../../storage/errors.js';
 import { EventMemo, type Storage, type StorageWatchEvent, type Watcher } from '../../storage/interfaces.js';
 import type {
+  Admission,
   CreateOptions,
   DeleteRequestOptions,
   DeleteResult,
@@ -50,6 +51,7 @@ import type {
   ResourceInfo,
   RESTStorage,
   Strategy,
+  SubresourceStorage,
   UpdateOptions,
 } from '../rest/interfaces.js';
 import { decodeObject } from './decode.js';
@@ -83,6 +85,10 @@ export interface StoreOptions {
   readonly now?: () => Date;
   /** The random part of generated names (tests force collisions with it). */
   readonly randomSuffix?: () => string;
+  /** Checks every create and update after validation, before storage (see Admission). */
+  readonly admission?: Admission;
+  /** Subresource handlers (`users/<name>/accesskeys`), served beside the stored kind. */
+  readonly subresources?: ReadonlyMap<string, SubresourceStorage>;
 }
 
 /** How many objects deletecollection reads per page (store.go deleteCollectionPageSize). */
@@ -99,6 +105,7 @@ const DUPLICATE_OWNER_REFERENCES_WARNING =
 export class Store implements RESTStorage {
   readonly info: ResourceInfo;
   readonly schema: Record<string, unknown>;
+  readonly subresources: ReadonlyMap<string, SubresourceStorage> | undefined;
 
   private readonly strategy: Strategy;
   private readonly storage: Storage;
@@ -111,6 +118,7 @@ export class Store implements RESTStorage {
   private readonly random: () => string;
   /** The memo key under which a shared watch event keeps this Store's decorated copy. */
   private readonly decoratedEvent = {};
+  private readonly admission: Admission | undefined;
 
   constructor(options: StoreOptions) {
     this.strategy = options.strategy;
@@ -129,6 +137,8 @@ export class Store implements RESTStorage {
     this.apiVersion = this.info.group ? `${this.info.group}/${this.info.version}` : this.info.version;
     this.now = options.now ?? (() => new Date());
     this.random = options.randomSuffix ?? (() => randomSuffix());
+    this.admission = options.admission;
+    this.subresources = options.subresources;
   }
 
   // ---- create ----------------------------------------------------------------
@@ -182,6 +192,7 @@ export class Store implements RESTStorage {
     await this.strategy.prepareForCreate(ctx, obj);
     this.restoreEnvelope(obj);
     this.throwIfInvalid(obj.metadata.name ?? '', this.validateCreate(ctx, obj));
+    await this.admission?.admit(ctx, obj, undefined, this.info);
     recordUpdate(obj, undefined, manager, this.apiVersion, now);
 
     const name = obj.metadata.name ?? '';
@@ -441,6 +452,7 @@ export class Store implements RESTStorage {
     else delete meta.managedFields;
 
     this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old));
+    await this.admission?.admit(ctx, obj, old, this.info);
 
     if (!sameNonMetadata(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
     if (sameContent(obj, old)) return old;

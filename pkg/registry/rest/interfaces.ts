@@ -147,6 +147,23 @@ export interface SubresourceStorage {
   create?(ctx: RequestContext, parentName: string, body: unknown, options: CreateOptions): Promise<KubeObject>;
 }
 
+/**
+ * A last check of a write (k8s validating admission): called by the Store after
+ * the object passed validation and before it is written, for creates (`old`
+ * undefined) and updates, dry runs included. It refuses by throwing an ApiError
+ * (403 Forbidden, 422 Invalid); it must not change the object. This is the seam
+ * for rules that need the caller and the object together (who may own a key,
+ * blockOwnerDeletion), which authorization, seeing only the request, cannot judge.
+ */
+export interface Admission {
+  admit(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    resource: ResourceInfo,
+  ): void | Promise<void>;
+}
+
 /** A column of `kubectl get` output and how to compute its cell. */
 export interface TableColumn {
   readonly definition: TableColumnDefinition;

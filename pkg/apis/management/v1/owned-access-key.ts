@@ -62,6 +62,16 @@ export interface OwnedAccessKeyStatus {
 
 export type OwnedAccessKey = TypedObject<OwnedAccessKeySpec, OwnedAccessKeyStatus>;
 
+/**
+ * The annotation in which the server records, at creation (and rotation), the
+ * `spec.tokenGeneration` of the key's user. The key stops working once the user's
+ * tokenGeneration grows past it. Clients cannot set or change it: the server
+ * overwrites it on create and keeps the stored value on update.
+ */
+export function tokenGenerationAnnotation(group: string): string {
+  return `${group}/token-generation`;
+}
+
 const HASH_PREFIX = 'sha256:';
 
 /**

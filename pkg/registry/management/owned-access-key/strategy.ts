@@ -2,6 +2,10 @@
 // hash, and shows the plain key once, in the response to the write that set it.
 // A PUT of the object as read (key "") keeps the key; another value rotates it.
 // identity.connectorData is write-only, and status.lastActivity is the server's.
+// The annotation tokenGenerationAnnotation(group) records the tokenGeneration of
+// the key's user when the key was made (or last rotated): the server sets it, a
+// client can neither set nor change it, and the key stops working once the user's
+// tokenGeneration grows past it.
 
 import {
   forbidden,
@@ -17,6 +21,7 @@ import {
   isHashedAccessKey,
   ownedAccessKeyInfo,
   ownedAccessKeySchema,
+  tokenGenerationAnnotation,
 } from '../../../apis/management/v1/owned-access-key.js';
 import type { RequestContext, Strategy } from '../../rest/interfaces.js';
 import {
@@ -31,6 +36,7 @@ import {
   validateNonNegative,
 } from '../common.js';
 import { KeyReveals } from './key-reveals.js';
+import { validateScope } from './scope-validation.js';
 
 /** Bearer tokens travel in a header: visible ASCII only, of sensible length. */
 const KEY_SHAPE = /^[\x21-\x7e]{1,1024}$/;
@@ -56,11 +62,55 @@ export interface OwnedAccessKeyStrategyOptions {
   readonly reveals?: KeyReveals;
   /** Key generator (tests pass their own). */
   readonly generateKey?: () => string;
+  /**
+   * The current `spec.tokenGeneration` of the User named `name` (undefined when
+   * there is no such user). Without it every key records generation 0.
+   */
+  readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
+}
+
+/** Group prefixes only the server and the host cluster hand out. */
+const RESERVED_GROUP_PREFIXES = ['system:', 'team:'];
+
+function validateGroups(list: unknown, path: FieldPath): FieldError[] {
+  if (!Array.isArray(list)) return [];
+  const errs: FieldError[] = [];
+  list.forEach((group, i) => {
+    if (typeof group !== 'string') return;
+    const reserved = RESERVED_GROUP_PREFIXES.find((p) => group.startsWith(p));
+    if (reserved) {
+      errs.push(invalid(path.index(i), group, `groups starting with "${reserved}" are reserved`));
+    }
+  });
+  return errs;
 }
 
 export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStrategyOptions = {}): Strategy {
   const reveals = options.reveals ?? new KeyReveals();
   const generateKey = options.generateKey ?? generateAccessKey;
+  const generationAnnotation = tokenGenerationAnnotation(group);
+
+  /** Records the generation of the key's user (user keys and subject keys of a User). */
+  async function recordGeneration(obj: KubeObject): Promise<void> {
+    const spec = specOf(obj);
+    const owner = nonEmptyString(spec['user']) ? spec['user'] : nonEmptyString(spec['subject']) ? spec['subject'] : '';
+    const generation = owner && options.tokenGenerationOf ? await options.tokenGenerationOf(owner) : undefined;
+    const annotations = { ...(obj.metadata.annotations ?? {}) };
+    delete annotations[generationAnnotation];
+    if (generation !== undefined) annotations[generationAnnotation] = String(generation);
+    if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
+    else delete obj.metadata.annotations;
+  }
+
+  /** An update keeps the generation the key was made under (or has none, as before). */
+  function keepGeneration(obj: KubeObject, old: KubeObject): void {
+    const stored = old.metadata.annotations?.[generationAnnotation];
+    const annotations = { ...(obj.metadata.annotations ?? {}) };
+    if (stored === undefined) delete annotations[generationAnnotation];
+    else annotations[generationAnnotation] = stored;
+    if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
+    else delete obj.metadata.annotations;
+  }
   // A supplied key that cannot be a bearer token, noted by prepare* for validate*
   // (which receive the same object right after).
   const badKeys = new WeakMap<KubeObject, FieldError>();
@@ -97,6 +147,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     errs.push(...subjectErrors(spec, path));
     errs.push(...validateNonNegative(spec['ttl'], path.child('ttl')));
     errs.push(...validateNonEmptyEntries(spec['groups'], path.child('groups')));
+    errs.push(...validateGroups(spec['groups'], path.child('groups')));
+    errs.push(...validateScope(spec['scope'], path.child('scope')));
     return errs;
   }
 
@@ -104,8 +156,9 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     info: ownedAccessKeyInfo(group),
     schema: ownedAccessKeySchema(),
 
-    prepareForCreate(ctx: RequestContext, obj: KubeObject): void {
+    async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
+      await recordGeneration(obj);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -114,8 +167,9 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
       else if (typeof key === 'string') storeHashOf(ctx, obj, spec, key);
     },
 
-    prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): void {
+    async prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): Promise<void> {
       keepStoredStatus(obj, old);
+      keepGeneration(obj, old);
       const spec = obj['spec'];
       if (!isObject(spec)) return;
       const oldSpec = specOf(old);
@@ -127,6 +181,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
         else delete spec['key'];
       } else if (typeof key === 'string') {
         storeHashOf(ctx, obj, spec, key);
+        // A rotated key is a new credential, made under the user's current generation.
+        await recordGeneration(obj);
       }
       // connectorData is never returned, so an update that leaves it out keeps it.
       const identity = spec['identity'];

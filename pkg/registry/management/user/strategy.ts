@@ -1,5 +1,7 @@
-// User: tokenGeneration only counts up from zero, the email address must look like
-// one, and lists of groups, roles and access rules must not hold empty entries.
+// User: tokenGeneration only counts up from zero (lowering it would bring back keys
+// it revoked), the email address must look like one, and lists of groups, roles
+// and access rules must not hold empty entries. status.teams is the server's (the
+// team membership controller writes it straight to storage).
 
 import { invalid, type FieldError } from '../../../apis/meta/field-errors.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
@@ -51,7 +53,23 @@ export function userStrategy(group: string): Strategy {
       keepStoredStatus(obj, old);
     },
     validate: (_ctx, obj) => validateUser(obj),
-    validateUpdate: (_ctx, obj) => validateUser(obj),
+    validateUpdate(_ctx, obj, old): FieldError[] {
+      const errs = validateUser(obj);
+      const now = specOf(obj)['tokenGeneration'];
+      const before = specOf(old)['tokenGeneration'];
+      const oldGen = typeof before === 'number' ? before : 0;
+      const newGen = typeof now === 'number' ? now : 0;
+      if (newGen < oldGen) {
+        errs.push(
+          invalid(
+            specPath().child('tokenGeneration'),
+            newGen,
+            `may not be decreased (it is ${oldGen}): that would make revoked tokens valid again`,
+          ),
+        );
+      }
+      return errs;
+    },
     tableColumns: [
       DISPLAY_NAME_COLUMN,
       specStringColumn('Username', 'username', 'Name the user signs in with.'),

@@ -1,0 +1,91 @@
+// Who is asking, as the platform's rules need it: the caller's name, whether it is
+// a team (a team's access key), its groups, the teams it belongs to and whether it
+// is an administrator. Worked out once per request from the identity cache and
+// remembered for as long as the cache does not change.
+//
+// Administrators are:
+//   - the bootstrap admin user (--admin-username),
+//   - members of the `platform:admins` group (on the User, or on the key in use:
+//     only administrators can give a key that group),
+//   - the host cluster's `system:masters` (as kube-apiserver always allows them),
+//   - users and teams holding the admin cluster role (--admin-role) in their
+//     spec.clusterRoles; a team's cluster roles apply to its members, so the
+//     members of such a team are administrators too.
+
+import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { TEAM_PREFIX } from '../authentication/access-key.js';
+import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { IdentityCache } from '../identity/identity-cache.js';
+import { specStrings } from '../identity/membership.js';
+
+export const ADMINS_GROUP = 'platform:admins';
+export const MASTERS_GROUP = 'system:masters';
+
+export interface Caller {
+  readonly name: string;
+  /** The team a team key speaks for; '' for everyone else. */
+  readonly team: string;
+  readonly groups: ReadonlySet<string>;
+  /** The teams the caller belongs to (for a team key: that team). */
+  readonly teams: ReadonlySet<string>;
+  readonly admin: boolean;
+}
+
+export interface AdminPolicy {
+  /** The bootstrap admin user ('' for none). */
+  readonly adminUsername: string;
+  /** The cluster role whose holders are administrators ('' for none). */
+  readonly adminRole: string;
+  readonly adminGroup?: string;
+}
+
+/** The names in `spec.clusterRoles[].name`. */
+export function clusterRoleNames(obj: KubeObject | undefined): string[] {
+  const spec = obj?.['spec'];
+  if (!isObject(spec) || !Array.isArray(spec['clusterRoles'])) return [];
+  return spec['clusterRoles']
+    .filter(isObject)
+    .map((r) => r['name'])
+    .filter((n): n is string => typeof n === 'string' && n !== '');
+}
+
+export class CallerResolver {
+  private readonly memo = new WeakMap<object, { version: number; caller: Caller }>();
+
+  constructor(
+    private readonly cache: IdentityCache,
+    private readonly policy: AdminPolicy,
+  ) {}
+
+  resolve(user: AuthenticatedUser): Caller {
+    const version = this.cache.version;
+    const known = this.memo.get(user);
+    if (known && known.version === version) return known.caller;
+    const caller = this.compute(user);
+    this.memo.set(user, { version, caller });
+    return caller;
+  }
+
+  /** Does the team hold the admin cluster role? */
+  teamIsAdmin(team: string): boolean {
+    const role = this.policy.adminRole;
+    return role !== '' && clusterRoleNames(this.cache.team(team)).includes(role);
+  }
+
+  private compute(user: AuthenticatedUser): Caller {
+    const isTeam = user.name.startsWith(TEAM_PREFIX);
+    const team = isTeam ? user.name.slice(TEAM_PREFIX.length) : '';
+    const groups = new Set(user.groups);
+    const platformUser = isTeam ? undefined : this.cache.user(user.name);
+    for (const g of specStrings(platformUser, 'groups')) groups.add(g);
+    const teams = new Set(isTeam ? [team] : this.cache.teamsOfUser(user.name, groups));
+    const { adminUsername, adminRole } = this.policy;
+    const admin =
+      (!isTeam && adminUsername !== '' && user.name === adminUsername) ||
+      groups.has(this.policy.adminGroup ?? ADMINS_GROUP) ||
+      groups.has(MASTERS_GROUP) ||
+      (adminRole !== '' && clusterRoleNames(platformUser).includes(adminRole)) ||
+      [...teams].some((t) => this.teamIsAdmin(t));
+    return { name: user.name, team, groups, teams, admin };
+  }
+}

@@ -1,0 +1,56 @@
+// What every authenticated caller may do with what is their own:
+//   - create `selves` (who am I),
+//   - get their own User and its `accesskeys` subresource,
+//   - get the Teams they belong to and their `accesskeys` subresource,
+//   - create, get, update, patch and delete their own OwnedAccessKeys: keys whose
+//     spec.user is the caller, and keys of a team the caller belongs to.
+// A team key's caller is the team: it may read that team and manage the team's
+// keys. Which owner a new key may name (the caller, or one of the caller's
+// teams) is the access-key admission's to check: a create carries no name here.
+
+import { specString } from '../identity/membership.js';
+import type { IdentityCache } from '../identity/identity-cache.js';
+import type { CallerResolver } from './caller.js';
+import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+
+const KEY_VERBS = new Set(['get', 'update', 'patch', 'delete']);
+
+export class SelfAuthorizer implements Authorizer {
+  constructor(
+    private readonly group: string,
+    private readonly callers: CallerResolver,
+    private readonly cache: IdentityCache,
+  ) {}
+
+  authorize(attrs: Attributes): Promise<AuthorizationResult> {
+    return Promise.resolve({ decision: this.allows(attrs) ? 'allow' : 'no-opinion' });
+  }
+
+  private allows(attrs: Attributes): boolean {
+    if (!attrs.isResourceRequest || attrs.apiGroup !== this.group) return false;
+    const { verb, resource, subresource, name } = attrs;
+    const caller = this.callers.resolve(attrs.user);
+    const readable = verb === 'get' && name !== '' && (subresource === '' || subresource === 'accesskeys');
+    switch (resource) {
+      case 'selves':
+        return verb === 'create' && subresource === '';
+      case 'users':
+        return readable && caller.team === '' && name === caller.name;
+      case 'teams':
+        return readable && caller.teams.has(name);
+      case 'ownedaccesskeys': {
+        if (subresource !== '') return false;
+        if (verb === 'create') return name === '';
+        if (!KEY_VERBS.has(verb) || name === '') return false;
+        const key = this.cache.accessKey(name);
+        if (!key) return false;
+        const user = specString(key, 'user');
+        const team = specString(key, 'team');
+        if (user) return caller.team === '' && user === caller.name;
+        return team !== '' && caller.teams.has(team);
+      }
+      default:
+        return false;
+    }
+  }
+}

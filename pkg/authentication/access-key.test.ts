@@ -53,7 +53,13 @@ async function setup(
 ): Promise<Setup> {
   const storage = new KVStorage(SqliteKV.open(':memory:'));
   await storage.create(USERS + 'alice', userObject('alice', { groups: ['devs'] }));
-  const cache = new IdentityCache({ storage, users: USERS, teams: TEAMS, accessKeys: KEYS, maxRetryDelayMs: 50 });
+  const cache = new IdentityCache({
+    storage,
+    users: USERS,
+    teams: TEAMS,
+    accessKeys: KEYS,
+    maxRetryDelayMs: 50,
+  });
   const clock = { now: Date.now() };
   const used: string[] = [];
   const use: AccessKeyUse = {
@@ -137,16 +143,26 @@ test('an unknown key is 401 Unauthorized, or no opinion when other authenticator
   // The stored hash itself is not a credential.
   assert.equal((await authStatus(authn, hashAccessKey('right'))).code, 401);
 
-  const passing = new AccessKeyAuthenticator(cache, { generationAnnotation: ANNOTATION, passUnknownTokens: true });
+  const passing = new AccessKeyAuthenticator(cache, {
+    generationAnnotation: ANNOTATION,
+    passUnknownTokens: true,
+  });
   assert.equal(await passing.authenticate(request('Bearer wrong')), null);
   assert.equal((await passing.authenticate(request('Bearer right')))?.name, 'alice');
 });
 
 test('team and subject keys get their documented identities', async (t) => {
   const { storage, cache, authn } = await setup(t);
-  await storage.create(TEAMS + 'devs', { apiVersion: `${GROUP}/v1`, kind: 'Team', metadata: { name: 'devs' } });
+  await storage.create(TEAMS + 'devs', {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Team',
+    metadata: { name: 'devs' },
+  });
   await storage.create(KEYS + 'team-key', keyObject('team-key', 'tk', { team: 'devs' }));
-  await storage.create(KEYS + 'subject-key', keyObject('subject-key', 'sk', { subject: 'robot', groups: ['bots'] }));
+  await storage.create(
+    KEYS + 'subject-key',
+    keyObject('subject-key', 'sk', { subject: 'robot', groups: ['bots'] }),
+  );
   await storage.create(KEYS + 'nobody', keyObject('nobody', 'nk', {}));
   await storage.create(KEYS + 'lost-team', keyObject('lost-team', 'lt', { team: 'gone' }));
   cache.start();
@@ -181,7 +197,9 @@ test('create, rotate, disable and delete take effect on the next calls', async (
   assert.equal((await authStatus(authn, 'first')).code, 401);
 
   // Disabled: 401 with a message that says so.
-  await storage.guaranteedUpdate(KEYS + 'k', () => keyObject('k', 'second', { user: 'alice', disabled: true }));
+  await storage.guaranteedUpdate(KEYS + 'k', () =>
+    keyObject('k', 'second', { user: 'alice', disabled: true }),
+  );
   const disabled = await eventually(async () => {
     const s = await authStatus(authn, 'second');
     assert.equal(s.code, 401);
@@ -230,7 +248,9 @@ test("the user's state decides: missing, disabled, or tokens invalidated since t
   // A key made under generation 1 still works.
   assert.equal((await authStatus(authn, 'g1')).code, 200);
 
-  await storage.guaranteedUpdate(USERS + 'alice', () => userObject('alice', { tokenGeneration: 1, disabled: true }));
+  await storage.guaranteedUpdate(USERS + 'alice', () =>
+    userObject('alice', { tokenGeneration: 1, disabled: true }),
+  );
   const disabled = await eventually(async () => {
     const s = await authStatus(authn, 'g1');
     assert.equal(s.code, 401);
@@ -274,7 +294,12 @@ test('a use this replica saw but has not written yet keeps a ttlAfterLastActivit
   const { storage, cache, authn, clock } = await setup(t, { lastUse: start + 5 * 60_000 });
   await storage.create(
     KEYS + 'idle',
-    keyObject('idle', 'idle', { user: 'alice', ttl: 60, ttlAfterLastActivity: true }, { creationTimestamp: created }),
+    keyObject(
+      'idle',
+      'idle',
+      { user: 'alice', ttl: 60, ttlAfterLastActivity: true },
+      { creationTimestamp: created },
+    ),
   );
   cache.start();
   clock.now = start + 5 * 60_000 + 30_000;

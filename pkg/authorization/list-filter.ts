@@ -112,9 +112,14 @@ export function withListFiltering(storage: RESTStorage, authorizer: Authorizer):
       // have to be told is gone: the objects it may see now.
       const visible = new Set<string>();
       const startsFromList =
-        options.resourceVersion !== undefined && options.resourceVersion !== '' && options.resourceVersion !== '0';
+        options.resourceVersion !== undefined &&
+        options.resourceVersion !== '' &&
+        options.resourceVersion !== '0';
       if (startsFromList && list && options.sendInitialEvents !== true) {
-        const current = await list(ctx, { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector });
+        const current = await list(ctx, {
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+        });
         for (const item of await visibleItems(ctx, current.items)) visible.add(objectKey(item));
       }
       const inner = await watch(ctx, options);

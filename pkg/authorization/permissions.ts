@@ -43,5 +43,7 @@ export function deniedMessage(attrs: Attributes): string {
   if (!attrs.isResourceRequest) return `User ${user} cannot ${attrs.verb} path ${JSON.stringify(attrs.path)}`;
   const resource = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
   const head = `User ${user} cannot ${attrs.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(attrs.apiGroup)}`;
-  return attrs.namespace ? `${head} in the namespace ${JSON.stringify(attrs.namespace)}` : `${head} at the cluster scope`;
+  return attrs.namespace
+    ? `${head} in the namespace ${JSON.stringify(attrs.namespace)}`
+    : `${head} at the cluster scope`;
 }

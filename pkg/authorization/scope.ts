@@ -29,11 +29,7 @@
 // ("lenient") and the filtering storage drops what the scope does not reach; the
 // filter's own check of the whole collection is "strict".
 
-import type {
-  AccessKeyScope,
-  AccessKeyScopeRole,
-  AccessKeyScopeRule,
-} from '../apis/management/v1/common.js';
+import type { AccessKeyScope, AccessKeyScopeRole, AccessKeyScopeRule } from '../apis/management/v1/common.js';
 import { isObject } from '../apis/meta/types.js';
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
@@ -71,7 +67,14 @@ function objects<T>(value: unknown): T[] {
 /** True when the scope sets nothing that limits: no roles, projects, ... and no CLI flag. */
 export function isScopeEmpty(scope: AccessKeyScope | undefined): boolean {
   if (!scope || !isObject(scope)) return true;
-  const lists = [scope.roles, scope.projects, scope.spaces, scope.virtualClusters, scope.clusters, scope.rules];
+  const lists = [
+    scope.roles,
+    scope.projects,
+    scope.spaces,
+    scope.virtualClusters,
+    scope.clusters,
+    scope.rules,
+  ];
   return lists.every((l) => !Array.isArray(l) || l.length === 0) && scope.allowPlatformCli !== true;
 }
 
@@ -232,7 +235,9 @@ export class ScopeMatcher {
       ? rule.namespaces.filter((n): n is string => typeof n === 'string')
       : [];
     if (namespaces.length > 0 && !namespaces.includes(attrs.namespace)) return false;
-    const resources = objects<{ group?: string; resources?: string[]; resourceNames?: string[] }>(rule.resources);
+    const resources = objects<{ group?: string; resources?: string[]; resourceNames?: string[] }>(
+      rule.resources,
+    );
     if (resources.length === 0) return true;
     return resources.some((gr) => {
       const group = typeof gr.group === 'string' ? gr.group : '';
@@ -248,7 +253,10 @@ export class ScopeMatcher {
 }
 
 /** `name`, `name/sub`, `*`, `name/*`, `*\/sub` against the request's resource and subresource. */
-export function resourcePatternMatches(pattern: string, attrs: Pick<Attributes, 'resource' | 'subresource'>): boolean {
+export function resourcePatternMatches(
+  pattern: string,
+  attrs: Pick<Attributes, 'resource' | 'subresource'>,
+): boolean {
   if (pattern === '*') return true;
   const slash = pattern.indexOf('/');
   if (slash < 0) return attrs.subresource === '' && pattern === attrs.resource;
@@ -297,7 +305,9 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (isObject(value)) {
     const keys = Object.keys(value)
-      .filter((k) => value[k] !== undefined && !(Array.isArray(value[k]) && (value[k] as unknown[]).length === 0))
+      .filter(
+        (k) => value[k] !== undefined && !(Array.isArray(value[k]) && (value[k] as unknown[]).length === 0),
+      )
       .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
   }

@@ -109,7 +109,11 @@ export class Informer {
         if (healthy) delay = 100;
       } catch (err) {
         if (this.stopped) break;
-        logger?.warn('list/watch failed; retrying', { informer: name, error: describe(err), retryInMs: delay });
+        logger?.warn('list/watch failed; retrying', {
+          informer: name,
+          error: describe(err),
+          retryInMs: delay,
+        });
       }
       if (this.stopped) break;
       await new Promise<void>((resolve) => {

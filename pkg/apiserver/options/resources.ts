@@ -35,9 +35,21 @@ export function buildResources(
     accessKeys: wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {},
   });
   const admission = wiring.admission ? { admission: wiring.admission } : {};
-  const store = (strategy: (typeof strategies)[number], subresources?: Map<string, SubresourceStorage>): Store =>
-    new Store({ strategy, storage, keyPrefix, compileSchema, ...admission, ...(subresources ? { subresources } : {}) });
-  const keys = store(strategies.find((s) => s.info.resource === 'ownedaccesskeys') ?? fail('ownedaccesskeys'));
+  const store = (
+    strategy: (typeof strategies)[number],
+    subresources?: Map<string, SubresourceStorage>,
+  ): Store =>
+    new Store({
+      strategy,
+      storage,
+      keyPrefix,
+      compileSchema,
+      ...admission,
+      ...(subresources ? { subresources } : {}),
+    });
+  const keys = store(
+    strategies.find((s) => s.info.resource === 'ownedaccesskeys') ?? fail('ownedaccesskeys'),
+  );
   const stores: RESTStorage[] = strategies.map((strategy) => {
     const resource = strategy.info.resource;
     if (resource === 'ownedaccesskeys') return keys;

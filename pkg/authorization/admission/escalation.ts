@@ -54,7 +54,12 @@ export interface EscalationAdmissionOptions {
 export class EscalationAdmission implements Admission {
   constructor(private readonly options: EscalationAdmissionOptions) {}
 
-  async admit(ctx: RequestContext, obj: KubeObject, old: KubeObject | undefined, info: ResourceInfo): Promise<void> {
+  async admit(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    info: ResourceInfo,
+  ): Promise<void> {
     if (NOT_CHECKED.has(info.resource)) return;
     const user = ctx.user as AuthenticatedUser;
     const caller = this.options.callers.resolve(user);
@@ -102,14 +107,16 @@ export class EscalationAdmission implements Admission {
         if (role !== '' && (clusterRoleNames(obj).includes(role) || clusterRoleNames(old).includes(role))) {
           return 'cannot change the members of a team holding the admin role: only administrators may';
         }
-        if (old && !(await can('bind'))) return 'cannot change the members of the team: that needs the "bind" verb on it';
+        if (old && !(await can('bind')))
+          return 'cannot change the members of the team: that needs the "bind" verb on it';
       }
     }
 
     const holder = accessHolderOf(obj);
     if (!same(now['owner'], before['owner'])) {
       if (old) {
-        if (!(await can('makeowner'))) return 'cannot change spec.owner: that needs the "makeowner" verb on the object';
+        if (!(await can('makeowner')))
+          return 'cannot change spec.owner: that needs the "makeowner" verb on the object';
       } else {
         const own =
           (holder.ownerUser === '' || (caller.team === '' && holder.ownerUser === caller.name)) &&
@@ -126,7 +133,8 @@ export class EscalationAdmission implements Admission {
       }
       for (const grant of added) {
         for (const verb of grant.verbs) {
-          if (!(await can(verb))) return `cannot grant the verb ${JSON.stringify(verb)}: they do not hold it on the object`;
+          if (!(await can(verb)))
+            return `cannot grant the verb ${JSON.stringify(verb)}: they do not hold it on the object`;
           for (const sub of grant.subresources) {
             if (!(await can(verb, sub))) {
               return `cannot grant the verb ${JSON.stringify(verb)} on the subresource ${JSON.stringify(sub)}: they do not hold it on the object`;

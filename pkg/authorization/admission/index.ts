@@ -10,7 +10,12 @@ export { OwnerReferencesAdmission, type KindResolver } from './owner-references.
 export class AdmissionChain implements Admission {
   constructor(private readonly plugins: readonly Admission[]) {}
 
-  async admit(ctx: RequestContext, obj: KubeObject, old: KubeObject | undefined, info: ResourceInfo): Promise<void> {
+  async admit(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    info: ResourceInfo,
+  ): Promise<void> {
     for (const plugin of this.plugins) await plugin.admit(ctx, obj, old, info);
   }
 }

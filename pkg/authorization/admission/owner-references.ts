@@ -35,7 +35,12 @@ export class OwnerReferencesAdmission implements Admission {
     private readonly resolveKind: KindResolver,
   ) {}
 
-  async admit(ctx: RequestContext, obj: KubeObject, old: KubeObject | undefined, info: ResourceInfo): Promise<void> {
+  async admit(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    info: ResourceInfo,
+  ): Promise<void> {
     const refs = obj.metadata.ownerReferences ?? [];
     if (!refs.some(blocking)) return;
     const alreadyBlocking = new Set((old?.metadata.ownerReferences ?? []).filter(blocking).map((r) => r.uid));
@@ -66,6 +71,7 @@ export class OwnerReferencesAdmission implements Admission {
         ),
       );
     }
-    if (errs.length > 0) throw newInvalid({ group: info.group, kind: info.kind }, obj.metadata.name ?? '', errs);
+    if (errs.length > 0)
+      throw newInvalid({ group: info.group, kind: info.kind }, obj.metadata.name ?? '', errs);
   }
 }

@@ -31,7 +31,13 @@ function validateResourcePatterns(list: string[], path: FieldPath): FieldError[]
     if (!isWildcard(entry)) return;
     const overlapped = list.find((other, j) => j !== i && covers(entry, other));
     if (overlapped !== undefined) {
-      errs.push(invalid(path.index(i), entry, `overlaps the entry "${overlapped}"; wildcard entries must not overlap others`));
+      errs.push(
+        invalid(
+          path.index(i),
+          entry,
+          `overlaps the entry "${overlapped}"; wildcard entries must not overlap others`,
+        ),
+      );
     }
   });
   return errs;

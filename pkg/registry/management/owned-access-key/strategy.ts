@@ -93,8 +93,13 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   /** Records the generation of the key's user (user keys and subject keys of a User). */
   async function recordGeneration(obj: KubeObject): Promise<void> {
     const spec = specOf(obj);
-    const owner = nonEmptyString(spec['user']) ? spec['user'] : nonEmptyString(spec['subject']) ? spec['subject'] : '';
-    const generation = owner && options.tokenGenerationOf ? await options.tokenGenerationOf(owner) : undefined;
+    const owner = nonEmptyString(spec['user'])
+      ? spec['user']
+      : nonEmptyString(spec['subject'])
+        ? spec['subject']
+        : '';
+    const generation =
+      owner && options.tokenGenerationOf ? await options.tokenGenerationOf(owner) : undefined;
     const annotations = { ...(obj.metadata.annotations ?? {}) };
     delete annotations[generationAnnotation];
     if (generation !== undefined) annotations[generationAnnotation] = String(generation);

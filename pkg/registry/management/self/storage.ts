@@ -4,12 +4,7 @@
 
 import { newBadRequest } from '../../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
-import {
-  selfInfo,
-  selfSchema,
-  type EntityInfo,
-  type SelfStatus,
-} from '../../../apis/management/v1/self.js';
+import { selfInfo, selfSchema, type EntityInfo, type SelfStatus } from '../../../apis/management/v1/self.js';
 import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
 import { TEAM_PREFIX } from '../../../authentication/access-key.js';
 import type { IdentityCache } from '../../../identity/identity-cache.js';
@@ -36,7 +31,10 @@ export function selfStatus(cache: IdentityCache, user: AuthenticatedUser): SelfS
     status.team = entity(team, cache.team(team));
   } else {
     const teams = cache.teamsOfUser(user.name, user.groups);
-    status.user = { ...entity(user.name, cache.user(user.name)), teams: teams.map((t) => entity(t, cache.team(t))) };
+    status.user = {
+      ...entity(user.name, cache.user(user.name)),
+      teams: teams.map((t) => entity(t, cache.team(t))),
+    };
   }
   if (user.accessKeyName) status.accessKey = user.accessKeyName;
   if (user.accessKeyType) status.accessKeyType = user.accessKeyType;
@@ -65,7 +63,9 @@ export class SelfStorage implements RESTStorage {
     if (kind !== undefined && kind !== '' && kind !== this.info.kind) {
       return Promise.reject(newBadRequest(`expected kind "Self", got ${JSON.stringify(kind)}`));
     }
-    const now = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = this.now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z');
     return Promise.resolve({
       apiVersion: `${this.info.group}/${this.info.version}`,
       kind: this.info.kind,

@@ -80,12 +80,19 @@ export async function requestClientCertificate(
   );
   const name = created.metadata.name;
   try {
-    await host.approveCertificateSigningRequest(
-      name,
-      options.approvalReason ?? 'PlatformApproved',
-      options.approvalMessage ?? `approved by platform-apiserver for ${options.commonName}`,
-      signal,
-    );
+    try {
+      await host.approveCertificateSigningRequest(
+        name,
+        options.approvalReason ?? 'PlatformApproved',
+        options.approvalMessage ?? `approved by platform-apiserver for ${options.commonName}`,
+        signal,
+      );
+    } catch (err) {
+      // Someone (an approval policy, an administrator) may have denied it first: say that, not "invalid".
+      const current = await host.getCertificateSigningRequest(name).catch(() => undefined);
+      const outcome = current ? outcomeOf(current) : undefined;
+      throw outcome ?? err;
+    }
     const certPem = await waitForCertificate(host, name, options.timeoutMs, options.signal);
     return {
       certPem,

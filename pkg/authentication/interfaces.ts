@@ -16,6 +16,11 @@ export interface AuthenticatedUser extends UserInfo {
    * Absent or empty: no limit beyond what its owner may do. A scope only narrows.
    */
   readonly scope?: AccessKeyScope;
+  /**
+   * Authenticated by the host cluster (front-proxy headers from its aggregator, or
+   * its TokenReview): the host's SubjectAccessReview is asked about such callers.
+   */
+  readonly hostIdentity?: boolean;
 }
 
 export interface Authenticator {

@@ -7,6 +7,7 @@
 //   POST /apis/authorization.k8s.io/v1/subjectaccessreviews programmable answers
 //   /api/v1/namespaces/{ns}/configmaps[/{name}]             get, list, watch, create, update, delete
 //   /api/v1/namespaces/{ns}/secrets[/{name}]                get, list, watch, create, update, delete
+//   /apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles|rolebindings[/{name}]  CRUD only, not evaluated
 //   /apis/certificates.k8s.io/v1/certificatesigningrequests[/{name}[/approval|/status]]
 //
 // It publishes kube-system/extension-apiserver-authentication as kube-apiserver
@@ -117,6 +118,19 @@ interface KindInfo {
 const KINDS: Record<string, KindInfo> = {
   configmaps: { kind: 'ConfigMap', apiVersion: 'v1', qualified: 'configmaps', namespaced: true },
   secrets: { kind: 'Secret', apiVersion: 'v1', qualified: 'secrets', namespaced: true },
+  // Added for the CLI's virtual cluster connection RBAC (issue 6): plain CRUD, no RBAC evaluation.
+  roles: {
+    kind: 'Role',
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    qualified: 'roles.rbac.authorization.k8s.io',
+    namespaced: true,
+  },
+  rolebindings: {
+    kind: 'RoleBinding',
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    qualified: 'rolebindings.rbac.authorization.k8s.io',
+    namespaced: true,
+  },
   certificatesigningrequests: {
     kind: 'CertificateSigningRequest',
     apiVersion: 'certificates.k8s.io/v1',
@@ -351,7 +365,11 @@ export class HostClusterDouble {
   }
 
   /** A stored object as the API would return it (Secret data base64, CSR request base64). */
-  object(resource: 'configmaps' | 'secrets' | 'certificatesigningrequests', namespace: string, name: string) {
+  object(
+    resource: 'configmaps' | 'secrets' | 'certificatesigningrequests' | 'roles' | 'rolebindings',
+    namespace: string,
+    name: string,
+  ) {
     return this.store.get(resource, namespace, name);
   }
 
@@ -474,6 +492,18 @@ export class HostClusterDouble {
       name = parts[5] ?? '';
       if (parts.length > 6) throw notFoundPage();
       if (resource !== 'configmaps' && resource !== 'secrets') throw notFoundPage();
+    } else if (
+      parts[0] === 'apis' &&
+      parts[1] === 'rbac.authorization.k8s.io' &&
+      parts[2] === 'v1' &&
+      parts[3] === 'namespaces' &&
+      parts.length >= 6
+    ) {
+      // /apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/{roles|rolebindings}[/{name}]
+      namespace = parts[4] ?? '';
+      resource = parts[5] ?? '';
+      name = parts[6] ?? '';
+      if (parts.length > 7 || (resource !== 'roles' && resource !== 'rolebindings')) throw notFoundPage();
     } else if (
       parts[0] === 'apis' &&
       parts[1] === 'certificates.k8s.io' &&

@@ -24,6 +24,7 @@ import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
 import type { Attributes, Authorizer } from '../../../authorization/interfaces.js';
 import { isUnlimitedScope, scopeExcess } from '../../../tokens/scope.js';
 import type { TokenIssuer } from '../../../tokens/token-issuer.js';
+import { issueCallerToken } from './caller-token.js';
 import { decodeObject } from '../../generic/decode.js';
 import { nowTimestamp } from '../../generic/object.js';
 import type { CreateOptions, RequestContext, ResourceInfo, RESTStorage } from '../../rest/interfaces.js';
@@ -89,16 +90,7 @@ export class DirectClusterEndpointTokenStorage implements RESTStorage {
     };
     if (options.dryRun) return response;
 
-    const user = await this.options.users.user(caller.name);
-    const generation = user && isObject(user['spec']) ? user['spec']['tokenGeneration'] : undefined;
-    const { token } = await this.options.issuer.issue({
-      subject: caller.name,
-      // `system:` groups are each cluster's own business (and Kubernetes refuses them from JWTs).
-      groups: caller.groups.filter((g) => !g.startsWith('system:')),
-      ttlSeconds: ttl,
-      ...(scope ? { scope } : {}),
-      ...(user ? { tokenGeneration: typeof generation === 'number' ? generation : 0 } : {}),
-    });
+    const token = await issueCallerToken(this.options, caller, ttl, scope);
     return { ...response, status: { token } };
   }
 

@@ -1,0 +1,35 @@
+// A platform token for the caller of a request: subject the caller, groups the
+// caller's own (without `system:` groups, which are each cluster's business and
+// which Kubernetes refuses from JWTs), and the tokenGeneration of the caller's User
+// when the caller is one, so that bumping it revokes the token. Shared by the
+// DirectClusterEndpointToken resource and the kubeconfig subresource.
+
+import { isObject, type KubeObject } from '../../../apis/meta/types.js';
+import type { AccessKeyScope } from '../../../apis/management/v1/common.js';
+import type { UserInfo } from '../../rest/interfaces.js';
+import type { TokenIssuer } from '../../../tokens/token-issuer.js';
+
+export interface CallerTokenIssuer {
+  readonly issuer: Pick<TokenIssuer, 'issue'>;
+  /** The caller's User, or undefined when the caller is not a User (a team key, a host identity). */
+  readonly users: { user(name: string): KubeObject | undefined | Promise<KubeObject | undefined> };
+}
+
+export async function issueCallerToken(
+  tokens: CallerTokenIssuer,
+  caller: UserInfo,
+  ttlSeconds: number,
+  scope: AccessKeyScope | undefined,
+): Promise<string> {
+  const user = await tokens.users.user(caller.name);
+  const spec = user && isObject(user['spec']) ? user['spec'] : undefined;
+  const generation = spec?.['tokenGeneration'];
+  const { token } = await tokens.issuer.issue({
+    subject: caller.name,
+    groups: caller.groups.filter((g) => !g.startsWith('system:')),
+    ttlSeconds,
+    ...(scope ? { scope } : {}),
+    ...(user ? { tokenGeneration: typeof generation === 'number' ? generation : 0 } : {}),
+  });
+  return token;
+}

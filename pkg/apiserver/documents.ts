@@ -14,6 +14,11 @@ import {
   wantsPretty,
   type NegotiatedOutput,
 } from './negotiation.js';
+import {
+  encodeOpenAPIV2Proto,
+  OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
+  OPENAPI_V2_PROTOBUF_SUBTYPES,
+} from './openapi/openapi-v2-proto.js';
 import { encode, writeBytes, type OutputFormat } from './responses.js';
 import type { RequestScope } from './scope.js';
 
@@ -65,6 +70,8 @@ export class Documents {
   private readonly apiGroup: CachedDocument;
   private readonly apiResourceList: CachedDocument;
   private readonly openAPIV2: CachedDocument;
+  /** The v2 document as gnostic protobuf, encoded on first request (only old kubectl asks). */
+  private openAPIV2Proto: CachedDocument | undefined;
   private readonly openAPIV3: CachedDocument;
   private readonly openAPIV3Root: CachedDocument;
   /** The v3 document's digest, unquoted: the `?hash=` clients pin. */
@@ -109,7 +116,12 @@ export class Documents {
         this.serveNegotiated(scope, this.apiResourceList);
         return true;
       case '/openapi/v2':
-        this.serveOpenAPI(scope.res, scope, this.openAPIV2);
+        if (this.prefersProtobuf(scope)) this.serveOpenAPIV2Proto(scope);
+        else this.serveOpenAPI(scope.res, scope, this.openAPIV2);
+        return true;
+      case '/swagger-2.0.0.pb-v1':
+        // Where kubectl before 1.14-era servers looked, and still falls back to.
+        this.serveOpenAPIV2Proto(scope);
         return true;
       case '/openapi/v3':
         this.serveOpenAPI(scope.res, scope, this.openAPIV3Root);
@@ -171,7 +183,7 @@ export class Documents {
     }
   }
 
-  /** OpenAPI is JSON only (kube-openapi also speaks protobuf, which we do not). */
+  /** JSON OpenAPI (v2 is also served as protobuf, see prefersProtobuf). */
   private acceptsJSON(scope: RequestScope): boolean {
     const accept = scope.req.headers.accept;
     if (!accept) return true;
@@ -180,6 +192,41 @@ export class Documents {
         (c.type === '*' && c.subtype === '*') ||
         (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*')),
     );
+  }
+
+  /** The protobuf media type is accepted ahead of (or instead of) JSON. */
+  private prefersProtobuf(scope: RequestScope): boolean {
+    const accept = scope.req.headers.accept;
+    if (!accept) return false;
+    for (const c of parseAccept(accept)) {
+      if (c.q <= 0) continue;
+      if (c.type === 'application' && OPENAPI_V2_PROTOBUF_SUBTYPES.has(c.subtype)) return true;
+      if (c.type === '*' || (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*'))) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  private serveOpenAPIV2Proto(scope: RequestScope): void {
+    const res = scope.res;
+    if (!this.openAPIV2Proto) {
+      // A distinct ETag: the representation differs from the JSON one under the same URL.
+      this.openAPIV2Proto = {
+        object: this.openAPIV2.object,
+        bytes: encodeOpenAPIV2Proto(this.openAPIV2.object),
+        etag: `"${unquote(this.openAPIV2.etag)}-pb"`,
+      };
+    }
+    const doc = this.openAPIV2Proto;
+    res.setHeader('Vary', 'Accept');
+    res.setHeader('ETag', doc.etag);
+    if (matchesIfNoneMatch(scope.req.headers['if-none-match'], doc.etag)) {
+      res.writeHead(304);
+      res.end();
+      return;
+    }
+    writeBytes(res, 200, OPENAPI_V2_PROTOBUF_MEDIA_TYPE, doc.bytes);
   }
 
   private serveOpenAPI(res: ServerResponse, scope: RequestScope, doc: CachedDocument): void {

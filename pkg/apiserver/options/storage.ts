@@ -1,12 +1,16 @@
 // Opens the configured backend and wraps it in KVStorage, the one implementation
-// of the Kubernetes storage semantics. Backends are imported lazily so a server on
-// SQLite never loads the etcd client (and its gRPC stack), and vice versa.
+// of the Kubernetes storage semantics, and that in the watch cache (--watch-cache,
+// on by default). Backends are imported lazily so a server on SQLite never loads
+// the etcd client (and its gRPC stack), and vice versa.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../config.js';
 import type { KV } from '../../storage/kv.js';
 import type { Storage } from '../../storage/interfaces.js';
+import { CachedStorage, prefixAtDepth } from '../../storage/cacher/index.js';
+import { managementStrategies } from '../../registry/management/index.js';
+import { collectionPrefix } from './resources.js';
 import type { ServerOptionValues } from './options.js';
 
 export const SQLITE_FILE = 'platform.db';
@@ -37,5 +41,20 @@ export async function openKV(options: ServerOptionValues, logger: Logger): Promi
 export async function openStorage(options: ServerOptionValues, logger: Logger): Promise<Storage> {
   const kv = await openKV(options, logger);
   const { KVStorage } = await import('../../storage/store.js');
-  return new KVStorage(kv);
+  const storage = new KVStorage(kv);
+  if (!options.watchCache) return storage;
+  // Keys are <prefix>/<group>/<resource>/...: one cache per resource.
+  const cached = new CachedStorage({
+    storage,
+    kv,
+    resourcePrefix: prefixAtDepth(options.etcdPrefix, 2),
+    logger,
+  });
+  // Every kind's cache starts now, so the first request to one need not wait for its list.
+  void cached.warm(
+    managementStrategies(options.apiGroup).map((s) =>
+      collectionPrefix(options.etcdPrefix, s.info.group, s.info.resource),
+    ),
+  );
+  return cached;
 }

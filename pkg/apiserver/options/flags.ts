@@ -4,6 +4,7 @@
 // sees all problems at once instead of one per try.
 
 import { parseArgs } from 'node:util';
+import { parseDuration } from './duration-flag.js';
 import type { ServerOptionValues } from './options.js';
 
 export class FlagError extends Error {
@@ -13,7 +14,7 @@ export class FlagError extends Error {
 interface FlagSpec {
   readonly name: string;
   readonly field: keyof ServerOptionValues;
-  readonly kind: 'string' | 'port' | 'list' | 'bool';
+  readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool';
   readonly usage: string;
   readonly defaultText?: string;
 }
@@ -106,6 +107,21 @@ const FLAGS: readonly FlagSpec[] = [
     defaultText: 'admin',
   },
   {
+    name: 'admin-role',
+    field: 'adminRole',
+    kind: 'string',
+    usage:
+      'Name of the cluster role whose holders are platform administrators: Users and Teams naming it in spec.clusterRoles (a Team\'s members too). Empty: none.',
+  },
+  {
+    name: 'access-key-activity-interval',
+    field: 'accessKeyActivityIntervalMs',
+    kind: 'duration',
+    usage:
+      "How often at most an access key's status.lastActivity is written while the key is in use (a Go duration such as 60s or 5m; at least 1s).",
+    defaultText: '1m0s',
+  },
+  {
     name: 'watch-cache',
     field: 'watchCache',
     kind: 'bool',
@@ -159,6 +175,12 @@ export function parseFlags(argv: readonly string[]): ParsedFlags {
           .map((s) => s.trim())
           .filter((s) => s !== '');
         break;
+      case 'duration': {
+        const ms = parseDuration(raw);
+        if (ms !== undefined) (values as Record<string, unknown>)[f.field] = ms;
+        else problems.push(`--${f.name}: "${raw}" is not a duration (a number with a unit, such as 60s or 5m)`);
+        break;
+      }
       case 'bool':
         if (/^(true|1)$/i.test(raw.trim())) (values as Record<string, unknown>)[f.field] = true;
         else if (/^(false|0)$/i.test(raw.trim())) (values as Record<string, unknown>)[f.field] = false;

@@ -8,9 +8,11 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ApiServerConfig, HealthCheck } from '../config.js';
-import { AccessKeyIndex } from '../../authentication/access-key-index.js';
 import { AccessKeyAuthenticator } from '../../authentication/access-key.js';
-import { newPlatformAuthorizer } from '../../authorization/index.js';
+import { newPlatformAuthorization } from '../../authorization/index.js';
+import { tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
+import { IdentityServices, userTokenGeneration } from '../../identity/index.js';
+import { managementStrategies } from '../../registry/management/index.js';
 import type { Storage } from '../../storage/interfaces.js';
 import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { JsonLogger, isLogLevel } from './logger.js';
@@ -41,6 +43,10 @@ export interface ServerOptionValues {
   adminUsername: string;
   /** Serve reads and watches from the watch cache (memory) rather than storage. */
   watchCache: boolean;
+  /** Holders of this cluster role are administrators ('' for none). */
+  adminRole: string;
+  /** At most one status.lastActivity write per key per this many ms. */
+  accessKeyActivityIntervalMs: number;
   logLevel: string;
 }
 
@@ -59,6 +65,8 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   tlsPrivateKeyFile: '',
   adminUsername: 'admin',
   watchCache: true,
+  adminRole: '',
+  accessKeyActivityIntervalMs: 60_000,
   logLevel: 'info',
 });
 
@@ -69,7 +77,8 @@ export interface ServerConfig {
   readonly tls: ServingCertificates;
   readonly storage: Storage;
   readonly resources: readonly RESTStorage[];
-  readonly accessKeys: AccessKeyIndex;
+  /** Users, teams and keys as the authenticator and authorizer see them (watch-fed), and their controllers. */
+  readonly accessKeys: IdentityServices;
   readonly api: ApiServerConfig;
   /** Where the server is in its life; the readiness checks read it. */
   readonly lifecycle: Lifecycle;
@@ -103,6 +112,7 @@ export class ServerOptions {
     v.storageBackend = v.storageBackend.trim().toLowerCase();
     v.apiGroup = v.apiGroup.trim();
     v.adminUsername = v.adminUsername.trim();
+    v.adminRole = v.adminRole.trim();
     v.logLevel = v.logLevel.trim().toLowerCase();
     // "/registry/" and "/registry" name the same place; keys are built as prefix + "/" + ...
     if (v.etcdPrefix.length > 1) v.etcdPrefix = v.etcdPrefix.replace(/\/+$/, '');
@@ -135,19 +145,47 @@ export class ServerOptions {
 
     const storage = await openStorage(options, log);
     try {
-      const resources = buildResources(options.apiGroup, storage, options.etcdPrefix);
-      const accessKeys = new AccessKeyIndex({
+      const group = options.apiGroup;
+      const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
+      const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
+      const storedKinds = managementStrategies(group).map((s) => s.info);
+      const accessKeys = new IdentityServices({
         storage,
-        prefix: collectionPrefix(options.etcdPrefix, options.apiGroup, 'ownedaccesskeys'),
-        logger: log.child({ component: 'access-key-index' }),
+        collectionPrefix: prefixOf,
+        accessHolderResources: storedKinds.map((k) => k.resource).filter((r) => !identityKinds.has(r)),
+        activityIntervalMs: options.accessKeyActivityIntervalMs,
+        logger: log.child({ component: 'identity' }),
+      });
+      const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
+      const authorization = newPlatformAuthorization({
+        group,
+        cache: accessKeys.cache,
+        adminUsername: options.adminUsername,
+        adminRole: options.adminRole,
+        pathPrefixes,
+        listableResources: storedKinds.map((k) => k.resource),
+        resolveKind: (apiVersion, kind) => {
+          const info = storedKinds.find((k) => `${k.group}/${k.version}` === apiVersion && k.kind === kind);
+          return info && { group: info.group, resource: info.resource, namespaced: info.namespaced };
+        },
+      });
+      const resources = buildResources(group, storage, options.etcdPrefix, {
+        admission: authorization.admission,
+        filter: authorization.filter,
+        identity: accessKeys.cache,
+        // Read from storage, not the cache: a key must record the generation as it is now.
+        tokenGenerationOf: async (name) => {
+          const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true });
+          return user ? userTokenGeneration(user) : undefined;
+        },
       });
       const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
       const readyChecks: HealthCheck[] = [
         { name: 'storage', check: () => checkStorage(storage) },
         {
-          name: 'access-key-index',
+          name: 'identity-cache',
           check: () => {
-            if (!accessKeys.hasSynced) throw new Error('access keys not loaded yet');
+            if (!accessKeys.hasSynced) throw new Error('users, teams and access keys not loaded yet');
           },
         },
         {
@@ -157,17 +195,15 @@ export class ServerOptions {
           },
         },
       ];
-      const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
       const api: ApiServerConfig = {
         group: options.apiGroup,
         version: API_VERSION,
         resources,
-        authenticator: new AccessKeyAuthenticator(accessKeys),
-        authorizer: newPlatformAuthorizer({
-          group: options.apiGroup,
-          adminUsername: options.adminUsername,
-          pathPrefixes,
+        authenticator: new AccessKeyAuthenticator(accessKeys.cache, {
+          use: accessKeys.activity,
+          generationAnnotation: tokenGenerationAnnotation(group),
         }),
+        authorizer: authorization.authorizer,
         pathPrefixes,
         versionInfo: versionInfo(),
         readyChecks,

@@ -77,9 +77,12 @@ export class Informer {
     while (!this.stopped) {
       try {
         const list = await storage.getList(prefix, { recursive: true });
+        // Synced before the hand-over, so that listeners told of this first
+        // replace already see every collection that is complete as complete.
+        const first = !this.synced;
+        this.synced = true;
         handler.replace(list.items);
-        if (!this.synced) {
-          this.synced = true;
+        if (first) {
           this.resolveSynced();
           logger?.info('informer synced', { informer: name, items: list.items.length });
         }

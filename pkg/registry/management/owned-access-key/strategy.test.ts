@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { hashAccessKey } from '../../../apis/management/v1/owned-access-key.js';
+import { hashAccessKey, tokenGenerationAnnotation } from '../../../apis/management/v1/owned-access-key.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
 import { read, roundTrip, simulateCreate, simulateUpdate, testContext } from '../strategy-testing.js';
 import { KeyReveals } from './key-reveals.js';
@@ -224,5 +224,84 @@ describe('KeyReveals', () => {
     assert.equal(reveals.take('h4', false, testContext('other')), undefined);
     assert.equal(reveals.take('h4', false, ctx), 'p4');
     assert.equal(reveals.take('h4', false, ctx), undefined);
+  });
+});
+
+describe('OwnedAccessKey token generation', () => {
+  const annotation = tokenGenerationAnnotation(GROUP);
+  const generations: Record<string, number> = { alice: 4 };
+  const strategy = ownedAccessKeyStrategy(GROUP, {
+    tokenGenerationOf: (name) => Promise.resolve(generations[name]),
+  });
+
+  it("records the user's generation on create, whatever the client sent", async () => {
+    const body = {
+      ...key('alice'),
+      metadata: { name: 'k1', annotations: { [annotation]: '99', other: 'x' } },
+    };
+    const { stored } = await simulateCreate(strategy, body);
+    assert.deepEqual(stored.metadata.annotations, { [annotation]: '4', other: 'x' });
+    const none = await simulateCreate(strategy, key('nobody'));
+    assert.equal(none.stored.metadata.annotations, undefined);
+  });
+
+  it('keeps the recorded generation on update, and records the current one on rotation', async () => {
+    const { stored } = await simulateCreate(strategy, key('alice'));
+    generations['alice'] = 5;
+    const edited = read(strategy, stored);
+    edited.metadata.annotations = { [annotation]: '5' };
+    const { stored: kept } = await simulateUpdate(strategy, edited, stored);
+    assert.equal(kept.metadata.annotations?.[annotation], '4');
+    const removed = read(strategy, stored);
+    delete removed.metadata.annotations;
+    assert.equal(
+      (await simulateUpdate(strategy, removed, stored)).stored.metadata.annotations?.[annotation],
+      '4',
+    );
+    const rotated = read(strategy, stored);
+    spec(rotated)['key'] = 'a-new-key-value';
+    assert.equal(
+      (await simulateUpdate(strategy, rotated, stored)).stored.metadata.annotations?.[annotation],
+      '5',
+    );
+  });
+});
+
+describe('OwnedAccessKey groups and scope', () => {
+  const strategy = ownedAccessKeyStrategy(GROUP);
+
+  it('refuses reserved groups', async () => {
+    const { errors } = await simulateCreate(
+      strategy,
+      key('alice', { groups: ['ok', 'system:masters', 'team:ops'] }),
+    );
+    assert.deepEqual(errors, [
+      'spec.groups[1]: Invalid value: "system:masters": groups starting with "system:" are reserved',
+      'spec.groups[2]: Invalid value: "team:ops": groups starting with "team:" are reserved',
+    ]);
+  });
+
+  it('refuses deprecated rules that would not mean what they say', async () => {
+    const { errors } = await simulateCreate(
+      strategy,
+      key('alice', {
+        scope: {
+          rules: [
+            {
+              resources: [
+                { group: '', resources: ['pods/*', 'pods/log'] },
+                { group: '', resourceNames: ['x'] },
+              ],
+              nonResourceURLs: ['/apis/*', '/api*', '*'],
+            },
+          ],
+        },
+      }),
+    );
+    assert.deepEqual(errors, [
+      'spec.scope.rules[0].resources[0].resources[0]: Invalid value: "pods/*": overlaps the entry "pods/log"; wildcard entries must not overlap others',
+      'spec.scope.rules[0].resources[1].resourceNames: Forbidden: may only be set together with resources',
+      'spec.scope.rules[0].nonResourceURLs[1]: Invalid value: "/api*": "*" is only allowed as the whole last step of the path, e.g. /apis/*',
+    ]);
   });
 });

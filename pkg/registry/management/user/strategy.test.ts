@@ -65,3 +65,19 @@ describe('User table', () => {
     assert.equal(strategy.tableColumns[3]?.cell({ metadata: {} }), false);
   });
 });
+
+describe('User tokenGeneration', () => {
+  it('may grow but not go back: that would revive revoked keys', async () => {
+    const old = { metadata: { name: 'dave' }, spec: { tokenGeneration: 2 } };
+    const up = await simulateUpdate(
+      strategy,
+      { metadata: { name: 'dave' }, spec: { tokenGeneration: 3 } },
+      old,
+    );
+    assert.deepEqual(up.errors, []);
+    const down = await simulateUpdate(strategy, { metadata: { name: 'dave' }, spec: {} }, old);
+    assert.deepEqual(down.errors, [
+      'spec.tokenGeneration: Invalid value: 0: may not be decreased (it is 2): that would make revoked tokens valid again',
+    ]);
+  });
+});

@@ -39,8 +39,7 @@ const ALWAYS_STRIPPED = [...DEFAULT_USERNAME_HEADERS, ...DEFAULT_GROUP_HEADERS, 
 const ALWAYS_STRIPPED_PREFIXES = DEFAULT_EXTRA_HEADER_PREFIXES.map((h) => h.toLowerCase());
 
 export interface FrontProxyLogger {
-  debug?(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
+  debug(msg: string, fields?: Record<string, unknown>): void;
 }
 
 export class FrontProxyAuthenticator implements Authenticator {
@@ -63,8 +62,9 @@ export class FrontProxyAuthenticator implements Authenticator {
 
     const result = this.verify(req.socket as TLSSocket, config);
     if (!result.ok) {
-      // Not a 401: another credential on the request (a bearer token) may still be good.
-      this.logger?.warn('front-proxy: identity headers ignored', { reason: result.reason });
+      // Not a 401: another credential on the request (a bearer token) may still be good. Debug
+      // level: anyone can send these headers, and a log line per forged request helps nobody.
+      this.logger?.debug('front-proxy: identity headers ignored', { reason: result.reason });
       return Promise.resolve(null);
     }
     const name = first(headers, config.usernameHeaders);

@@ -1,8 +1,9 @@
 // First start: when storage holds no User, create the admin User and an access key
 // for it through the registry Stores (so validation, defaulting and key hashing
 // apply exactly as for an API call), and hand the key over in
-// <data-dir>/admin.kubeconfig - the only place the plain key ever appears. Later
-// starts find users and leave everything, the file included, alone.
+// <data-dir>/admin.kubeconfig, or, in a host cluster with --bootstrap-secret, in
+// that host Secret (key `accessKey`) - the only place the plain key ever appears.
+// Later starts find users and leave everything, file and Secret included, alone.
 //
 // Several replicas may start at once on one etcd. Creating the User with the fixed
 // admin name arbitrates: storage's create fails with AlreadyExists for every
@@ -27,7 +28,10 @@ export const BOOTSTRAP_KEY_SUFFIX = '-bootstrap';
 export type BootstrapResult =
   | {
       readonly outcome: 'created';
-      readonly kubeconfigPath: string;
+      /** Where the admin kube config was written; absent when the key went to a host Secret only. */
+      readonly kubeconfigPath?: string;
+      /** `<namespace>/<name>` of the host Secret holding the key, when it went there. */
+      readonly secret?: string;
       readonly keyName: string;
       /** The stored form of the key (never the key), to wait until the authenticator knows it. */
       readonly keyHash: string;
@@ -44,6 +48,12 @@ export interface BootstrapOptions {
   /** PEM of the CA that signs the serving certificate, when known. */
   readonly caPem?: string;
   readonly logger: Logger;
+  /**
+   * Hands the key to a host Secret instead of the kube config file (--bootstrap-secret);
+   * resolves to the Secret's `<namespace>/<name>`. When it fails, the file is written
+   * after all, so the key is never lost.
+   */
+  readonly writeKeySecret?: (key: string) => Promise<string>;
 }
 
 const SYSTEM_CONTEXT: RequestContext = {
@@ -104,7 +114,7 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
         metadata: { name: keyName },
         spec: {
           displayName: 'Bootstrap admin key',
-          description: `Created on first start for ${adminUsername}; written to ${ADMIN_KUBECONFIG_FILE}.`,
+          description: `Created on first start for ${adminUsername}; handed over in ${options.writeKeySecret ? 'the bootstrap Secret' : ADMIN_KUBECONFIG_FILE}.`,
           user: adminUsername,
           type: 'User',
         },
@@ -122,6 +132,25 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
   const key = typeof spec.key === 'string' ? spec.key : '';
   if (key === '' || key.startsWith('sha256:')) {
     throw new Error('bootstrap: the access key create response did not carry the plain key');
+  }
+
+  if (options.writeKeySecret) {
+    try {
+      const secret = await options.writeKeySecret(key);
+      logger.info('bootstrap: created the admin user and access key; the key is in the host Secret', {
+        user: adminUsername,
+        accessKey: keyName,
+        secret,
+      });
+      return { outcome: 'created', secret, keyName, keyHash: hashAccessKey(key) };
+    } catch (err) {
+      logger.error(
+        'bootstrap: cannot write the admin key to the host Secret; writing the admin kube config file instead',
+        {
+          error: err instanceof Error ? err.message : String(err),
+        },
+      );
+    }
   }
 
   const kubeconfigPath = join(options.dataDir, ADMIN_KUBECONFIG_FILE);

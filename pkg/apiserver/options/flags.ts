@@ -111,7 +111,7 @@ const FLAGS: readonly FlagSpec[] = [
     field: 'adminRole',
     kind: 'string',
     usage:
-      'Name of the cluster role whose holders are platform administrators: Users and Teams naming it in spec.clusterRoles (a Team\'s members too). Empty: none.',
+      "Name of the cluster role whose holders are platform administrators: Users and Teams naming it in spec.clusterRoles (a Team's members too). Empty: none.",
   },
   {
     name: 'access-key-activity-interval',
@@ -128,6 +128,61 @@ const FLAGS: readonly FlagSpec[] = [
     usage:
       'Serve gets, lists and watches from memory, kept current by one storage watch per resource. --watch-cache=false reads storage for every request.',
     defaultText: 'true',
+  },
+  // ---- the host cluster: front-proxy authentication, delegation, bootstrap secret (issue 3) ----
+  {
+    name: 'host-kubeconfig',
+    field: 'hostKubeconfig',
+    kind: 'string',
+    usage:
+      'Kube config of the host cluster (TokenReview, SubjectAccessReview, the front-proxy ConfigMap, Secrets, CSRs). Empty: the service account when running in a pod, else no host cluster.',
+  },
+  {
+    name: 'bootstrap-secret',
+    field: 'bootstrapSecret',
+    kind: 'string',
+    usage:
+      "Host Secret <namespace>/<name> that receives the first administrator's access key (key accessKey) instead of <data-dir>/admin.kubeconfig, when a host cluster is configured.",
+  },
+  {
+    name: 'requestheader-client-ca-file',
+    field: 'requestheaderClientCaFile',
+    kind: 'string',
+    usage:
+      "PEM CA bundle that signs the front proxy's client certificate; makes the --requestheader-* flags the only source. Empty: read kube-system/extension-apiserver-authentication on the host cluster (watched).",
+  },
+  {
+    name: 'requestheader-allowed-names',
+    field: 'requestheaderAllowedNames',
+    kind: 'list',
+    usage: "Comma-separated common names the front proxy's certificate may have. Empty: any the CA signed.",
+  },
+  {
+    name: 'requestheader-username-headers',
+    field: 'requestheaderUsernameHeaders',
+    kind: 'list',
+    usage: 'Headers holding the user name, first non-empty wins.',
+    defaultText: 'X-Remote-User',
+  },
+  {
+    name: 'requestheader-group-headers',
+    field: 'requestheaderGroupHeaders',
+    kind: 'list',
+    usage: 'Headers holding the groups, every value counts.',
+    defaultText: 'X-Remote-Group',
+  },
+  {
+    name: 'requestheader-extra-headers-prefix',
+    field: 'requestheaderExtraHeadersPrefix',
+    kind: 'list',
+    usage: 'Header prefixes whose suffix names an extra (percent-decoded, lower-cased).',
+    defaultText: 'X-Remote-Extra-',
+  },
+  {
+    name: 'requestheader-uid-headers',
+    field: 'requestheaderUidHeaders',
+    kind: 'list',
+    usage: "Headers holding the user's UID, first non-empty wins. Empty: none.",
   },
   {
     name: 'log-level',
@@ -178,7 +233,8 @@ export function parseFlags(argv: readonly string[]): ParsedFlags {
       case 'duration': {
         const ms = parseDuration(raw);
         if (ms !== undefined) (values as Record<string, unknown>)[f.field] = ms;
-        else problems.push(`--${f.name}: "${raw}" is not a duration (a number with a unit, such as 60s or 5m)`);
+        else
+          problems.push(`--${f.name}: "${raw}" is not a duration (a number with a unit, such as 60s or 5m)`);
         break;
       }
       case 'bool':

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ApiServerConfig, HealthCheck } from '../config.js';
 import { AccessKeyAuthenticator } from '../../authentication/access-key.js';
+import { UnionAuthenticator } from '../../authentication/union.js';
 import { newPlatformAuthorization } from '../../authorization/index.js';
 import { tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../../identity/index.js';
@@ -25,6 +26,7 @@ import { openStorage } from './storage.js';
 import { buildResources, collectionPrefix } from './resources.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
+import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
 import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
 
 export interface ServerOptionValues {
@@ -47,6 +49,16 @@ export interface ServerOptionValues {
   adminRole: string;
   /** At most one status.lastActivity write per key per this many ms. */
   accessKeyActivityIntervalMs: number;
+  /** Kube config of the host cluster ('' = in-cluster service account, or none outside a cluster). */
+  hostKubeconfig: string;
+  /** Host Secret `<ns>/<name>` the bootstrap admin key is written to ('' = the admin kube config file). */
+  bootstrapSecret: string;
+  requestheaderClientCaFile: string;
+  requestheaderAllowedNames: string[];
+  requestheaderUsernameHeaders: string[];
+  requestheaderGroupHeaders: string[];
+  requestheaderExtraHeadersPrefix: string[];
+  requestheaderUidHeaders: string[];
   logLevel: string;
 }
 
@@ -67,6 +79,7 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   watchCache: true,
   adminRole: '',
   accessKeyActivityIntervalMs: 60_000,
+  ...HOST_OPTION_DEFAULTS,
   logLevel: 'info',
 });
 
@@ -82,6 +95,8 @@ export interface ServerConfig {
   readonly api: ApiServerConfig;
   /** Where the server is in its life; the readiness checks read it. */
   readonly lifecycle: Lifecycle;
+  /** The host cluster and what it authenticates and authorizes (front-proxy, TokenReview, SubjectAccessReview). */
+  readonly host: HostServices;
 }
 
 export interface Lifecycle {
@@ -123,7 +138,7 @@ export class ServerOptions {
   /** Every problem with the values; empty when they are usable. */
   validate(): string[] {
     this.complete();
-    return [...this.parseProblems, ...validateOptions(this.values)];
+    return [...this.parseProblems, ...validateOptions(this.values), ...validateHostOptions(this.values)];
   }
 
   /** Builds the server's parts. Opens storage: the caller must close it (startServer does). */
@@ -157,8 +172,10 @@ export class ServerOptions {
         logger: log.child({ component: 'identity' }),
       });
       const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
+      const hostServices = buildHostServices(options, log);
       const authorization = newPlatformAuthorization({
         group,
+        delegated: hostServices.subjectAccessReview ? [hostServices.subjectAccessReview] : [],
         cache: accessKeys.cache,
         adminUsername: options.adminUsername,
         adminRole: options.adminRole,
@@ -194,15 +211,23 @@ export class ServerOptions {
             if (!lifecycle.bootstrapped) throw new Error('bootstrap not finished');
           },
         },
+        ...hostServices.readyChecks,
       ];
       const api: ApiServerConfig = {
         group: options.apiGroup,
         version: API_VERSION,
         resources,
-        authenticator: new AccessKeyAuthenticator(accessKeys.cache, {
-          use: accessKeys.activity,
-          generationAnnotation: tokenGenerationAnnotation(group),
-        }),
+        // Front-proxy first (it strips the identity headers on every request), then the
+        // platform's own bearer tokens, then the host's TokenReview for any other token.
+        authenticator: new UnionAuthenticator([
+          hostServices.frontProxy,
+          new AccessKeyAuthenticator(accessKeys.cache, {
+            use: accessKeys.activity,
+            generationAnnotation: tokenGenerationAnnotation(group),
+            passUnknownTokens: hostServices.tokenReview !== undefined,
+          }),
+          ...(hostServices.tokenReview ? [hostServices.tokenReview] : []),
+        ]),
         authorizer: authorization.authorizer,
         pathPrefixes,
         versionInfo: versionInfo(),
@@ -210,7 +235,17 @@ export class ServerOptions {
         liveChecks: [],
         logger: log,
       };
-      return { options, logger: log, tls, storage, resources, accessKeys, api, lifecycle };
+      return {
+        options,
+        logger: log,
+        tls,
+        storage,
+        resources,
+        accessKeys,
+        api,
+        lifecycle,
+        host: hostServices,
+      };
     } catch (err) {
       await storage.close().catch(() => undefined);
       throw err;

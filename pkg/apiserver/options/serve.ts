@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createApiHandler } from '../server.js';
 import { bootstrapAdmin, localServerUrl, type BootstrapResult } from './bootstrap.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
+import { writeBootstrapSecret } from './bootstrap-secret.js';
 import type { JsonLogger } from './logger.js';
 import type { ServerConfig, ServerOptions } from './options.js';
 
@@ -34,9 +35,20 @@ export async function startServer(
   const { options, logger, tls, storage, accessKeys, lifecycle } = config;
   const shutdownTimeoutMs = serveOptions.shutdownTimeoutMs ?? 30_000;
   accessKeys.start();
+  config.host.start();
   const handler = createApiHandler(config.api);
-  const server = createServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, (req, res) =>
-    handler.handle(req, res),
+  const server = createServer(
+    {
+      cert: tls.certPem,
+      key: tls.keyPem,
+      minVersion: 'TLSv1.2',
+      // Ask for a client certificate (the host aggregator's front-proxy certificate) but do not
+      // require or judge it here: most callers have none, and the front-proxy authenticator
+      // verifies it per request against the request-header CA in force (which may rotate).
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    (req, res) => handler.handle(req, res),
   );
   // A client that opens a connection and never finishes its TLS handshake must not hold a slot forever.
   server.headersTimeout = 60_000;
@@ -52,6 +64,7 @@ export async function startServer(
     for (const s of sockets) s.destroy();
     await handler.shutdown().catch(() => undefined);
     await accessKeys.stop().catch(() => undefined);
+    await config.host.stop().catch(() => undefined);
     await storage.close().catch(() => undefined);
   };
 
@@ -70,6 +83,11 @@ export async function startServer(
   const port = (server.address() as AddressInfo).port;
   const url = localServerUrl(options.bindAddress, port, '');
 
+  const { host, bootstrapSecret: secretRef } = config.host;
+  const bootstrapSecret =
+    host && secretRef
+      ? (key: string) => writeBootstrapSecret({ host, ...secretRef }, options.adminUsername, key)
+      : undefined;
   let bootstrap: BootstrapResult;
   try {
     bootstrap = await bootstrapAdmin({
@@ -79,6 +97,7 @@ export async function startServer(
       dataDir: options.dataDir,
       serverUrl: localServerUrl(options.bindAddress, port, MANAGEMENT_PATH_PREFIX),
       ...(tls.caPem ? { caPem: tls.caPem } : {}),
+      ...(bootstrapSecret ? { writeKeySecret: bootstrapSecret } : {}),
       logger,
     });
   } catch (err) {
@@ -118,6 +137,7 @@ export async function startServer(
         for (const s of sockets) s.destroy();
       }
       await accessKeys.stop();
+      await config.host.stop();
       await storage.close();
       logger.info('stopped');
     })();

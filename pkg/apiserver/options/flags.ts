@@ -129,6 +129,66 @@ const FLAGS: readonly FlagSpec[] = [
       'Serve gets, lists and watches from memory, kept current by one storage watch per resource. --watch-cache=false reads storage for every request.',
     defaultText: 'true',
   },
+  // ---- tokens and virtual cluster kube configs (issue 5) ----
+  {
+    name: 'signing-key-secret',
+    field: 'signingKeySecret',
+    kind: 'string',
+    usage:
+      'Host Secret <namespace>/<name> that keeps the key signing direct cluster endpoint tokens, shared by all replicas (created when missing). Without a host cluster, or when empty: <data-dir>/tokens.',
+  },
+  {
+    name: 'token-issuer',
+    field: 'tokenIssuer',
+    kind: 'string',
+    usage:
+      'Issuer (iss) of direct cluster endpoint tokens: the https URL under which connected clusters find /.well-known/openid-configuration, e.g. https://platform.example.com/kubernetes/management. Empty: https://<api-group>, a name only (connected clusters then need the discovery URL separately).',
+  },
+  {
+    name: 'max-token-ttl',
+    field: 'maxTokenTtlMs',
+    kind: 'duration',
+    usage:
+      'Longest lifetime a direct cluster endpoint token may ask for (a Go duration such as 24h; at least 1s). Retired signing keys verify this long after a rotation.',
+    defaultText: '24h0m0s',
+  },
+  {
+    name: 'signing-key-rotation-period',
+    field: 'signingKeyRotationPeriodMs',
+    kind: 'duration',
+    usage:
+      'Age at which the token signing key is replaced by a new one (the old one keeps verifying for --max-token-ttl). 0: never.',
+    defaultText: '720h0m0s',
+  },
+  {
+    name: 'project-namespace-prefix',
+    field: 'projectNamespacePrefix',
+    kind: 'string',
+    usage: 'Prefix of project namespaces: virtual cluster instances of project P live in <prefix>P.',
+    defaultText: 'p-',
+  },
+  {
+    name: 'ingress-suffix',
+    field: 'ingressSuffix',
+    kind: 'string',
+    usage:
+      'Domain suffix of virtual cluster ingress hosts, <instance>-<project>.<suffix>, used by the kubeconfig subresource. Empty: instances must name their host.',
+  },
+  {
+    name: 'csr-signer-name',
+    field: 'csrSignerName',
+    kind: 'string',
+    usage:
+      'Signer of the host CertificateSigningRequests for client certificates in virtual cluster kube configs.',
+    defaultText: 'kubernetes.io/kube-apiserver-client',
+  },
+  {
+    name: 'csr-timeout',
+    field: 'csrTimeoutMs',
+    kind: 'duration',
+    usage: 'How long to wait for the host signer to issue a kube config client certificate.',
+    defaultText: '30s',
+  },
   // ---- the host cluster: front-proxy authentication, delegation, bootstrap secret (issue 3) ----
   {
     name: 'host-kubeconfig',

@@ -14,6 +14,7 @@ import { newPlatformAuthorization } from '../../authorization/index.js';
 import { tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../../identity/index.js';
 import { managementStrategies } from '../../registry/management/index.js';
+import type { KubeObject } from '../../apis/meta/types.js';
 import type { Storage } from '../../storage/interfaces.js';
 import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { JsonLogger, isLogLevel } from './logger.js';
@@ -23,7 +24,8 @@ import {
   type ServingCertificates,
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
-import { buildResources, collectionPrefix } from './resources.js';
+import { buildResources, collectionPrefix, virtualClusterInstanceStrategyFor } from './resources.js';
+import { buildTokenServices, syncedUsers } from './tokens.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
@@ -49,6 +51,17 @@ export interface ServerOptionValues {
   adminRole: string;
   /** At most one status.lastActivity write per key per this many ms. */
   accessKeyActivityIntervalMs: number;
+  /** Host Secret `<ns>/<name>` for the token signing keys ('' = the data directory). */
+  signingKeySecret: string;
+  /** `iss` of direct cluster endpoint tokens ('' = https://<api-group>). */
+  tokenIssuer: string;
+  maxTokenTtlMs: number;
+  /** 0 = never rotate automatically. */
+  signingKeyRotationPeriodMs: number;
+  projectNamespacePrefix: string;
+  ingressSuffix: string;
+  csrSignerName: string;
+  csrTimeoutMs: number;
   /** Kube config of the host cluster ('' = in-cluster service account, or none outside a cluster). */
   hostKubeconfig: string;
   /** Host Secret `<ns>/<name>` the bootstrap admin key is written to ('' = the admin kube config file). */
@@ -79,6 +92,14 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   watchCache: true,
   adminRole: '',
   accessKeyActivityIntervalMs: 60_000,
+  signingKeySecret: '',
+  tokenIssuer: '',
+  maxTokenTtlMs: 24 * 3_600_000,
+  signingKeyRotationPeriodMs: 720 * 3_600_000,
+  projectNamespacePrefix: 'p-',
+  ingressSuffix: '',
+  csrSignerName: 'kubernetes.io/kube-apiserver-client',
+  csrTimeoutMs: 30_000,
   ...HOST_OPTION_DEFAULTS,
   logLevel: 'info',
 });
@@ -128,6 +149,11 @@ export class ServerOptions {
     v.apiGroup = v.apiGroup.trim();
     v.adminUsername = v.adminUsername.trim();
     v.adminRole = v.adminRole.trim();
+    v.signingKeySecret = v.signingKeySecret.trim();
+    v.tokenIssuer = v.tokenIssuer.trim().replace(/\/+$/, '');
+    v.projectNamespacePrefix = v.projectNamespacePrefix.trim();
+    v.ingressSuffix = v.ingressSuffix.trim().replace(/^\.+/, '');
+    v.csrSignerName = v.csrSignerName.trim();
     v.logLevel = v.logLevel.trim().toLowerCase();
     // "/registry/" and "/registry" name the same place; keys are built as prefix + "/" + ...
     if (v.etcdPrefix.length > 1) v.etcdPrefix = v.etcdPrefix.replace(/\/+$/, '');
@@ -163,7 +189,9 @@ export class ServerOptions {
       const group = options.apiGroup;
       const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
       const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
-      const storedKinds = managementStrategies(group).map((s) => s.info);
+      const storedKinds = [...managementStrategies(group), virtualClusterInstanceStrategyFor(group)].map(
+        (s) => s.info,
+      );
       const accessKeys = new IdentityServices({
         storage,
         collectionPrefix: prefixOf,
@@ -186,6 +214,15 @@ export class ServerOptions {
           return info && { group: info.group, resource: info.resource, namespaced: info.namespaced };
         },
       });
+      const readUser = async (name: string): Promise<KubeObject | undefined> =>
+        (await storage.get(prefixOf('users') + name, { ignoreNotFound: true })) ?? undefined;
+      const tokens = await buildTokenServices({
+        options,
+        host: hostServices.host,
+        // Authentication reads the watch-fed cache; a new token records the User as stored now.
+        users: { cached: syncedUsers(accessKeys.cache), current: { user: readUser } },
+        logger: log,
+      });
       const resources = buildResources(group, storage, options.etcdPrefix, {
         admission: authorization.admission,
         filter: authorization.filter,
@@ -195,6 +232,11 @@ export class ServerOptions {
           const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true });
           return user ? userTokenGeneration(user) : undefined;
         },
+        virtualClusterInstances: {
+          options: { projectNamespacePrefix: options.projectNamespacePrefix },
+          kubeConfig: (instances) => tokens.kubeConfigSubresource(instances),
+        },
+        extraResources: [tokens.tokenResource(authorization.authorizer)],
       });
       const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
       const readyChecks: HealthCheck[] = [
@@ -221,6 +263,8 @@ export class ServerOptions {
         // platform's own bearer tokens, then the host's TokenReview for any other token.
         authenticator: new UnionAuthenticator([
           hostServices.frontProxy,
+          // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
+          tokens.authenticator,
           new AccessKeyAuthenticator(accessKeys.cache, {
             use: accessKeys.activity,
             generationAnnotation: tokenGenerationAnnotation(group),
@@ -234,6 +278,7 @@ export class ServerOptions {
         readyChecks,
         liveChecks: [],
         logger: log,
+        publicDocuments: [tokens.documents],
       };
       return {
         options,

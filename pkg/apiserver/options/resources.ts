@@ -10,7 +10,11 @@ import {
   ownerAccessKeysSubresource,
   SelfStorage,
 } from '../../registry/management/index.js';
-import type { Admission, RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
+import {
+  virtualClusterInstanceStrategy,
+  type VirtualClusterInstanceOptions,
+} from '../../registry/management/virtualclusterinstance/strategy.js';
+import type { Admission, RESTStorage, Strategy, SubresourceStorage } from '../../registry/rest/interfaces.js';
 import type { Storage } from '../../storage/interfaces.js';
 
 /** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
@@ -23,6 +27,22 @@ export interface ResourceWiring {
   readonly filter?: (storage: RESTStorage) => RESTStorage;
   /** Serves `selves` from it. */
   readonly identity?: IdentityCache;
+  /** VirtualClusterInstance's server options, and its kubeconfig subresource (issue 5). */
+  readonly virtualClusterInstances?: {
+    readonly options?: VirtualClusterInstanceOptions;
+    readonly kubeConfig?: (instances: Store) => SubresourceStorage;
+  };
+  /** Resources that are not stored kinds (directclusterendpointtokens), served as they are. */
+  readonly extraResources?: readonly RESTStorage[];
+}
+
+/**
+ * VirtualClusterInstance is stored like the kinds above but not among
+ * managementStrategies(): its strategy takes server options (the project namespace
+ * prefix). Callers that list the stored kinds (identity, authorization) add it.
+ */
+export function virtualClusterInstanceStrategyFor(group: string, wiring: ResourceWiring = {}): Strategy {
+  return virtualClusterInstanceStrategy(group, wiring.virtualClusterInstances?.options);
 }
 
 export function buildResources(
@@ -63,9 +83,15 @@ export function buildResources(
     );
     return owners;
   });
+  const vciSubresources = new Map<string, SubresourceStorage>();
+  const instances = store(virtualClusterInstanceStrategyFor(group, wiring), vciSubresources);
+  const kubeConfig = wiring.virtualClusterInstances?.kubeConfig?.(instances);
+  if (kubeConfig) vciSubresources.set(kubeConfig.info.name, kubeConfig);
+  stores.push(instances);
   const filter = wiring.filter ?? ((s: RESTStorage) => s);
   const resources = stores.map(filter);
   if (wiring.identity) resources.push(new SelfStorage(group, wiring.identity));
+  resources.push(...(wiring.extraResources ?? []));
   return resources;
 }
 

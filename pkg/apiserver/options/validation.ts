@@ -93,8 +93,63 @@ export function validateOptions(v: ServerOptionValues): string[] {
     errs.push('--access-key-activity-interval: must be at least 1s');
   }
 
+  errs.push(...validateTokenOptions(v));
+
   if (!isLogLevel(v.logLevel)) {
     errs.push(`--log-level: unknown level "${v.logLevel}" (supported: ${LOG_LEVELS.join(', ')})`);
+  }
+  return errs;
+}
+
+const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL}$`);
+/** `<domain>/<path>`, as Kubernetes signer names are (kubernetes.io/kube-apiserver-client). */
+const SIGNER_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_./]+$/;
+
+/** The flags of tokens and virtual cluster kube configs (issue 5). */
+function validateTokenOptions(v: ServerOptionValues): string[] {
+  const errs: string[] = [];
+  if (v.signingKeySecret !== '') {
+    const [namespace = '', name = '', ...rest] = v.signingKeySecret.split('/');
+    if (rest.length > 0 || !DNS1123_LABEL_RE.test(namespace) || !isDNS1123Subdomain(name)) {
+      errs.push(`--signing-key-secret: "${v.signingKeySecret}" must be <namespace>/<name> of a Secret`);
+    }
+  }
+  if (v.tokenIssuer !== '') {
+    let url: URL | undefined;
+    try {
+      url = new URL(v.tokenIssuer);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.protocol !== 'https:' || url.search !== '' || url.hash !== '') {
+      errs.push(`--token-issuer: "${v.tokenIssuer}" must be an https URL without query or fragment`);
+    }
+  }
+  if (!Number.isFinite(v.maxTokenTtlMs) || v.maxTokenTtlMs < 1000) {
+    errs.push('--max-token-ttl: must be at least 1s');
+  }
+  if (!Number.isFinite(v.signingKeyRotationPeriodMs) || v.signingKeyRotationPeriodMs < 0) {
+    errs.push('--signing-key-rotation-period: must not be negative');
+  } else if (v.signingKeyRotationPeriodMs > 0 && v.signingKeyRotationPeriodMs < 60_000) {
+    errs.push('--signing-key-rotation-period: must be 0 (never) or at least 1m');
+  }
+  if (v.projectNamespacePrefix !== '' && !/^[a-z0-9]([-a-z0-9]*)?$/.test(v.projectNamespacePrefix)) {
+    errs.push(
+      `--project-namespace-prefix: "${v.projectNamespacePrefix}" must start a namespace name (lower case letters, digits and '-')`,
+    );
+  } else if (v.projectNamespacePrefix.length > 62) {
+    errs.push('--project-namespace-prefix: must leave room for a project name in 63 characters');
+  }
+  if (v.ingressSuffix !== '' && !isDNS1123Subdomain(v.ingressSuffix)) {
+    errs.push(`--ingress-suffix: "${v.ingressSuffix}" must be a DNS domain, e.g. vcluster.example.com`);
+  }
+  if (!SIGNER_NAME.test(v.csrSignerName)) {
+    errs.push(
+      `--csr-signer-name: "${v.csrSignerName}" must be a signer name <domain>/<name>, e.g. kubernetes.io/kube-apiserver-client`,
+    );
+  }
+  if (!Number.isFinite(v.csrTimeoutMs) || v.csrTimeoutMs < 1000) {
+    errs.push('--csr-timeout: must be at least 1s');
   }
   return errs;
 }

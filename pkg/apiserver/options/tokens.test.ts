@@ -1,0 +1,292 @@
+// Issue 5 through the whole server in this process: the issuer's documents without
+// credentials, a direct cluster endpoint token verified by a standard library
+// against the published keys and accepted by the platform itself (until the user
+// bumps tokenGeneration), the key kept across a restart, virtual cluster instances,
+// and the new flags.
+
+import assert from 'node:assert/strict';
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import jwt from 'jsonwebtoken';
+import { parse } from 'yaml';
+
+import type { KubeConfig } from '../../kubeconfig/types.js';
+import { KEY_SET_FILE } from '../../tokens/key-store.js';
+import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
+import { parseFlags } from './flags.js';
+import { JsonLogger } from './logger.js';
+import { ServerOptions, type ServerOptionValues } from './options.js';
+import { run, type RunningServer } from './serve.js';
+
+const GROUP = 'management.platform.dev';
+
+interface Response {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+function call(
+  method: string,
+  url: string,
+  ca: string,
+  token?: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        ca,
+        agent: false,
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': contentType }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+async function start(dataDir: string, given: Partial<ServerOptionValues> = {}): Promise<RunningServer> {
+  const options = new ServerOptions({ dataDir, securePort: 0, ...given }).complete();
+  assert.deepEqual(options.validate(), []);
+  const logger = new JsonLogger('error', { write: () => true });
+  return run(options, logger, { shutdownTimeoutMs: 5000 });
+}
+
+function adminCredentials(dataDir: string): { ca: string; token: string } {
+  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
+  return {
+    ca: Buffer.from(kubeconfig.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString(),
+    token: kubeconfig.users[0]?.user.token ?? '',
+  };
+}
+
+async function eventually<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+interface Jwks {
+  keys: (JsonWebKey & { kid: string; alg: jwt.Algorithm })[];
+}
+
+function verifyWith(jwks: Jwks, token: string): jwt.JwtPayload {
+  const kid = jwt.decode(token, { complete: true })?.header.kid;
+  const jwk = jwks.keys.find((k) => k.kid === kid);
+  assert.ok(jwk, `key ${kid ?? ''} is published`);
+  const payload = jwt.verify(token, createPublicKey({ key: jwk, format: 'jwk' }), {
+    algorithms: [jwk.alg],
+    issuer: `https://${GROUP}`,
+    audience: GROUP,
+  });
+  assert.ok(typeof payload === 'object');
+  return payload;
+}
+
+test('direct cluster endpoint tokens through the server: published keys, platform bearer use, revocation, restart', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tokens-server-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  let server = await start(dataDir, { maxTokenTtlMs: 3600_000 });
+  t.after(() => server.stop());
+  const { ca, token: admin } = adminCredentials(dataDir);
+  const api = (s: RunningServer): string => `${s.url}/kubernetes/management/apis/${GROUP}/v1`;
+
+  // The issuer's documents: no credentials, under the root and under the prefix.
+  for (const prefix of ['', '/kubernetes/management']) {
+    const config = await call('GET', `${server.url}${prefix}/.well-known/openid-configuration`, ca);
+    assert.equal(config.status, 200, config.body);
+    const doc = JSON.parse(config.body) as { issuer: string; jwks_uri: string };
+    assert.equal(doc.issuer, `https://${GROUP}`);
+    assert.equal(doc.jwks_uri, `${server.url}${prefix}/openid/v1/jwks`);
+  }
+  const jwksResponse = await call('GET', `${server.url}/kubernetes/management/openid/v1/jwks`, ca);
+  assert.equal(jwksResponse.headers['content-type'], 'application/jwk-set+json');
+  const jwks = JSON.parse(jwksResponse.body) as Jwks;
+
+  const issued = await call('POST', `${api(server)}/directclusterendpointtokens`, ca, admin, {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'DirectClusterEndpointToken',
+    spec: { ttl: 600 },
+  });
+  assert.equal(issued.status, 201, issued.body);
+  const token = (JSON.parse(issued.body) as { status: { token: string } }).status.token;
+  const claims = verifyWith(jwks, token);
+  assert.equal(claims.sub, 'admin');
+  assert.equal(Number(claims.exp) - Number(claims.iat), 600);
+  assert.equal(claims['tokenGeneration'], 0);
+
+  for (const ttl of [0, -1, 3601]) {
+    const refused = await call('POST', `${api(server)}/directclusterendpointtokens`, ca, admin, {
+      spec: { ttl },
+    });
+    assert.equal(refused.status, 422, refused.body);
+    assert.match(refused.body, /must be between 1 and 3600, inclusive/);
+  }
+  const dryRun = await call('POST', `${api(server)}/directclusterendpointtokens?dryRun=All`, ca, admin, {
+    spec: { ttl: 60 },
+  });
+  assert.equal(dryRun.status, 201, dryRun.body);
+  assert.deepEqual((JSON.parse(dryRun.body) as { status: unknown }).status, {});
+  assert.equal((await call('GET', `${api(server)}/directclusterendpointtokens`, ca, admin)).status, 405);
+
+  // The platform accepts the token as a bearer token, as the user it was issued to.
+  const asToken = await call('GET', `${api(server)}/users/admin`, ca, token);
+  assert.equal(asToken.status, 200, asToken.body);
+
+  // Restarted on the same data: the same key signs, and the token still works.
+  await server.stop();
+  const keyFile = join(dataDir, 'tokens', KEY_SET_FILE);
+  assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+  server = await start(dataDir, { maxTokenTtlMs: 3600_000 });
+  const jwksAgain = JSON.parse((await call('GET', `${server.url}/openid/v1/jwks`, ca)).body) as Jwks;
+  assert.deepEqual(jwksAgain, jwks);
+  assert.equal((await call('GET', `${api(server)}/users/admin`, ca, token)).status, 200);
+
+  // Bumping tokenGeneration revokes it.
+  const patch = await call(
+    'PATCH',
+    `${api(server)}/users/admin`,
+    ca,
+    admin,
+    { spec: { tokenGeneration: 1 } },
+    'application/merge-patch+json',
+  );
+  assert.equal(patch.status, 200, patch.body);
+  await eventually(async () => {
+    const revoked = await call('GET', `${api(server)}/users/admin`, ca, token);
+    assert.equal(revoked.status, 401, revoked.body);
+    assert.match(revoked.body, /revoked/);
+  });
+});
+
+test('virtual cluster instances through the server, and their kube config without a host cluster', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tokens-server-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await start(dataDir, {
+    projectNamespacePrefix: 'project-',
+    ingressSuffix: 'vc.example.com',
+  });
+  t.after(() => server.stop());
+  const { ca, token: admin } = adminCredentials(dataDir);
+  const api = `${server.url}/kubernetes/management/apis/${GROUP}/v1`;
+
+  const wrongNamespace = await call('POST', `${api}/namespaces/p-web/virtualclusterinstances`, ca, admin, {
+    metadata: { name: 'dev' },
+    spec: {},
+  });
+  assert.equal(wrongNamespace.status, 422, wrongNamespace.body);
+
+  const created = await call('POST', `${api}/namespaces/project-web/virtualclusterinstances`, ca, admin, {
+    metadata: { name: 'dev' },
+    spec: { clusterRef: { namespace: 'vc-dev' }, template: { accessPoint: { ingress: { enabled: true } } } },
+  });
+  assert.equal(created.status, 201, created.body);
+  const obj = JSON.parse(created.body) as { status: { virtualCluster: unknown } };
+  assert.deepEqual(obj.status.virtualCluster, { accessPoint: { ingress: { enabled: true } } });
+
+  const list = await call('GET', `${api}/virtualclusterinstances`, ca, admin);
+  assert.equal(list.status, 200, list.body);
+  assert.deepEqual(
+    (JSON.parse(list.body) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name),
+    ['dev'],
+  );
+
+  const kubeconfig = await call(
+    'POST',
+    `${api}/namespaces/project-web/virtualclusterinstances/dev/kubeconfig`,
+    ca,
+    admin,
+    {
+      spec: {},
+    },
+  );
+  assert.equal(kubeconfig.status, 503, kubeconfig.body);
+  assert.match(kubeconfig.body, /no host cluster is configured/);
+  const missing = await call(
+    'POST',
+    `${api}/namespaces/project-web/virtualclusterinstances/nope/kubeconfig`,
+    ca,
+    admin,
+    {
+      spec: {},
+    },
+  );
+  assert.equal(missing.status, 404, missing.body);
+
+  const discovery = JSON.parse((await call('GET', api, ca, admin)).body) as {
+    resources: { name: string; verbs: string[] }[];
+  };
+  const names = discovery.resources.map((r) => r.name);
+  for (const name of [
+    'directclusterendpointtokens',
+    'virtualclusterinstances',
+    'virtualclusterinstances/kubeconfig',
+  ]) {
+    assert.ok(names.includes(name), `${name} in discovery`);
+  }
+});
+
+test('the flags of issue 5 parse and validate', () => {
+  const parsed = parseFlags([
+    '--signing-key-secret=platform/signing-key',
+    '--project-namespace-prefix=p-',
+    '--csr-signer-name=example.com/signer',
+    '--ingress-suffix=vc.example.com',
+    '--max-token-ttl=2h',
+    '--token-issuer=https://platform.example.com/kubernetes/management',
+    '--signing-key-rotation-period=0',
+    '--csr-timeout=45s',
+  ]);
+  assert.deepEqual(parsed.problems, []);
+  assert.equal(parsed.values.maxTokenTtlMs, 7_200_000);
+  assert.equal(parsed.values.signingKeyRotationPeriodMs, 0);
+  assert.equal(parsed.values.csrTimeoutMs, 45_000);
+  assert.deepEqual(new ServerOptions({ ...parsed.values, dataDir: tmpdir() }).validate(), []);
+
+  const bad = new ServerOptions({
+    dataDir: tmpdir(),
+    signingKeySecret: 'no-slash',
+    tokenIssuer: 'http://plain',
+    maxTokenTtlMs: 0,
+    ingressSuffix: 'Not A Domain',
+    csrSignerName: 'nope',
+    projectNamespacePrefix: 'P_',
+  }).validate();
+  for (const flag of [
+    '--signing-key-secret',
+    '--token-issuer',
+    '--max-token-ttl',
+    '--ingress-suffix',
+    '--csr-signer-name',
+    '--project-namespace-prefix',
+  ]) {
+    assert.ok(
+      bad.some((p) => p.startsWith(flag)),
+      `${flag} in ${bad.join('; ')}`,
+    );
+  }
+  assert.deepEqual(parseFlags(['--max-token-ttl=soon']).problems.length, 1);
+});

@@ -1,0 +1,189 @@
+// Wiring of issue 5: the token signing keys (kept in <data-dir>/tokens, or in the
+// host Secret named by --signing-key-secret when a host cluster is configured), the
+// token issuer and its public documents, the bearer-token authenticator for
+// direct cluster endpoint tokens, the DirectClusterEndpointToken resource and the
+// VirtualClusterInstance kubeconfig subresource.
+
+import { join } from 'node:path';
+
+import { newServiceUnavailable } from '../../apis/meta/errors.js';
+import type { KubeObject } from '../../apis/meta/types.js';
+import { EndpointTokenAuthenticator } from '../../authentication/endpoint-token.js';
+import type { Authorizer } from '../../authorization/interfaces.js';
+import { isHostAlreadyExists, isHostConflict } from '../../hostcluster/errors.js';
+import type { HostCluster } from '../../hostcluster/types.js';
+import { compileSchema } from '../../apis/schema/compile.js';
+import { DirectClusterEndpointTokenStorage } from '../../registry/management/directclusterendpointtoken/storage.js';
+import { KubeConfigSubresource } from '../../registry/management/virtualclusterinstance/kubeconfig.js';
+import type { RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
+import { IssuerDocuments, JWKS_PATH } from '../../tokens/discovery.js';
+import { SigningKeyManager } from '../../tokens/key-manager.js';
+import {
+  FileKeyStore,
+  SecretKeyStore,
+  type SecretAccess,
+  type SigningKeyStore,
+} from '../../tokens/key-store.js';
+import { TokenIssuer } from '../../tokens/token-issuer.js';
+import type { JsonLogger } from './logger.js';
+import type { ServerOptionValues } from './options.js';
+
+/** A retired key verifies this much longer than the longest token lives, for clock skew between machines. */
+const GRACE_SKEW_MS = 60_000;
+
+export type TokenOptionValues = Pick<
+  ServerOptionValues,
+  | 'apiGroup'
+  | 'dataDir'
+  | 'signingKeySecret'
+  | 'tokenIssuer'
+  | 'maxTokenTtlMs'
+  | 'signingKeyRotationPeriodMs'
+  | 'ingressSuffix'
+  | 'projectNamespacePrefix'
+  | 'csrSignerName'
+  | 'csrTimeoutMs'
+>;
+
+/** Reads Users for the token authenticator and the tokenGeneration claim. */
+export interface TokenUserSources {
+  /** For authentication: fast, watch-fed (the identity cache). */
+  readonly cached: { user(name: string): KubeObject | undefined | Promise<KubeObject | undefined> };
+  /** For issuing: the User as storage has it now. */
+  readonly current: { user(name: string): Promise<KubeObject | undefined> };
+}
+
+export interface TokenServices {
+  readonly keys: SigningKeyManager;
+  readonly issuer: TokenIssuer;
+  readonly documents: IssuerDocuments;
+  readonly authenticator: EndpointTokenAuthenticator;
+  /** POST directclusterendpointtokens; `authorizer` judges scope rules as the caller. */
+  tokenResource(authorizer: Authorizer): RESTStorage;
+  /** virtualclusterinstances/<name>/kubeconfig over the instances' Store. */
+  kubeConfigSubresource(instances: Required<Pick<RESTStorage, 'get'>>): SubresourceStorage;
+}
+
+/** The default issuer when --token-issuer is not given: a stable name, not a place. */
+export function defaultTokenIssuer(group: string): string {
+  return `https://${group}`;
+}
+
+export async function buildTokenServices(input: {
+  readonly options: TokenOptionValues;
+  readonly host: HostCluster | undefined;
+  readonly users: TokenUserSources;
+  readonly logger: JsonLogger;
+}): Promise<TokenServices> {
+  const { options, host, users } = input;
+  const logger = input.logger.child({ component: 'tokens' });
+  const maxTtlSeconds = Math.floor(options.maxTokenTtlMs / 1000);
+  const store = keyStore(options, host, logger);
+  const keys = new SigningKeyManager({
+    store,
+    rotationPeriodMs: options.signingKeyRotationPeriodMs,
+    gracePeriodMs: maxTtlSeconds * 1000 + GRACE_SKEW_MS,
+    logger,
+  });
+  await keys.init();
+  const issuerName = options.tokenIssuer || defaultTokenIssuer(options.apiGroup);
+  const issuer = new TokenIssuer(keys, { issuer: issuerName, audience: options.apiGroup });
+  // An issuer the operator chose is a public URL: the keys live under it. The default is only a name.
+  const documents = new IssuerDocuments(
+    keys,
+    options.tokenIssuer
+      ? { issuer: issuerName, jwksUri: `${issuerName}${JWKS_PATH}` }
+      : { issuer: issuerName },
+  );
+  const tokens = { issuer, users: users.current };
+  return {
+    keys,
+    issuer,
+    documents,
+    authenticator: new EndpointTokenAuthenticator(issuer, users.cached),
+    tokenResource: (authorizer) =>
+      new DirectClusterEndpointTokenStorage({
+        group: options.apiGroup,
+        ...tokens,
+        maxTtlSeconds,
+        authorizer,
+        compileSchema,
+      }),
+    kubeConfigSubresource: (instances) =>
+      new KubeConfigSubresource({
+        group: options.apiGroup,
+        instances,
+        host,
+        tokens,
+        maxTokenTtlSeconds: maxTtlSeconds,
+        signerName: options.csrSignerName,
+        csrTimeoutMs: options.csrTimeoutMs,
+        ingressSuffix: options.ingressSuffix,
+        projectNamespacePrefix: options.projectNamespacePrefix,
+        compileSchema,
+      }),
+  };
+}
+
+function keyStore(
+  options: TokenOptionValues,
+  host: HostCluster | undefined,
+  logger: JsonLogger,
+): SigningKeyStore {
+  const [namespace, name] = options.signingKeySecret.split('/');
+  if (namespace && name && host) return new SecretKeyStore(hostSecrets(host), namespace, name);
+  if (options.signingKeySecret !== '') {
+    logger.warn('no host cluster is configured: keeping the token signing key in the data directory', {
+      signingKeySecret: options.signingKeySecret,
+    });
+  }
+  return new FileKeyStore(join(options.dataDir, 'tokens'));
+}
+
+/** The host client as the key store needs it: text data and optimistic concurrency as booleans. */
+export function hostSecrets(host: HostCluster): SecretAccess {
+  const text = (data: Readonly<Record<string, Buffer>>): Record<string, string> =>
+    Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.toString('utf8')]));
+  const bytes = (data: Record<string, string>): Record<string, Buffer> =>
+    Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8')]));
+  return {
+    async get(namespace, name) {
+      const secret = await host.getSecret(namespace, name);
+      return secret && { data: text(secret.data), resourceVersion: secret.metadata.resourceVersion ?? '' };
+    },
+    async create(namespace, name, data) {
+      try {
+        await host.createSecret({ metadata: { name, namespace }, data: bytes(data) });
+        return true;
+      } catch (err) {
+        if (isHostAlreadyExists(err)) return false;
+        throw err;
+      }
+    },
+    async update(namespace, name, data, resourceVersion) {
+      try {
+        await host.updateSecret({ metadata: { name, namespace, resourceVersion }, data: bytes(data) });
+        return true;
+      } catch (err) {
+        if (isHostConflict(err)) return false;
+        throw err;
+      }
+    },
+  };
+}
+
+/** A user source that waits for the identity cache's first sync instead of calling everyone unknown. */
+export function syncedUsers(cache: {
+  readonly hasSynced: boolean;
+  waitForSync(timeoutMs: number): Promise<boolean>;
+  user(name: string): KubeObject | undefined;
+}): TokenUserSources['cached'] {
+  return {
+    async user(name) {
+      if (!cache.hasSynced && !(await cache.waitForSync(10_000))) {
+        throw newServiceUnavailable('users are not loaded yet, please try again');
+      }
+      return cache.user(name);
+    },
+  };
+}

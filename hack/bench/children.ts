@@ -1,0 +1,75 @@
+// Forked helper processes (the load generator, server hosts, bare servers), each
+// spoken to by request/response messages over IPC. From dist/ they run as .js;
+// from the sources (tsx) as .ts through the tsx loader.
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const fromSource = import.meta.url.endsWith('.ts');
+
+export class Child {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private exited = false;
+
+  private constructor(
+    readonly name: string,
+    private readonly proc: ChildProcess,
+  ) {
+    proc.on('message', (msg: { id: number; result?: unknown; error?: string }) => {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.error !== undefined) p.reject(new Error(`${name}: ${msg.error}`));
+      else p.resolve(msg.result);
+    });
+    proc.on('exit', (code, signal) => {
+      this.exited = true;
+      for (const p of this.pending.values()) p.reject(new Error(`${name} exited (${code ?? signal})`));
+      this.pending.clear();
+    });
+  }
+
+  /** Forks `module` (a sibling file, without extension). `logFile` receives its stdout and stderr. */
+  static start(
+    name: string,
+    module: string,
+    options: { logFile?: string; gc?: boolean; maxOldSpaceMb?: number } = {},
+  ): Child {
+    const file = fileURLToPath(new URL(`./${module}${fromSource ? '.ts' : '.js'}`, import.meta.url));
+    const execArgv = [
+      ...(fromSource ? ['--import', 'tsx'] : []),
+      ...(options.gc ? ['--expose-gc'] : []),
+      ...(options.maxOldSpaceMb ? [`--max-old-space-size=${options.maxOldSpaceMb}`] : []),
+    ];
+    let fd: number | 'ignore' = 'ignore';
+    if (options.logFile) fd = openSync(options.logFile, 'a');
+    const proc = fork(file, [], { execArgv, stdio: ['ignore', fd, fd, 'ipc'] });
+    if (typeof fd === 'number') closeSync(fd);
+    return new Child(name, proc);
+  }
+
+  get pid(): number {
+    return this.proc.pid ?? 0;
+  }
+
+  call<T>(message: Record<string, unknown>): Promise<T> {
+    if (this.exited) return Promise.reject(new Error(`${this.name} has exited`));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.proc.send({ id, ...message });
+    });
+  }
+
+  /** Asks the child to finish (it exits when IPC closes), then makes sure it has. */
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise<void>((resolve) => this.proc.once('exit', () => resolve()));
+    this.proc.disconnect();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 15_000);
+    await gone;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,131 @@
+// Runs the real API server (the same ServerOptions, config and startServer as
+// cmd/apiserver) in a forked child, so the harness can also ask it for its memory
+// (after a full GC) and have it seed objects in-process when the load itself is not
+// what is measured. Its logs go wherever the harness points stdout.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import {
+  ServerOptions,
+  parseFlags,
+  startServer,
+  type RunningServer,
+  type ServerConfig,
+} from '../../pkg/apiserver/options/index.js';
+import { ADMIN_KUBECONFIG_FILE } from '../../pkg/apiserver/options/index.js';
+import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
+import { memory } from './memory.js';
+import { userBody } from './objects.js';
+
+export interface HostStarted {
+  readonly origin: string;
+  readonly token: string;
+  readonly pid: number;
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+export type HostMessage =
+  | { id: number; start: { args: string[] } }
+  | { id: number; memory: true }
+  | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
+  | { id: number; profile: { start: true } | { stop: string } }
+  | { id: number; stop: true };
+
+let running: RunningServer | undefined;
+let profiler: Session | undefined;
+
+/** CPU profiling of a window of the run (BENCH_PROFILE): `start`, then `stop` writes a .cpuprofile. */
+async function profile(command: { start: true } | { stop: string }): Promise<{ file?: string }> {
+  const post = (s: Session, method: string): Promise<unknown> =>
+    new Promise((resolve, reject) => s.post(method, (err, result) => (err ? reject(err) : resolve(result))));
+  if ('start' in command) {
+    profiler = new Session();
+    profiler.connect();
+    await post(profiler, 'Profiler.enable');
+    await post(profiler, 'Profiler.start');
+    return {};
+  }
+  if (!profiler) return {};
+  const { profile: data } = (await post(profiler, 'Profiler.stop')) as { profile: unknown };
+  profiler.disconnect();
+  profiler = undefined;
+  writeFileSync(command.stop, JSON.stringify(data));
+  return { file: command.stop };
+}
+let config: ServerConfig | undefined;
+
+async function start(args: string[]): Promise<HostStarted> {
+  const flags = parseFlags(args);
+  const options = new ServerOptions(flags.values, flags.problems);
+  const problems = options.validate();
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  config = await options.config();
+  running = await startServer(config);
+  const dataDir = config.options.dataDir;
+  const kubeconfig = parseYaml(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as {
+    users: { user: { token: string } }[];
+  };
+  return {
+    origin: running.url,
+    token: kubeconfig.users[0]?.user.token ?? '',
+    pid: process.pid,
+    certPem: readFileSync(join(dataDir, 'pki', 'apiserver.crt'), 'utf8'),
+    keyPem: readFileSync(join(dataDir, 'pki', 'apiserver.key'), 'utf8'),
+  };
+}
+
+const SYSTEM: RequestContext = {
+  user: { name: 'admin', groups: ['system:masters'] },
+  namespace: '',
+  warnings: [],
+};
+
+/** Creates Users through the registry (validation, defaults, managedFields), skipping HTTP. */
+async function seedUsers(
+  prefix: string,
+  from: number,
+  count: number,
+  concurrency: number,
+): Promise<{ created: number }> {
+  const users = config?.resources.find((r) => r.info.resource === 'users');
+  if (!users?.create) throw new Error('no users resource');
+  let next = from;
+  let created = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < from + count) {
+        const n = next++;
+        await users.create!({ ...SYSTEM, warnings: [] }, userBody(`${prefix}-${n}`), {
+          dryRun: false,
+          fieldManager: 'bench',
+          fieldValidation: 'Strict',
+        });
+        created++;
+      }
+    }),
+  );
+  return { created };
+}
+
+if (process.send) {
+  process.on('message', (msg: HostMessage) => {
+    const reply = (body: Record<string, unknown>): void => void process.send?.({ id: msg.id, ...body });
+    const fail = (err: unknown): void =>
+      reply({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    if ('start' in msg) start(msg.start.args).then((r) => reply({ result: r }), fail);
+    else if ('memory' in msg) reply({ result: memory() });
+    else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
+    else if ('seedUsers' in msg) {
+      const s = msg.seedUsers;
+      seedUsers(s.prefix, s.from, s.count, s.concurrency).then((r) => reply({ result: r }), fail);
+    } else {
+      (running?.stop() ?? Promise.resolve()).then(() => reply({ result: {} }), fail);
+    }
+  });
+  process.on('disconnect', () => {
+    void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+  });
+}

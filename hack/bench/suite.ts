@@ -1,0 +1,601 @@
+// The benchmark: every workload of issue 4 against its raw baseline, in one run on
+// one machine, so that machine noise mostly cancels out of the ratios. Processes:
+// this one only orchestrates; a forked load generator drives all load (HTTPS with
+// keep-alive and a bearer access key, or the etcd3 client for etcd baselines);
+// each API server and each bare baseline server runs in its own child process.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEtcd, type EtcdInstance } from '../etcd.js';
+import type { BareMode } from './bare-server.js';
+import { Child } from './children.js';
+import type { HostStarted } from './server-host.js';
+import type { HttpTarget, Job, LoadResult } from './load.js';
+import { API_PATH, GROUP, userBody } from './objects.js';
+import { Row, type Figure } from './report.js';
+
+export interface Sizes {
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  readonly listObjects: number;
+  readonly listIterations: number;
+  readonly watchers: number;
+  readonly writesPerSecond: number;
+  readonly watchDurationMs: number;
+  readonly authz: { readonly users: number; readonly keys: number; readonly teams: number };
+  readonly scalePoints: readonly number[];
+  readonly idleWatches: number;
+}
+
+export const FULL: Sizes = {
+  warmupMs: 2000,
+  durationMs: 10_000,
+  listObjects: 10_000,
+  listIterations: 20,
+  watchers: 1000,
+  writesPerSecond: 100,
+  watchDurationMs: 20_000,
+  authz: { users: 1000, keys: 10_000, teams: 100 },
+  scalePoints: [1000, 10_000, 100_000],
+  idleWatches: 1000,
+};
+
+export const QUICK: Sizes = {
+  warmupMs: 300,
+  durationMs: 1200,
+  listObjects: 500,
+  listIterations: 4,
+  watchers: 20,
+  writesPerSecond: 20,
+  watchDurationMs: 1500,
+  authz: { users: 20, keys: 60, teams: 4 },
+  scalePoints: [100, 1000],
+  idleWatches: 20,
+};
+
+interface Memory {
+  readonly heapUsed: number;
+  readonly rss: number;
+}
+
+export interface SuiteEnv {
+  readonly log: (line: string) => void;
+}
+
+export class Suite {
+  readonly rows: Row[] = [];
+  private readonly dir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
+  private readonly children: Child[] = [];
+  private etcd: EtcdInstance | undefined;
+  private load!: Child;
+  private serverCount = 0;
+
+  constructor(
+    private readonly sizes: Sizes,
+    private readonly env: SuiteEnv,
+  ) {}
+
+  async run(): Promise<Row[]> {
+    try {
+      this.env.log(`bench: working in ${this.dir}`);
+      this.etcd = await startEtcd();
+      this.load = this.child(Child.start('load', 'load', { logFile: join(this.dir, 'load.log') }));
+      await this.etcdServerWorkloads();
+      await this.sqliteServerWorkloads();
+      await this.memoryAndScaleWorkloads();
+      return this.rows;
+    } finally {
+      await this.cleanup();
+    }
+  }
+
+  get workDir(): string {
+    return this.dir;
+  }
+
+  // ---- the etcd3 server -----------------------------------------------------------
+
+  private async etcdServerWorkloads(): Promise<void> {
+    const s = this.sizes;
+    const etcd = this.etcd!;
+    const { target, host } = await this.startServer([
+      '--storage-backend',
+      'etcd3',
+      '--etcd-servers',
+      etcd.endpoint,
+    ]);
+    const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
+
+    this.env.log('bench: create throughput, 64 clients (etcd3)');
+    const creates = await this.job({
+      kind: 'create-users',
+      target,
+      namePrefix: 'ct',
+      concurrency: 64,
+      ...timing,
+    });
+    const valueSize = await this.storedUserSize(target, 'ct-0');
+    const puts = await this.job({
+      kind: 'etcd-put',
+      endpoint: etcd.endpoint,
+      valueSize,
+      concurrency: 64,
+      ...timing,
+    });
+    this.add(
+      new Row(
+        'create-throughput',
+        'create throughput, 64 clients, etcd3',
+        throughputFigure(creates, 'creates/s'),
+      )
+        .against(throughputFigure(puts, 'puts/s'), 'etcd3 puts, same value size and concurrency')
+        .target('>=', 0.5),
+    );
+    this.add(
+      new Row('create-p99', 'create p99, 64 clients, etcd3', latencyFigure(creates, 'p99'))
+        .against(latencyFigure(puts, 'p99'), 'etcd3 put p99, 64 clients')
+        .target('<=', 2),
+    );
+
+    this.env.log('bench: create latency, 1 client (etcd3)');
+    const one = await this.job({ kind: 'create-users', target, namePrefix: 'cl', concurrency: 1, ...timing });
+    const onePut = await this.job({
+      kind: 'etcd-put',
+      endpoint: etcd.endpoint,
+      valueSize,
+      concurrency: 1,
+      ...timing,
+    });
+    this.add(
+      new Row('create-latency', 'create latency p50, 1 client, etcd3', latencyFigure(one, 'p50'))
+        .against(latencyFigure(onePut, 'p50'), 'etcd3 put p50, 1 client')
+        .target('<=', 1.5),
+    );
+
+    this.env.log(`bench: list ${s.listObjects} objects (etcd3)`);
+    const total = await this.countUsers(target);
+    if (total < s.listObjects) {
+      await this.job({
+        kind: 'create-users-count',
+        target,
+        namePrefix: 'fill',
+        concurrency: 32,
+        count: s.listObjects - total,
+      });
+    }
+    const listPath = `${API_PATH}/users`;
+    const list = await this.job({
+      kind: 'list',
+      target,
+      path: listPath,
+      warmup: 2,
+      iterations: s.listIterations,
+    });
+    const listed = await this.request<{
+      kind: string;
+      apiVersion: string;
+      metadata: unknown;
+      items: unknown[];
+    }>(target, listPath);
+    const bareList = await this.bare({ mode: 'list', list: listed });
+    const bareListResult = await this.job({
+      kind: 'list',
+      target: bareList.target,
+      path: '/',
+      warmup: 2,
+      iterations: s.listIterations,
+    });
+    await bareList.child.stop();
+    const rangeParse = await this.job({
+      kind: 'etcd-range-parse',
+      endpoint: etcd.endpoint,
+      prefix: `/registry/${GROUP}/users/`,
+      warmup: 2,
+      iterations: s.listIterations,
+    });
+    const items = listed.items.length;
+    this.add(
+      new Row('list', `list ${items} objects, p50 (etcd3)`, latencyFigure(list, 'p50'))
+        .against(
+          latencyFigure(bareListResult, 'p50'),
+          'bare node:https serializing the same objects per request',
+        )
+        .target('<=', 1.5),
+    );
+    this.add(
+      new Row(
+        'list-vs-etcd',
+        `list ${items} objects vs etcd3 range + JSON.parse, p50`,
+        latencyFigure(list, 'p50'),
+      )
+        .against(latencyFigure(rangeParse, 'p50'), 'raw etcd3 range of the prefix + JSON.parse of each value')
+        .target('<=', 0.5),
+    );
+
+    this.env.log('bench: get by name, 32 clients (etcd3)');
+    await this.getByName('get-etcd3', 'etcd3', target);
+
+    this.env.log(`bench: watch fan-out, ${s.watchers} watchers, ${s.writesPerSecond} writes/s (etcd3)`);
+    const fanout = await this.job({
+      kind: 'watch-fanout',
+      target,
+      watchers: s.watchers,
+      writesPerSecond: s.writesPerSecond,
+      durationMs: s.watchDurationMs,
+      namePrefix: 'fan',
+    });
+    const rawWatch = await this.job({
+      kind: 'etcd-watch',
+      endpoint: etcd.endpoint,
+      writesPerSecond: s.writesPerSecond,
+      durationMs: s.watchDurationMs,
+      valueSize,
+    });
+    this.add(
+      new Row(
+        'watch-fanout',
+        `watch fan-out p99: ${s.watchers} watchers, ${s.writesPerSecond} writes/s (etcd3)`,
+        latencyFigure(fanout, 'p99'),
+      )
+        .against(latencyFigure(rawWatch, 'p99'), 'one raw etcd3 watcher, same write rate')
+        .target('<=', 2),
+    );
+    await host.stop();
+  }
+
+  // ---- the sqlite server: authorization at scale, and sqlite vs etcd3 creates -------------
+
+  private async sqliteServerWorkloads(): Promise<void> {
+    const s = this.sizes;
+    const { target, host } = await this.startServer(['--storage-backend', 'sqlite']);
+    const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
+
+    this.env.log('bench: authorization at scale (sqlite)');
+    // A plain user reading their own User: authenticated by an access key, authorized by the rules.
+    const readerKey = 'r'.repeat(40) + 'benchreaderkey0000000000';
+    await this.post(target, 'users', userBody('reader'));
+    await this.post(target, 'ownedaccesskeys', accessKey('reader-key', 'reader', readerKey));
+    const reader: HttpTarget = { origin: target.origin, token: readerKey };
+    const getOwn = {
+      kind: 'get' as const,
+      target: reader,
+      paths: [`${API_PATH}/users/reader`],
+      concurrency: 32,
+      ...timing,
+    };
+    await this.waitForKey(reader);
+    const small = await this.job(getOwn);
+    const { users, keys, teams } = s.authz;
+    await this.job({
+      kind: 'create-users-count',
+      target,
+      namePrefix: 'member',
+      concurrency: 16,
+      count: users,
+    });
+    await this.createMany(target, 'teams', teams, (i) => team(`team-${i}`, users, teams, i));
+    await this.createMany(target, 'ownedaccesskeys', keys, (i) =>
+      accessKey(`key-${i}`, `member-${i % users}`, `k${String(i).padStart(8, '0')}`.padEnd(64, 'x')),
+    );
+    const large = await this.job(getOwn);
+    this.add(
+      new Row(
+        'authz-scale',
+        `get throughput with ${keys} keys, ${users} users, ${teams} teams stored (sqlite)`,
+        throughputFigure(large, 'gets/s'),
+      )
+        .against(throughputFigure(small, 'gets/s'), 'the same with two keys and two users (admin, reader)')
+        .target('>=', 0.95),
+    );
+
+    this.env.log('bench: get by name, 32 clients (sqlite)');
+    await this.getByName('get-sqlite', 'sqlite', target);
+
+    this.env.log('bench: create throughput, 64 clients (sqlite)');
+    const creates = await this.job({
+      kind: 'create-users',
+      target,
+      namePrefix: 'sq',
+      concurrency: 64,
+      ...timing,
+    });
+    const etcdCreates = this.rows.find((r) => r.id === 'create-throughput')?.server;
+    const row = new Row(
+      'create-sqlite',
+      'create throughput, 64 clients, sqlite',
+      throughputFigure(creates, 'creates/s'),
+    );
+    this.add(etcdCreates ? row.against(etcdCreates, 'the etcd3 server, same workload (no target)') : row);
+    await host.stop();
+  }
+
+  // ---- memory, and reads as the store grows ----------------------------------------------
+
+  private async memoryAndScaleWorkloads(): Promise<void> {
+    const s = this.sizes;
+    const { target, host } = await this.startServer(['--storage-backend', 'sqlite']);
+
+    this.env.log(`bench: memory per idle watch, ${s.idleWatches} watches`);
+    const idlePath = `${API_PATH}/teams?watch=1&timeoutSeconds=3600`;
+    const watchDelta = await this.idleWatchMemory(host, target, idlePath);
+    const bare = await this.bare({ mode: 'stream' });
+    const bareDelta = await this.idleWatchMemory(bare.child, bare.target, '/');
+    await bare.child.stop();
+    this.add(
+      new Row(
+        'idle-watch-heap',
+        `heap per idle watch, ${s.idleWatches} watches`,
+        bytesFigure(watchDelta.heap),
+      )
+        .against(bytesFigure(bareDelta.heap), 'bare node:https holding idle streaming responses')
+        .target('<=', 2),
+    );
+    this.add(
+      new Row('idle-watch-rss', `RSS per idle watch, ${s.idleWatches} watches`, bytesFigure(watchDelta.rss))
+        .against(bytesFigure(bareDelta.rss), 'bare node:https holding idle streaming responses')
+        .target('<=', 2),
+    );
+
+    const before = await host.call<Memory>({ memory: true });
+    let seeded = 0;
+    let template = '';
+    for (const point of s.scalePoints) {
+      this.env.log(`bench: reads at ${point} stored objects`);
+      await host.call({
+        seedUsers: { prefix: 'scale', from: seeded, count: point - seeded, concurrency: 8 },
+      });
+      seeded = point;
+      const name = `scale-${Math.floor(point / 2)}`;
+      const one = { warmupMs: this.sizes.warmupMs / 2, durationMs: this.sizes.durationMs / 2 };
+      const get = await this.job({
+        kind: 'get',
+        target,
+        paths: [`${API_PATH}/users/${name}`],
+        concurrency: 1,
+        ...one,
+      });
+      const page = await this.job({
+        kind: 'list',
+        target,
+        path: `${API_PATH}/users?limit=500`,
+        warmup: 2,
+        iterations: this.sizes.listIterations,
+      });
+      this.add(
+        new Row(`scale-get-${point}`, `get p50 at ${point} stored objects`, latencyFigure(get, 'p50')),
+      );
+      this.add(
+        new Row(
+          `scale-page-${point}`,
+          `list page of 500, p50, at ${point} stored objects`,
+          latencyFigure(page, 'p50'),
+        ),
+      );
+      if (point <= 10_000) {
+        const full = await this.job({
+          kind: 'list',
+          target,
+          path: `${API_PATH}/users`,
+          warmup: 1,
+          iterations: 3,
+        });
+        this.add(
+          new Row(
+            `scale-list-${point}`,
+            `full list p50 at ${point} stored objects`,
+            latencyFigure(full, 'p50'),
+          ),
+        );
+      }
+      template = JSON.stringify(await this.request(target, `${API_PATH}/users/${name}`));
+    }
+    const after = await host.call<Memory>({ memory: true });
+    const perObject = (after.heapUsed - before.heapUsed) / seeded;
+    const parser = this.child(Child.start('bare-parse', 'bare-server', { gc: true }));
+    const plain = await parser.call<{ before: Memory; after: Memory; count: number }>({
+      parse: { template: template.replace(/scale-\d+/g, 'scale-@N@'), count: seeded },
+    });
+    await parser.stop();
+    this.add(
+      new Row(
+        'cached-object-heap',
+        `heap per cached object, ${seeded} objects cached`,
+        bytesFigure(perObject),
+      )
+        .against(
+          bytesFigure((plain.after.heapUsed - plain.before.heapUsed) / plain.count),
+          'the same objects as plain JSON.parse output',
+        )
+        .target('<=', 2),
+    );
+    await host.stop();
+  }
+
+  // ---- pieces -----------------------------------------------------------------------
+
+  private async getByName(id: string, backend: string, target: HttpTarget): Promise<void> {
+    const timing = { warmupMs: this.sizes.warmupMs, durationMs: this.sizes.durationMs };
+    const names = (
+      await this.request<{ items: { metadata: { name: string } }[] }>(target, `${API_PATH}/users?limit=100`)
+    ).items.map((u) => u.metadata.name);
+    const get = await this.job({
+      kind: 'get',
+      target,
+      paths: names.map((n) => `${API_PATH}/users/${n}`),
+      concurrency: 32,
+      ...timing,
+    });
+    const body = JSON.stringify(await this.request(target, `${API_PATH}/users/${names[0]}`)) + '\n';
+    const bare = await this.bare({ mode: 'bytes', body });
+    const bareGet = await this.job({
+      kind: 'get',
+      target: bare.target,
+      paths: ['/'],
+      concurrency: 32,
+      ...timing,
+    });
+    await bare.child.stop();
+    this.add(
+      new Row(id, `get by name, 32 clients (${backend})`, throughputFigure(get, 'gets/s'))
+        .against(throughputFigure(bareGet, 'gets/s'), 'bare node:https returning the same JSON bytes')
+        .target('>=', 0.5),
+    );
+  }
+
+  private async idleWatchMemory(
+    process: Child,
+    target: HttpTarget,
+    path: string,
+  ): Promise<{ heap: number; rss: number }> {
+    const before = await process.call<Memory>({ memory: true });
+    const opened = await this.job({ kind: 'open-idle-watches', target, count: this.sizes.idleWatches, path });
+    await new Promise((r) => setTimeout(r, 500));
+    const after = await process.call<Memory>({ memory: true });
+    await this.job({ kind: 'close-idle-watches' });
+    const n = Math.max(1, opened.operations);
+    return { heap: (after.heapUsed - before.heapUsed) / n, rss: (after.rss - before.rss) / n };
+  }
+
+  private async startServer(
+    args: string[],
+  ): Promise<{ target: HttpTarget; host: Child; server: HostStarted }> {
+    const n = ++this.serverCount;
+    const dataDir = join(this.dir, `server-${n}`);
+    const host = this.child(
+      Child.start(`server-${n}`, 'server-host', {
+        logFile: join(this.dir, `server-${n}.log`),
+        gc: true,
+        maxOldSpaceMb: 4096,
+      }),
+    );
+    const server = await host.call<HostStarted>({
+      start: { args: ['--secure-port', '0', '--data-dir', dataDir, ...args] },
+    });
+    this.lastCerts = server;
+    return { target: { origin: server.origin, token: server.token }, host, server };
+  }
+
+  /** A bare server with the same certificate as the last API server started. */
+  private async bare(behaviour: BareMode): Promise<{ child: Child; target: HttpTarget }> {
+    const certs = this.lastCerts;
+    if (!certs) throw new Error('no server has started yet');
+    const child = this.child(Child.start('bare', 'bare-server', { gc: true }));
+    const { origin } = await child.call<{ origin: string }>({
+      start: { certPem: certs.certPem, keyPem: certs.keyPem, behaviour },
+    });
+    return { child, target: { origin } };
+  }
+
+  private lastCerts: HostStarted | undefined;
+
+  private async job(job: Job): Promise<LoadResult> {
+    const r = await this.load.call<LoadResult>({ job });
+    if (r.errors > 0) this.env.log(`bench:   ${job.kind}: ${r.errors} errors, first: ${r.firstError ?? ''}`);
+    return r;
+  }
+
+  private async request<T>(target: HttpTarget, path: string): Promise<T> {
+    const r = await this.job({ kind: 'request', target, method: 'GET', path });
+    return JSON.parse(String(r.extra?.['body'])) as T;
+  }
+
+  private async post(target: HttpTarget, resource: string, body: unknown): Promise<void> {
+    await this.job({ kind: 'request', target, method: 'POST', path: `${API_PATH}/${resource}`, body });
+  }
+
+  private async createMany(
+    target: HttpTarget,
+    resource: string,
+    count: number,
+    body: (i: number) => unknown,
+  ): Promise<void> {
+    const batch = 16;
+    for (let i = 0; i < count; i += batch) {
+      await Promise.all(
+        Array.from({ length: Math.min(batch, count - i) }, (_, j) =>
+          this.post(target, resource, body(i + j)),
+        ),
+      );
+    }
+  }
+
+  /** The size of a User as returned (about what storage holds), for same-size raw puts. */
+  private async storedUserSize(target: HttpTarget, name: string): Promise<number> {
+    return JSON.stringify(await this.request(target, `${API_PATH}/users/${name}`)).length;
+  }
+
+  private async countUsers(target: HttpTarget): Promise<number> {
+    const page = await this.request<{ items: unknown[]; metadata: { remainingItemCount?: number } }>(
+      target,
+      `${API_PATH}/users?limit=1`,
+    );
+    return page.items.length + (page.metadata.remainingItemCount ?? 0);
+  }
+
+  /** A new key works once the authenticator has seen it: wait for the first 200. */
+  private async waitForKey(target: HttpTarget): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      try {
+        await this.request(target, `${API_PATH}/users/reader`);
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    throw new Error('the reader key never started to work');
+  }
+
+  private child(c: Child): Child {
+    this.children.push(c);
+    return c;
+  }
+
+  private add(row: Row): void {
+    this.rows.push(row);
+    this.env.log(`bench:   ${row.line()}`);
+  }
+
+  private async cleanup(): Promise<void> {
+    for (const c of this.children.reverse()) await c.stop().catch(() => undefined);
+    await this.etcd?.stop().catch(() => undefined);
+    if (!process.env['BENCH_KEEP']) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function accessKey(name: string, user: string, key: string): Record<string, unknown> {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'OwnedAccessKey',
+    metadata: { name },
+    spec: { displayName: name, description: 'A benchmark access key.', user, key },
+  };
+}
+
+function team(name: string, users: number, teams: number, i: number): Record<string, unknown> {
+  const members: string[] = [];
+  for (let u = i; u < users; u += teams) members.push(`member-${u}`);
+  if (i === 0) members.push('reader');
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Team',
+    metadata: { name },
+    spec: {
+      displayName: name,
+      description: 'A benchmark team.',
+      users: members,
+    },
+  };
+}
+
+function throughputFigure(r: LoadResult, unit: string): Figure {
+  return { value: r.throughput, unit, detail: r };
+}
+
+function latencyFigure(r: LoadResult, which: 'p50' | 'p99'): Figure {
+  return { value: which === 'p50' ? r.latency.p50Ms : r.latency.p99Ms, unit: `ms ${which}`, detail: r };
+}
+
+function bytesFigure(bytes: number): Figure {
+  return { value: Math.round(bytes), unit: 'bytes' };
+}

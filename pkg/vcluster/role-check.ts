@@ -53,6 +53,15 @@ export function missingRoleMessage(identity: KeyIdentity, target: VirtualCluster
         `${has.some((r) => (r.virtualClusters ?? []).length > 0) ? ` and virtual clusters [${has.flatMap((r) => r.virtualClusters ?? []).join(', ')}]` : ''}` +
         `, not ${target.project}/${target.name}`
       : `its scope has no "${VCLUSTER_ROLE}" role entry`;
+  if (target.project === '*') {
+    // A shared key, for virtual clusters in any project.
+    return (
+      `${key} lacks the virtual cluster role "${VCLUSTER_ROLE}" for all projects (${why}), ` +
+      `so virtual clusters cannot authenticate with it; create a key that has it with ` +
+      `"platform create accesskey --display-name <name> --role ${VCLUSTER_ROLE}", ` +
+      `or let "platform vcluster create-secret" create one`
+    );
+  }
   return (
     `${key} lacks the virtual cluster role "${VCLUSTER_ROLE}" for project "${target.project}" (${why}), ` +
     `so the virtual cluster cannot authenticate with it; create a key that has it with ` +

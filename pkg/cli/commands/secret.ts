@@ -74,7 +74,7 @@ async function getSecret(io: CliIO, name: string, opts: GetOptions): Promise<voi
   // YAML (the default for all keys): binary values become !!binary, YAML's own way to carry bytes.
   const out = new Map<string, string | Uint8Array>();
   for (const [k, bytes] of entries) out.set(k, utf8(bytes) ?? new Uint8Array(bytes));
-  io.stdout.write(entries.length === 0 ? '{}\n' : new Document(out).toString({ lineWidth: 0 }));
+  io.stdout.write(entries.length === 0 ? '{}\n' : new Document(out, { customTags: ['binary'] }).toString({ lineWidth: 0 }));
 }
 
 interface SetOptions extends CommonOptions {

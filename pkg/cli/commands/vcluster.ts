@@ -159,13 +159,12 @@ async function createSecret(
     accessKey = opts.useAccessKey;
     const keyApi = new PlatformApi({ ...session.api.endpoint, token: accessKey }, session.api.group);
     const self = await reviewSelf(keyApi);
-    if (project === '*') {
-      const ok = (self.scope?.roles ?? []).some(
-        (r) => r.role === 'vcluster' && (r.projects ?? []).includes('*'),
-      );
-      if (!ok) throw new MissingRoleError(self, { project: '*', name: '*' });
-    } else {
+    // '*' as the project asks for a role entry covering every project, as a shared key needs.
+    try {
       requireVirtualClusterRole(self, { project, name: '*' });
+    } catch (err) {
+      if (err instanceof MissingRoleError) throw new CliError(err.message);
+      throw err;
     }
     keyName = self.accessKeyName;
   } else {

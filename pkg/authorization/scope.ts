@@ -4,8 +4,10 @@
 // rest, which the owner's own rights then decide. An empty scope limits nothing.
 //
 // What each part of a scope allows on the management API:
-//   always           discovery, OpenAPI, version and health reads, and `create
+//   always           discovery, OpenAPI, version and health reads, `create
 //                    selves` (a scoped key must still be able to say who it is)
+//                    and `create directclusterendpointtokens` (the token it gets
+//                    is never wider than this scope)
 //   roles            platformCLI (or the deprecated allowPlatformCli: true): get,
 //                    list and watch of every resource, and creating
 //                    virtualclusterinstances/kubeconfig, which the command-line
@@ -138,7 +140,9 @@ export class ScopeMatcher {
 
   private alwaysAllowed(attrs: Attributes): boolean {
     if (!attrs.isResourceRequest) return isDiscoveryRequest(attrs, this.options.pathPrefixes ?? []);
-    return this.ours(attrs) && attrs.resource === 'selves' && attrs.verb === 'create';
+    // A scoped credential may mint a token: the resource gives it no more than this scope.
+    const always = attrs.resource === 'selves' || attrs.resource === 'directclusterendpointtokens';
+    return this.ours(attrs) && always && attrs.verb === 'create' && attrs.subresource === '';
   }
 
   private projectNamespace(project: string): string {

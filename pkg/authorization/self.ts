@@ -1,5 +1,5 @@
 // What every authenticated caller may do with what is their own:
-//   - create `selves` (who am I),
+//   - create `selves` (who am I) and `directclusterendpointtokens` (a token for oneself),
 //   - get their own User and its `accesskeys` subresource,
 //   - get the Teams they belong to and their `accesskeys` subresource,
 //   - create, get, update, patch and delete their own OwnedAccessKeys: keys whose
@@ -34,6 +34,9 @@ export class SelfAuthorizer implements Authorizer {
     switch (resource) {
       case 'selves':
         return verb === 'create' && subresource === '';
+      // A token for oneself; the resource keeps it within the caller's own rights and scope.
+      case 'directclusterendpointtokens':
+        return verb === 'create' && subresource === '' && name === '';
       case 'users':
         return readable && caller.team === '' && name === caller.name;
       case 'teams':

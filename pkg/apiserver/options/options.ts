@@ -207,6 +207,7 @@ export class ServerOptions {
         cache: accessKeys.cache,
         adminUsername: options.adminUsername,
         adminRole: options.adminRole,
+        projectNamespacePrefix: options.projectNamespacePrefix,
         pathPrefixes,
         listableResources: storedKinds.map((k) => k.resource),
         resolveKind: (apiVersion, kind) => {

@@ -290,3 +290,72 @@ test('the flags of issue 5 parse and validate', () => {
   }
   assert.deepEqual(parseFlags(['--max-token-ttl=soon']).problems.length, 1);
 });
+
+test('plain users get tokens for themselves, never wider than their key, and kube configs of instances they may read', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tokens-server-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await start(dataDir, { ingressSuffix: 'vc.example.com' });
+  t.after(() => server.stop());
+  const { ca, token: admin } = adminCredentials(dataDir);
+  const api = `${server.url}/kubernetes/management/apis/${GROUP}/v1`;
+
+  assert.equal(
+    (await call('POST', `${api}/users`, ca, admin, { metadata: { name: 'bob' }, spec: {} })).status,
+    201,
+  );
+  const keyOf = async (name: string, scope?: unknown): Promise<string> => {
+    const r = await call('POST', `${api}/ownedaccesskeys`, ca, admin, {
+      metadata: { name },
+      spec: { user: 'bob', type: 'User', ...(scope ? { scope } : {}) },
+    });
+    assert.equal(r.status, 201, r.body);
+    return (JSON.parse(r.body) as { spec: { key: string } }).spec.key;
+  };
+  const bob = await keyOf('bob-key');
+  const scopedScope = { projects: [{ project: 'web' }] };
+  const scoped = await keyOf('bob-scoped', scopedScope);
+
+  const issued = await eventually(async () => {
+    const r = await call('POST', `${api}/directclusterendpointtokens`, ca, bob, { spec: { ttl: 300 } });
+    assert.equal(r.status, 201, r.body);
+    return JSON.parse(r.body) as { status: { token: string } };
+  });
+  // The token is bob, with bob's rights on the platform: his own User, not others'.
+  assert.equal((await call('GET', `${api}/users/bob`, ca, issued.status.token)).status, 200);
+  assert.equal((await call('GET', `${api}/users/admin`, ca, issued.status.token)).status, 403);
+
+  const fromScoped = await eventually(async () => {
+    const r = await call('POST', `${api}/directclusterendpointtokens`, ca, scoped, { spec: { ttl: 300 } });
+    assert.equal(r.status, 201, r.body);
+    return JSON.parse(r.body) as { spec: { scope: unknown } };
+  });
+  assert.deepEqual(fromScoped.spec.scope, scopedScope);
+  const wider = await call('POST', `${api}/directclusterendpointtokens`, ca, scoped, {
+    spec: { ttl: 300, scope: { projects: [{ project: '*' }] } },
+  });
+  assert.equal(wider.status, 403, wider.body);
+
+  // A kube config needs get (or an access rule) on the instance: 403 without, then past authorization.
+  const instance = await call('POST', `${api}/namespaces/p-web/virtualclusterinstances`, ca, admin, {
+    metadata: { name: 'dev' },
+    spec: { template: { accessPoint: { ingress: { enabled: true } } } },
+  });
+  assert.equal(instance.status, 201, instance.body);
+  const path = `${api}/namespaces/p-web/virtualclusterinstances/dev/kubeconfig`;
+  const refused = await call('POST', path, ca, bob, { spec: {} });
+  assert.equal(refused.status, 403, refused.body);
+  const shared = await call(
+    'PATCH',
+    `${api}/namespaces/p-web/virtualclusterinstances/dev`,
+    ca,
+    admin,
+    { spec: { access: [{ verbs: ['get'], users: ['bob'] }] } },
+    'application/merge-patch+json',
+  );
+  assert.equal(shared.status, 200, shared.body);
+  await eventually(async () => {
+    const r = await call('POST', path, ca, bob, { spec: {} });
+    // No host cluster here: authorization passed, and the subresource says what is missing.
+    assert.equal(r.status, 503, r.body);
+  });
+});

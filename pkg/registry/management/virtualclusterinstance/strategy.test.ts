@@ -64,7 +64,7 @@ describe('VirtualClusterInstance', () => {
         helmRelease: { chart: { name: 'vcluster', version: '0.20.0' }, values: 'sync: {}' },
         accessPoint: { ingress: { enabled: true } },
       },
-      clusterRef: { cluster: 'loft-cluster', namespace: 'vc-dev', virtualCluster: 'dev' },
+      clusterRef: { cluster: 'host-cluster', namespace: 'vc-dev', virtualCluster: 'dev' },
       parameters: 'size: small',
       extraAccessRules: [{ users: ['alice'], clusterRole: 'cluster-admin' }],
       access: [{ verbs: ['get'], users: ['bob'] }],

@@ -271,14 +271,23 @@ export function listCases(ctx: CaseContext): void {
       const { storage } = ctx.env();
       const dir = ctx.prefix('list-not-older');
       const a = await storage.create(`${dir}a`, widget('a'));
-      await storage.guaranteedUpdate(`${dir}a`, (cur) => ({ ...cur!, spec: { size: 2 } }));
+      const updated = await storage.guaranteedUpdate(`${dir}a`, (cur) => ({ ...cur!, spec: { size: 2 } }));
+      const updatedRV = Number(updated.metadata.resourceVersion);
       const current = await storage.currentResourceVersion();
       for (const resourceVersionMatch of ['NotOlderThan', ''] as const) {
-        const list = await storage.getList(dir, {
+        // At an older revision the answer may come from any revision not older than it (a
+        // watch cache serves whatever it has caught up to), but it must be one consistent
+        // snapshot: the update is in it exactly when the list's revision covers the update.
+        const older = await storage.getList(dir, {
           resourceVersion: a.metadata.resourceVersion,
           resourceVersionMatch,
         });
-        assert.ok(Number(list.resourceVersion) >= current);
+        const olderRV = Number(older.resourceVersion);
+        assert.ok(olderRV >= Number(a.metadata.resourceVersion), `${olderRV} is older than requested`);
+        assert.deepEqual(older.items[0]?.spec, olderRV >= updatedRV ? { size: 2 } : { size: 1 });
+        // At the newest write's revision, the data must include that write.
+        const list = await storage.getList(dir, { resourceVersion: String(updatedRV), resourceVersionMatch });
+        assert.ok(Number(list.resourceVersion) >= updatedRV);
         assert.deepEqual(list.items[0]?.spec, { size: 2 });
         await rejectsWithCode(
           storage.getList(dir, { resourceVersion: String(current + 10), resourceVersionMatch }),

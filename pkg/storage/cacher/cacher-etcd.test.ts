@@ -28,10 +28,27 @@ async function replica(): Promise<{ storage: CachedStorage; kv: Etcd3KV }> {
     storage: new KVStorage(kv),
     kv,
     resourcePrefix: prefixAtDepth('/registry', 2),
+    root: '/registry/',
     historyCapacity: 50,
     pagingBatchSize: 3,
   });
   return { storage, kv };
+}
+
+/** Counts the reads `kv` serves from now on (not revision requests). */
+function countReads(kv: Etcd3KV): () => { range: number; get: number } {
+  const counts = { range: 0, get: 0 };
+  const range = kv.range.bind(kv);
+  const get = kv.get.bind(kv);
+  kv.range = (...args) => {
+    counts.range++;
+    return range(...args);
+  };
+  kv.get = (...args) => {
+    counts.get++;
+    return get(...args);
+  };
+  return () => ({ ...counts });
 }
 
 runStorageConformance('watch cache over etcd3', async () => {
@@ -64,6 +81,13 @@ describe('watch cache over etcd3, two replicas', () => {
           'the list is as new as the latest write anywhere',
         );
       }
+      // And b answers from memory: after a write elsewhere it asks etcd for the current
+      // revision only (a progress request, or the write-order watch, proves the rest).
+      await a.storage.create('/registry/replicas/others/last', widget('last'));
+      const reads = countReads(b.kv);
+      const list = await b.storage.getList(dir);
+      assert.equal(list.items.length, 20);
+      assert.deepEqual(reads(), { range: 0, get: 0 });
     } finally {
       await a.storage.close();
       await b.storage.close();

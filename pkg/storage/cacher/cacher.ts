@@ -37,6 +37,7 @@ import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
 import { tooOldResourceVersionStatus } from '../store-watcher.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
+import type { GlobalProgress } from './global-progress.js';
 import type { RevisionSource } from './revision-source.js';
 import { CacheEntry, deepFreeze, WatchCache, type Snapshot } from './watch-cache.js';
 
@@ -57,6 +58,12 @@ export interface CacherOptions {
   readonly freshnessTimeoutMs: number;
   /** How often to repeat a progress request while a read waits. */
   readonly progressIntervalMs: number;
+  /**
+   * Proves the cache current when storage cannot answer progress requests; a read
+   * waits at most `writeOrderWaitMs` for that proof before asking storage.
+   */
+  readonly globalProgress?: GlobalProgress;
+  readonly writeOrderWaitMs?: number;
   readonly logger?: CacheLogger;
 }
 
@@ -160,6 +167,7 @@ export class Cacher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.options.globalProgress?.detach(this.wakeFreshWaiters);
     this.setReady(false);
     this.endWatch?.();
     this.wakeRetry?.();
@@ -301,12 +309,28 @@ export class Cacher {
     }
   }
 
+  /** True when the cache has applied every change up to `revision` (or can prove it has). */
+  private isFresh(revision: number): boolean {
+    if (this.cache.revision >= revision) return true;
+    const progress = this.options.globalProgress;
+    if (!progress || this.kvWatch?.requestProgress !== undefined) return false;
+    if (!progress.proves(this.prefix, this.cache.revision, this.cache.lastEventRevision, revision))
+      return false;
+    this.cache.observeProgress(progress.revision);
+    return true;
+  }
+
   /** Resolves true once the cache has applied everything up to `revision`; false if it cannot in time. */
   private waitFresh(revision: number): Promise<boolean> {
-    if (this.cache.revision >= revision) return Promise.resolve(true);
-    if (!this.isReady || this.kvWatch?.requestProgress === undefined) return Promise.resolve(false);
+    if (this.isFresh(revision)) return Promise.resolve(true);
+    if (!this.isReady) return Promise.resolve(false);
+    const canAsk = this.kvWatch?.requestProgress !== undefined;
+    if (!canAsk && !this.options.globalProgress) return Promise.resolve(false);
+    // Without progress requests the proof comes from the write-order watch, or not at all
+    // (a write outside its root): wait only briefly before asking storage.
+    const wait = canAsk ? this.options.freshnessTimeoutMs : (this.options.writeOrderWaitMs ?? 250);
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => settle(false), this.options.freshnessTimeoutMs);
+      const timer = setTimeout(() => settle(false), wait);
       const waiter: FreshWaiter = {
         revision,
         resolve: (fresh) => settle(fresh),
@@ -318,7 +342,7 @@ export class Cacher {
         resolve(fresh);
       };
       this.freshWaiters.push(waiter);
-      this.requestProgress();
+      if (canAsk) this.requestProgress();
     });
   }
 
@@ -338,11 +362,10 @@ export class Cacher {
     this.progressTimer = undefined;
   }
 
-  private wakeFreshWaiters(): void {
+  private readonly wakeFreshWaiters = (): void => {
     if (this.freshWaiters.length === 0) return;
-    const revision = this.cache.revision;
-    for (const waiter of [...this.freshWaiters]) if (waiter.revision <= revision) waiter.resolve(true);
-  }
+    for (const waiter of [...this.freshWaiters]) if (this.isFresh(waiter.revision)) waiter.resolve(true);
+  };
 
   // ---- watch ------------------------------------------------------------------
 
@@ -429,6 +452,9 @@ export class Cacher {
             onProgress: (rev) => this.onProgress(rev),
             onError: (err) => resolve(err),
           });
+          if (this.kvWatch.requestProgress === undefined) {
+            this.options.globalProgress?.attach(this.wakeFreshWaiters, revision);
+          }
           this.setReady(true);
           log?.info('watch cache ready', { prefix: this.prefix, objects: entries.length, revision });
         });

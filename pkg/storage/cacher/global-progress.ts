@@ -1,0 +1,114 @@
+// Proving a resource's cache current when storage cannot report progress per
+// watch (etcd before 3.4.31/3.5.13 answers a progress request out of order with
+// events: etcd-io/etcd#15220). One more watch, on the root every cached prefix
+// lies under, sees every write in revision order; for each resource prefix it
+// remembers the last revision that touched it. A cache that has applied that
+// revision is then current as of everything the root watch has seen: no write
+// between its last event and the root's revision concerned it.
+//
+// A write outside the root never shows on this watch; reads that need it wait a
+// little and then go to storage, as they would without this.
+
+import type { KV, KVEvent, KVWatch } from '../kv.js';
+import type { CacheLogger } from './cacher.js';
+
+const RETRY_MS = 1000;
+
+export class GlobalProgress {
+  private watch: KVWatch | undefined;
+  /** Every write under the root up to this revision has been seen. */
+  private seen = 0;
+  /** The first revision the current watch delivers: it proves nothing about earlier ones. */
+  private from = 0;
+  private readonly lastWrite = new Map<string, number>();
+  private readonly listeners = new Set<() => void>();
+  private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly kv: KV,
+    /** The root every cached prefix lies under, ending with "/". */
+    private readonly root: string,
+    private readonly prefixOf: (key: string) => string | undefined,
+    private readonly logger?: CacheLogger,
+  ) {}
+
+  /** Starts following writes (after `listRevision`, if not started yet); `onAdvance` hears of each step. */
+  attach(onAdvance: () => void, listRevision: number): void {
+    this.listeners.add(onAdvance);
+    if (!this.watch && !this.stopped && this.retry === undefined) this.start(listRevision + 1);
+  }
+
+  detach(onAdvance: () => void): void {
+    this.listeners.delete(onAdvance);
+  }
+
+  /** Every write under the root up to this revision has been seen. */
+  get revision(): number {
+    return this.watch ? this.seen : 0;
+  }
+
+  /**
+   * True when a cache of `prefix` that has applied every change up to
+   * `cacheRevision` (its last change being at `lastEvent`) is current at `revision`.
+   */
+  proves(prefix: string, cacheRevision: number, lastEvent: number, revision: number): boolean {
+    if (!this.watch || this.seen < revision) return false;
+    // The cache must be current up to where this watch starts: before it, nothing is known.
+    if (cacheRevision + 1 < this.from) return false;
+    return lastEvent >= (this.lastWrite.get(prefix) ?? 0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    this.watch?.cancel();
+    this.watch = undefined;
+  }
+
+  private start(from: number): void {
+    this.from = from;
+    this.seen = from - 1;
+    this.lastWrite.clear();
+    this.watch = this.kv.watch(this.root, from, {
+      onEvents: (events) => this.onEvents(events),
+      onProgress: (revision) => {
+        if (revision <= this.seen) return;
+        this.seen = revision;
+        this.notify();
+      },
+      onError: (err) => {
+        this.watch = undefined;
+        if (this.stopped) return;
+        this.logger?.warn('watch cache: the write-order watch failed; restarting it', { error: err.message });
+        const again = (): void => {
+          this.retry = undefined;
+          if (this.stopped) return;
+          this.kv.currentRevision().then(
+            (current) => {
+              if (!this.stopped) this.start(current + 1);
+            },
+            () => {
+              this.retry = setTimeout(again, RETRY_MS);
+            },
+          );
+        };
+        this.retry = setTimeout(again, 0);
+      },
+    });
+  }
+
+  private onEvents(events: readonly KVEvent[]): void {
+    for (const event of events) {
+      const revision = event.kv.modRevision;
+      const prefix = this.prefixOf(event.kv.key);
+      if (prefix !== undefined) this.lastWrite.set(prefix, revision);
+      if (revision > this.seen) this.seen = revision;
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+}

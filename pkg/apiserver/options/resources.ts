@@ -90,7 +90,18 @@ export function buildResources(
   stores.push(instances);
   const filter = wiring.filter ?? ((s: RESTStorage) => s);
   const resources = stores.map(filter);
-  if (wiring.identity) resources.push(new SelfStorage(group, wiring.identity));
+  if (wiring.identity) {
+    // selves reports the project namespace prefix, so clients need not assume `p-`.
+    const prefix = wiring.virtualClusterInstances?.options?.projectNamespacePrefix;
+    resources.push(
+      new SelfStorage(
+        group,
+        wiring.identity,
+        undefined,
+        prefix !== undefined ? { projectNamespacePrefix: prefix } : {},
+      ),
+    );
+  }
   resources.push(...(wiring.extraResources ?? []));
   return resources;
 }

@@ -33,6 +33,12 @@ export interface SelfStatus {
   /** The name the caller authenticated as. */
   subject?: string;
   groups?: string[];
+  /**
+   * Prefix of project namespaces on this server (--project-namespace-prefix):
+   * project P's virtual cluster instances live in `<prefix>P`. Clients such as
+   * `platform connect` build the namespace from it instead of assuming `p-`.
+   */
+  projectNamespacePrefix?: string;
 }
 
 export interface Self {
@@ -87,6 +93,9 @@ export function selfSchema(): JSONSchema {
       accessKeyScope: accessKeyScopeSchema(),
       subject: str('The name the caller authenticated as.'),
       groups: stringList('Groups of the caller.'),
+      projectNamespacePrefix: str(
+        'Prefix of project namespaces on this server: the virtual cluster instances of project P live in namespace <prefix>P.',
+      ),
     }),
   );
 }

@@ -42,6 +42,11 @@ export function selfStatus(cache: IdentityCache, user: AuthenticatedUser): SelfS
   return status;
 }
 
+export interface SelfOptions {
+  /** Reported as status.projectNamespacePrefix (--project-namespace-prefix); omitted when unset. */
+  readonly projectNamespacePrefix?: string;
+}
+
 export class SelfStorage implements RESTStorage {
   readonly info: ResourceInfo;
   readonly schema: Record<string, unknown>;
@@ -50,6 +55,7 @@ export class SelfStorage implements RESTStorage {
     group: string,
     private readonly cache: IdentityCache,
     private readonly now: () => Date = () => new Date(),
+    private readonly options: SelfOptions = {},
   ) {
     this.info = selfInfo(group);
     this.schema = selfSchema();
@@ -71,7 +77,14 @@ export class SelfStorage implements RESTStorage {
       kind: this.info.kind,
       metadata: { creationTimestamp: now },
       spec: {},
-      status: selfStatus(this.cache, ctx.user as AuthenticatedUser),
+      status: this.status(ctx.user as AuthenticatedUser),
     });
+  }
+
+  private status(user: AuthenticatedUser): SelfStatus {
+    const status = selfStatus(this.cache, user);
+    const prefix = this.options.projectNamespacePrefix;
+    if (prefix !== undefined) status.projectNamespacePrefix = prefix;
+    return status;
   }
 }

@@ -4,18 +4,11 @@
 // version, so two replicas that generate or rotate at the same moment cannot both
 // win: the loser reloads and uses the winner's keys.
 
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { writeFileAtomic } from '../util/atomic-write.js';
 
 export interface StoredKeys {
   /** The serialized key set (see serializeKeySet). */
@@ -64,6 +57,7 @@ export class FileKeyStore implements SigningKeyStore {
     const current = await this.load();
     if ((current?.version ?? '') !== version) return false;
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // Replaced whole: a crash never leaves half a private key behind.
     writeFileAtomic(this.path, data, 0o600);
     return true;
   }
@@ -71,27 +65,6 @@ export class FileKeyStore implements SigningKeyStore {
 
 function versionOf(data: string): string {
   return createHash('sha256').update(data).digest('hex');
-}
-
-/** Replaces the file whole: a crash never leaves half a private key behind. */
-function writeFileAtomic(path: string, data: string, mode: number): void {
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fd = openSync(tmp, 'wx', mode);
-  try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  try {
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
 }
 
 /**

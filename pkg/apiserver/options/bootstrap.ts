@@ -17,7 +17,7 @@ import type { Logger } from '../config.js';
 import type { RequestContext, RESTStorage, WriteOptions } from '../../registry/rest/interfaces.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
 import { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
 import { resourceStore } from './resources.js';
 import { isUnspecified } from './serving-certs.js';
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
 import type { Logger } from '../config.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
 
 export interface ServingCertificates {
   /** PEM chain presented to clients. */

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:https';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { memory } from './memory.js';
+import { profile, type ProfileCommand } from './profiler.js';
 
 export type BareMode =
   | { readonly mode: 'bytes'; readonly body: string }
@@ -25,6 +26,8 @@ export interface BareStart {
 export type BareMessage =
   | { id: number; start: BareStart }
   | { id: number; memory: true }
+  | { id: number; cpu: true }
+  | { id: number; profile: ProfileCommand }
   | { id: number; parse: { template: string; count: number } }
   | { id: number; stop: true };
 
@@ -76,6 +79,13 @@ if (process.send) {
         (r) => reply({ result: r }),
         (err: unknown) => reply({ error: String(err) }),
       );
+    } else if ('profile' in msg) {
+      profile(msg.profile).then(
+        (r) => reply({ result: r }),
+        (err: unknown) => reply({ error: String(err) }),
+      );
+    } else if ('cpu' in msg) {
+      reply({ result: process.cpuUsage() });
     } else if ('memory' in msg) {
       reply({ result: memory() });
     } else if ('parse' in msg) {

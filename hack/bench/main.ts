@@ -1,4 +1,6 @@
 // npm run bench [-- --quick] [--out results.json]
+// Environment: BENCH_PROFILE=<dir> writes a CPU profile of the measured process per
+// workload; BENCH_DURATION_MS overrides the timed window of each workload.
 //
 // Runs every workload against its raw baseline (see suite.ts), prints the table and
 // writes it as JSON. --quick runs the same workloads small, in about a minute: CI
@@ -30,7 +32,10 @@ async function main(): Promise<void> {
   const quick = values.quick === true;
   const out = values.out ?? positionals[0] ?? (quick ? 'bench-quick.json' : 'bench-results.json');
   const started = Date.now();
-  const suite = new Suite(quick ? QUICK : FULL, { log: (line) => console.error(line) });
+  // BENCH_DURATION_MS stretches each timed window (longer CPU profiles with BENCH_PROFILE).
+  const base = quick ? QUICK : FULL;
+  const durationMs = Number(process.env['BENCH_DURATION_MS'] ?? '') || base.durationMs;
+  const suite = new Suite({ ...base, durationMs }, { log: (line) => console.error(line) });
   const rows = await suite.run();
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   const machine = {

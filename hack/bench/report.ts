@@ -54,7 +54,11 @@ export class Row {
 
   line(): string {
     const r = this.ratio;
-    return `${this.workload}: ${show(this.server)}${this.baseline ? ` vs ${show(this.baseline)}` : ''}${
+    const cpu = (f: Figure | undefined): string => {
+      const us = f?.detail?.extra?.['cpuUsPerOp'];
+      return typeof us === 'number' ? ` [${us} us CPU/op]` : '';
+    };
+    return `${this.workload}: ${show(this.server)}${cpu(this.server)}${this.baseline ? ` vs ${show(this.baseline)}${cpu(this.baseline)}` : ''}${
       r !== undefined ? ` = ${r.toFixed(2)}x` : ''
     }${this.op ? ` (target ${this.targetText}: ${this.verdict})` : ''}`;
   }

@@ -3,8 +3,7 @@
 // (after a full GC) and have it seed objects in-process when the load itself is not
 // what is measured. Its logs go wherever the harness points stdout.
 
-import { readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -17,6 +16,7 @@ import {
 import { ADMIN_KUBECONFIG_FILE } from '../../pkg/apiserver/options/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
 import { memory } from './memory.js';
+import { profile } from './profiler.js';
 import { userBody } from './objects.js';
 
 export interface HostStarted {
@@ -30,31 +30,12 @@ export interface HostStarted {
 export type HostMessage =
   | { id: number; start: { args: string[] } }
   | { id: number; memory: true }
+  | { id: number; cpu: true }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
   | { id: number; stop: true };
 
 let running: RunningServer | undefined;
-let profiler: Session | undefined;
-
-/** CPU profiling of a window of the run (BENCH_PROFILE): `start`, then `stop` writes a .cpuprofile. */
-async function profile(command: { start: true } | { stop: string }): Promise<{ file?: string }> {
-  const post = (s: Session, method: string): Promise<unknown> =>
-    new Promise((resolve, reject) => s.post(method, (err, result) => (err ? reject(err) : resolve(result))));
-  if ('start' in command) {
-    profiler = new Session();
-    profiler.connect();
-    await post(profiler, 'Profiler.enable');
-    await post(profiler, 'Profiler.start');
-    return {};
-  }
-  if (!profiler) return {};
-  const { profile: data } = (await post(profiler, 'Profiler.stop')) as { profile: unknown };
-  profiler.disconnect();
-  profiler = undefined;
-  writeFileSync(command.stop, JSON.stringify(data));
-  return { file: command.stop };
-}
 let config: ServerConfig | undefined;
 
 async function start(args: string[]): Promise<HostStarted> {
@@ -117,6 +98,7 @@ if (process.send) {
       reply({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     if ('start' in msg) start(msg.start.args).then((r) => reply({ result: r }), fail);
     else if ('memory' in msg) reply({ result: memory() });
+    else if ('cpu' in msg) reply({ result: process.cpuUsage() });
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {
       const s = msg.seedUsers;

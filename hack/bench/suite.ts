@@ -108,7 +108,7 @@ export class Suite {
     const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
 
     this.env.log('bench: create throughput, 64 clients (etcd3)');
-    const creates = await this.job({
+    const creates = await this.measured(host, {
       kind: 'create-users',
       target,
       namePrefix: 'ct',
@@ -139,7 +139,13 @@ export class Suite {
     );
 
     this.env.log('bench: create latency, 1 client (etcd3)');
-    const one = await this.job({ kind: 'create-users', target, namePrefix: 'cl', concurrency: 1, ...timing });
+    const one = await this.measured(host, {
+      kind: 'create-users',
+      target,
+      namePrefix: 'cl',
+      concurrency: 1,
+      ...timing,
+    });
     const onePut = await this.job({
       kind: 'etcd-put',
       endpoint: etcd.endpoint,
@@ -165,7 +171,7 @@ export class Suite {
       });
     }
     const listPath = `${API_PATH}/users`;
-    const list = await this.job({
+    const list = await this.measured(host, {
       kind: 'list',
       target,
       path: listPath,
@@ -179,7 +185,7 @@ export class Suite {
       items: unknown[];
     }>(target, listPath);
     const bareList = await this.bare({ mode: 'list', list: listed });
-    const bareListResult = await this.job({
+    const bareListResult = await this.measured(bareList.child, {
       kind: 'list',
       target: bareList.target,
       path: '/',
@@ -214,10 +220,10 @@ export class Suite {
     );
 
     this.env.log('bench: get by name, 32 clients (etcd3)');
-    await this.getByName('get-etcd3', 'etcd3', target);
+    await this.getByName('get-etcd3', 'etcd3', target, host);
 
     this.env.log(`bench: watch fan-out, ${s.watchers} watchers, ${s.writesPerSecond} writes/s (etcd3)`);
-    const fanout = await this.job({
+    const fanout = await this.measured(host, {
       kind: 'watch-fanout',
       target,
       watchers: s.watchers,
@@ -265,7 +271,7 @@ export class Suite {
       ...timing,
     };
     await this.waitForKey(reader);
-    const small = await this.job(getOwn);
+    const small = await this.measured(host, getOwn);
     const { users, keys, teams } = s.authz;
     await this.job({
       kind: 'create-users-count',
@@ -278,7 +284,7 @@ export class Suite {
     await this.createMany(target, 'ownedaccesskeys', keys, (i) =>
       accessKey(`key-${i}`, `member-${i % users}`, `k${String(i).padStart(8, '0')}`.padEnd(64, 'x')),
     );
-    const large = await this.job(getOwn);
+    const large = await this.measured(host, getOwn);
     this.add(
       new Row(
         'authz-scale',
@@ -290,10 +296,10 @@ export class Suite {
     );
 
     this.env.log('bench: get by name, 32 clients (sqlite)');
-    await this.getByName('get-sqlite', 'sqlite', target);
+    await this.getByName('get-sqlite', 'sqlite', target, host);
 
     this.env.log('bench: create throughput, 64 clients (sqlite)');
-    const creates = await this.job({
+    const creates = await this.measured(host, {
       kind: 'create-users',
       target,
       namePrefix: 'sq',
@@ -414,12 +420,12 @@ export class Suite {
 
   // ---- pieces -----------------------------------------------------------------------
 
-  private async getByName(id: string, backend: string, target: HttpTarget): Promise<void> {
+  private async getByName(id: string, backend: string, target: HttpTarget, host: Child): Promise<void> {
     const timing = { warmupMs: this.sizes.warmupMs, durationMs: this.sizes.durationMs };
     const names = (
       await this.request<{ items: { metadata: { name: string } }[] }>(target, `${API_PATH}/users?limit=100`)
     ).items.map((u) => u.metadata.name);
-    const get = await this.job({
+    const get = await this.measured(host, {
       kind: 'get',
       target,
       paths: names.map((n) => `${API_PATH}/users/${n}`),
@@ -428,7 +434,7 @@ export class Suite {
     });
     const body = JSON.stringify(await this.request(target, `${API_PATH}/users/${names[0]}`)) + '\n';
     const bare = await this.bare({ mode: 'bytes', body });
-    const bareGet = await this.job({
+    const bareGet = await this.measured(bare.child, {
       kind: 'get',
       target: bare.target,
       paths: ['/'],
@@ -488,6 +494,28 @@ export class Suite {
   }
 
   private lastCerts: HostStarted | undefined;
+  private profiles = 0;
+
+  /** Runs `job` and notes the CPU time `process` spent per operation (what bounds most figures). */
+  private async measured(process: Child, job: Job): Promise<LoadResult> {
+    const cpu = async (): Promise<number> => {
+      const u = await process.call<{ user: number; system: number }>({ cpu: true });
+      return u.user + u.system;
+    };
+    // BENCH_PROFILE=<dir>: a CPU profile of the measured process for each measured job.
+    const profileDir = globalThis.process.env['BENCH_PROFILE'];
+    if (profileDir) await process.call({ profile: { start: true } });
+    const before = await cpu();
+    const r = await this.job(job);
+    const used = (await cpu()) - before;
+    if (profileDir) {
+      const file = join(profileDir, `${process.name}-${job.kind}-${++this.profiles}.cpuprofile`);
+      await process.call({ profile: { stop: file } });
+      this.env.log(`bench:   profile ${file}`);
+    }
+    const cpuUsPerOp = r.operations > 0 ? Math.round(used / r.operations) : 0;
+    return { ...r, extra: { ...r.extra, cpuUsPerOp, cpuProcess: process.name } };
+  }
 
   private async job(job: Job): Promise<LoadResult> {
     const r = await this.load.call<LoadResult>({ job });

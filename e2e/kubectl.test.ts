@@ -108,7 +108,7 @@ for (const backend of backends()) {
       return obj;
     }
 
-    it('api-resources lists the four kinds with their names, scope and kinds', TEST, async () => {
+    it('api-resources lists the five kinds with their names, scope and kinds', TEST, async () => {
       const r = await s.kubectl(['api-resources', '--api-group', GROUP, '-o', 'wide']);
       ok(r, 'kubectl api-resources');
       const table = parseTable(r.stdout);
@@ -120,6 +120,7 @@ for (const backend of backends()) {
         { name: 'teams', namespaced: 'false', kind: 'Team' },
         { name: 'users', namespaced: 'false', kind: 'User' },
         { name: 'ownedaccesskeys', namespaced: 'false', kind: 'OwnedAccessKey' },
+        { name: 'virtualclusterinstances', namespaced: 'true', kind: 'VirtualClusterInstance' },
       ];
       for (const e of expected) {
         const row = table.rows.find((x) => x['NAME'] === e.name);
@@ -272,6 +273,34 @@ for (const backend of backends()) {
       const none = await s.kubectl(['get', 'sharedsecrets', '-n', 'e2e-empty']);
       ok(none, 'kubectl get in an empty namespace');
       assert.match(none.stderr, /No resources found in e2e-empty namespace\./);
+    });
+
+    it('get virtualclusterinstances -A prints project, cluster and ingress columns', TEST, async () => {
+      await create({
+        apiVersion: GROUP_VERSION,
+        kind: 'VirtualClusterInstance',
+        metadata: { name: 'dev', namespace: 'p-e2e-vci' },
+        spec: {
+          displayName: 'Dev cluster',
+          clusterRef: { cluster: 'east', namespace: 'vc-dev', virtualCluster: 'dev' },
+          template: { accessPoint: { ingress: { enabled: true } } },
+        },
+      });
+      const r = await s.kubectl(['get', 'virtualclusterinstances', '-A']);
+      ok(r, 'kubectl get virtualclusterinstances -A');
+      const table = parseTable(r.stdout);
+      const row = table.rows.find((x) => x['NAME'] === 'dev' && x['NAMESPACE'] === 'p-e2e-vci');
+      assert.ok(row, `no row for p-e2e-vci/dev:\n${r.stdout}`);
+      assert.equal(row['DISPLAY NAME'], 'Dev cluster');
+      assert.equal(row['PROJECT'], 'e2e-vci');
+      assert.equal(row['CLUSTER'], 'east');
+      assert.equal(row['INGRESS'], 'true');
+
+      // The server mirrors the template into status.virtualCluster, where clients read it.
+      const stored = await mustRead('virtualclusterinstances', 'dev', 'p-e2e-vci');
+      assert.deepEqual((stored as { status?: unknown }).status, {
+        virtualCluster: { accessPoint: { ingress: { enabled: true } } },
+      });
     });
 
     it('get -o yaml and -o json return every field that was created', TEST, async () => {

@@ -20,11 +20,17 @@ function resources(): RESTStorage[] {
   const accessKeys: SubresourceStorage = {
     info: { name: 'accesskeys', kind: 'OwnedAccessKeyList', verbs: ['get'] },
   };
-  return managementKinds(GROUP).map((k) =>
-    k.info.resource === 'users'
-      ? { info: k.info, schema: k.schema, subresources: new Map([['accesskeys', accessKeys]]) }
-      : { info: k.info, schema: k.schema },
-  );
+  const kubeConfig: SubresourceStorage = {
+    info: { name: 'kubeconfig', kind: 'VirtualClusterInstanceKubeConfig', verbs: ['create'] },
+  };
+  const subresources: Record<string, Map<string, SubresourceStorage>> = {
+    users: new Map([['accesskeys', accessKeys]]),
+    virtualclusterinstances: new Map([['kubeconfig', kubeConfig]]),
+  };
+  return managementKinds(GROUP).map((k) => {
+    const sub = subresources[k.info.resource];
+    return sub ? { info: k.info, schema: k.schema, subresources: sub } : { info: k.info, schema: k.schema };
+  });
 }
 
 describe('storageVersionHash', () => {
@@ -42,7 +48,15 @@ describe('apiResourceList', () => {
     assert.equal(list.groupVersion, `${GROUP}/v1`);
     assert.deepEqual(
       list.resources.map((r) => r.name),
-      ['ownedaccesskeys', 'sharedsecrets', 'teams', 'users', 'users/accesskeys'],
+      [
+        'ownedaccesskeys',
+        'sharedsecrets',
+        'teams',
+        'users',
+        'users/accesskeys',
+        'virtualclusterinstances',
+        'virtualclusterinstances/kubeconfig',
+      ],
     );
   });
 
@@ -90,7 +104,13 @@ describe('aggregatedDiscovery', () => {
 
   it('gives every resource and subresource a full responseKind (client-go drops the others)', () => {
     const found = doc.items[0]?.versions[0]?.resources ?? [];
-    assert.equal(found.length, 4);
+    assert.deepEqual(found.map((r) => r.resource).sort(), [
+      'ownedaccesskeys',
+      'sharedsecrets',
+      'teams',
+      'users',
+      'virtualclusterinstances',
+    ]);
     for (const r of found) {
       assert.ok(r.responseKind.group && r.responseKind.version && r.responseKind.kind, r.resource);
       for (const s of r.subresources ?? []) {
@@ -113,6 +133,23 @@ describe('aggregatedDiscovery', () => {
       ],
     });
     assert.equal(found.find((r) => r.resource === 'sharedsecrets')?.scope, 'Namespaced');
+    assert.deepEqual(
+      found.find((r) => r.resource === 'virtualclusterinstances'),
+      {
+        resource: 'virtualclusterinstances',
+        responseKind: { group: GROUP, version: 'v1', kind: 'VirtualClusterInstance' },
+        scope: 'Namespaced',
+        singularResource: 'virtualclusterinstance',
+        verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+        subresources: [
+          {
+            subresource: 'kubeconfig',
+            responseKind: { group: GROUP, version: 'v1', kind: 'VirtualClusterInstanceKubeConfig' },
+            verbs: ['create'],
+          },
+        ],
+      },
+    );
   });
 });
 

@@ -22,25 +22,11 @@ function resources(): RESTStorage[] {
   const kubeconfig: SubresourceStorage = {
     info: { name: 'kubeconfig', kind: 'VirtualClusterInstanceKubeConfig', verbs: ['create'] },
   };
-  return [
-    ...managementKinds(GROUP).map((k) => ({ info: k.info, schema: k.schema })),
-    {
-      info: {
-        group: GROUP,
-        version: 'v1',
-        resource: 'virtualclusterinstances',
-        singular: 'virtualclusterinstance',
-        kind: 'VirtualClusterInstance',
-        listKind: 'VirtualClusterInstanceList',
-        namespaced: true,
-        shortNames: [],
-        categories: [],
-        verbs: [],
-        subresources: [],
-      },
-      subresources: new Map([['kubeconfig', kubeconfig]]),
-    },
-  ];
+  return managementKinds(GROUP).map((k) =>
+    k.info.resource === 'virtualclusterinstances'
+      ? { info: k.info, schema: k.schema, subresources: new Map([['kubeconfig', kubeconfig]]) }
+      : { info: k.info, schema: k.schema },
+  );
 }
 
 function obj(value: unknown): Doc {
@@ -112,6 +98,8 @@ describe('openAPIV3GroupVersion', () => {
     assert.deepEqual(Object.keys(paths).sort(), [
       `/${GV}/namespaces/{namespace}/sharedsecrets`,
       `/${GV}/namespaces/{namespace}/sharedsecrets/{name}`,
+      `/${GV}/namespaces/{namespace}/virtualclusterinstances`,
+      `/${GV}/namespaces/{namespace}/virtualclusterinstances/{name}`,
       `/${GV}/namespaces/{namespace}/virtualclusterinstances/{name}/kubeconfig`,
       `/${GV}/ownedaccesskeys`,
       `/${GV}/ownedaccesskeys/{name}`,
@@ -120,6 +108,7 @@ describe('openAPIV3GroupVersion', () => {
       `/${GV}/teams/{name}`,
       `/${GV}/users`,
       `/${GV}/users/{name}`,
+      `/${GV}/virtualclusterinstances`,
     ]);
   });
 
@@ -176,7 +165,7 @@ describe('openAPIV3GroupVersion', () => {
       assert.ok(params.some((p) => p['name'] === 'fieldValidation' && p['in'] === 'query'));
       assert.ok(!params.some((p) => p['name'] === 'force'));
     }
-    assert.equal(patches, 4);
+    assert.equal(patches, 5);
     assert.ok(!JSON.stringify(doc).includes('strategic-merge-patch'));
     assert.ok(!JSON.stringify(doc).includes('apply-patch'));
   });
@@ -374,6 +363,13 @@ describe('kubectl against the documents', () => {
     }
   });
 
+  it('explains the virtual cluster instance down to its ingress access point', async () => {
+    const out = await kubectl('explain', 'virtualclusterinstance.spec.template.accessPoint.ingress');
+    assert.match(out, /KIND:\s+VirtualClusterInstance/);
+    assert.match(out, /enabled\t<boolean>/);
+    assert.match(out, /host\t<string>/);
+  });
+
   it('shows enums and object metadata', async () => {
     const type = await kubectl('explain', 'ownedaccesskeys.spec.type');
     assert.match(type, /ENUM:[\s\S]*OIDCRefreshToken/);
@@ -395,6 +391,7 @@ describe('kubectl against the documents', () => {
         ['sharedsecrets', 'true', 'SharedSecret'],
         ['teams', 'false', 'Team'],
         ['users', 'false', 'User'],
+        ['virtualclusterinstances', 'true', 'VirtualClusterInstance'],
       ],
     );
   });

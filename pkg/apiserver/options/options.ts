@@ -24,7 +24,7 @@ import {
   type ServingCertificates,
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
-import { buildResources, collectionPrefix, virtualClusterInstanceStrategyFor } from './resources.js';
+import { buildResources, collectionPrefix } from './resources.js';
 import { buildTokenServices, syncedUsers } from './tokens.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
@@ -189,9 +189,7 @@ export class ServerOptions {
       const group = options.apiGroup;
       const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
       const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
-      const storedKinds = [...managementStrategies(group), virtualClusterInstanceStrategyFor(group)].map(
-        (s) => s.info,
-      );
+      const storedKinds = managementStrategies(group).map((s) => s.info);
       const accessKeys = new IdentityServices({
         storage,
         collectionPrefix: prefixOf,

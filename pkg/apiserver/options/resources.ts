@@ -10,11 +10,8 @@ import {
   ownerAccessKeysSubresource,
   SelfStorage,
 } from '../../registry/management/index.js';
-import {
-  virtualClusterInstanceStrategy,
-  type VirtualClusterInstanceOptions,
-} from '../../registry/management/virtualclusterinstance/strategy.js';
-import type { Admission, RESTStorage, Strategy, SubresourceStorage } from '../../registry/rest/interfaces.js';
+import type { VirtualClusterInstanceOptions } from '../../registry/management/index.js';
+import type { Admission, RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
 import type { Storage } from '../../storage/interfaces.js';
 
 /** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
@@ -36,23 +33,16 @@ export interface ResourceWiring {
   readonly extraResources?: readonly RESTStorage[];
 }
 
-/**
- * VirtualClusterInstance is stored like the kinds above but not among
- * managementStrategies(): its strategy takes server options (the project namespace
- * prefix). Callers that list the stored kinds (identity, authorization) add it.
- */
-export function virtualClusterInstanceStrategyFor(group: string, wiring: ResourceWiring = {}): Strategy {
-  return virtualClusterInstanceStrategy(group, wiring.virtualClusterInstances?.options);
-}
-
 export function buildResources(
   group: string,
   storage: Storage,
   keyPrefix: string,
   wiring: ResourceWiring = {},
 ): RESTStorage[] {
+  const vciOptions = wiring.virtualClusterInstances?.options;
   const strategies = managementStrategies(group, {
     accessKeys: wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {},
+    ...(vciOptions ? { virtualClusterInstances: vciOptions } : {}),
   });
   const admission = wiring.admission ? { admission: wiring.admission } : {};
   const store = (
@@ -73,6 +63,14 @@ export function buildResources(
   const stores: RESTStorage[] = strategies.map((strategy) => {
     const resource = strategy.info.resource;
     if (resource === 'ownedaccesskeys') return keys;
+    if (resource === 'virtualclusterinstances') {
+      // virtualclusterinstances/<name>/kubeconfig reads the instance through its Store.
+      const subresources = new Map<string, SubresourceStorage>();
+      const instances = store(strategy, subresources);
+      const kubeConfig = wiring.virtualClusterInstances?.kubeConfig?.(instances);
+      if (kubeConfig) subresources.set(kubeConfig.info.name, kubeConfig);
+      return instances;
+    }
     if (resource !== 'users' && resource !== 'teams') return store(strategy);
     // users/<name>/accesskeys and teams/<name>/accesskeys need the Store they hang on.
     const subresources = new Map<string, SubresourceStorage>();
@@ -83,11 +81,6 @@ export function buildResources(
     );
     return owners;
   });
-  const vciSubresources = new Map<string, SubresourceStorage>();
-  const instances = store(virtualClusterInstanceStrategyFor(group, wiring), vciSubresources);
-  const kubeConfig = wiring.virtualClusterInstances?.kubeConfig?.(instances);
-  if (kubeConfig) vciSubresources.set(kubeConfig.info.name, kubeConfig);
-  stores.push(instances);
   const filter = wiring.filter ?? ((s: RESTStorage) => s);
   const resources = stores.map(filter);
   if (wiring.identity) {

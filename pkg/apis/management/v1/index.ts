@@ -6,6 +6,7 @@ import { ownedAccessKeyInfo, ownedAccessKeySchema } from './owned-access-key.js'
 import { sharedSecretInfo, sharedSecretSchema } from './shared-secret.js';
 import { teamInfo, teamSchema } from './team.js';
 import { userInfo, userSchema } from './user.js';
+import { virtualClusterInstanceInfo, virtualClusterInstanceSchema } from './virtual-cluster-instance.js';
 
 export type { ManagementKind } from './common.js';
 export { VERSION } from './common.js';
@@ -17,5 +18,6 @@ export function managementKinds(group: string): ManagementKind[] {
     { info: teamInfo(group), schema: teamSchema() },
     { info: userInfo(group), schema: userSchema() },
     { info: ownedAccessKeyInfo(group), schema: ownedAccessKeySchema() },
+    { info: virtualClusterInstanceInfo(group), schema: virtualClusterInstanceSchema() },
   ];
 }

@@ -129,12 +129,49 @@ const examples: Record<string, Record<string, unknown>> = {
     },
     status: { lastActivity: '2026-07-01T00:00:00Z' },
   },
+  VirtualClusterInstance: {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'VirtualClusterInstance',
+    metadata: { name: 'dev', namespace: 'p-default' },
+    spec: {
+      displayName: 'Dev',
+      description: 'd',
+      owner: { user: 'alice' },
+      templateRef: { name: 't', version: '1', syncOnce: true },
+      template: {
+        metadata: { labels: { a: 'b' }, annotations: { c: 'd' } },
+        helmRelease: {
+          chart: { name: 'vcluster', repo: 'https://charts', version: '0.20.0' },
+          values: 'x: 1',
+        },
+        objects: 'kind: ConfigMap',
+        accessPoint: { ingress: { enabled: true, host: 'dev.example.com' } },
+        forwardToken: false,
+      },
+      clusterRef: { cluster: 'c', namespace: 'n', virtualCluster: 'v' },
+      parameters: 'p: 1',
+      extraAccessRules: [{ users: ['a'], teams: ['t'], clusterRole: 'admin' }],
+      access: [{ name: 'r', verbs: ['get'], subresources: ['kubeconfig'], users: ['bob'], teams: ['dev'] }],
+      networkPeer: true,
+      external: false,
+      standalone: false,
+    },
+    status: {
+      phase: 'Ready',
+      reason: 'Deployed',
+      message: 'ok',
+      serviceUID: 'u',
+      kubernetesVersion: 'v1.30.0',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      virtualCluster: { accessPoint: { ingress: { enabled: true } } },
+    },
+  },
 };
 
 describe('managementKinds', () => {
   const kinds = managementKinds(GROUP);
 
-  it('names the four stored kinds with their scope and every verb', () => {
+  it('names the five stored kinds with their scope and every verb', () => {
     assert.deepEqual(
       kinds.map((k) => [k.info.resource, k.info.singular, k.info.kind, k.info.listKind, k.info.namespaced]),
       [
@@ -142,6 +179,13 @@ describe('managementKinds', () => {
         ['teams', 'team', 'Team', 'TeamList', false],
         ['users', 'user', 'User', 'UserList', false],
         ['ownedaccesskeys', 'ownedaccesskey', 'OwnedAccessKey', 'OwnedAccessKeyList', false],
+        [
+          'virtualclusterinstances',
+          'virtualclusterinstance',
+          'VirtualClusterInstance',
+          'VirtualClusterInstanceList',
+          true,
+        ],
       ],
     );
     for (const k of kinds) {

@@ -63,6 +63,11 @@ export interface KVWatchHandlers {
   onError(err: Error): void;
   /** Optional progress notifications: every event up to `revision` has been delivered. */
   onProgress?(revision: number): void;
+  /**
+   * The consumer reads only keys and revisions (optional, additive): a backend may
+   * then leave prevKv out, which saves etcd a read per event.
+   */
+  readonly withoutPrevious?: boolean;
 }
 
 export interface KVWatch {

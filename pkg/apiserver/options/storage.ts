@@ -48,7 +48,6 @@ export async function openStorage(options: ServerOptionValues, logger: Logger): 
     storage,
     kv,
     resourcePrefix: prefixAtDepth(options.etcdPrefix, 2),
-    root: `${options.etcdPrefix.replace(/\/+$/, '')}/`,
     logger,
   });
   // Every kind's cache starts now, so the first request to one need not wait for its list.

@@ -46,12 +46,6 @@ export interface CachedStorageOptions {
   /** How long a read waits for a cache (to start, or to catch up) before asking storage. Default 3 s. */
   readonly freshnessTimeoutMs?: number;
   readonly logger?: CacheLogger;
-  /**
-   * The root every cached prefix lies under ("/registry/"). When storage cannot
-   * answer progress requests (older etcd), one watch of it proves caches current
-   * (see global-progress.ts); without it such reads go to storage.
-   */
-  readonly root?: string;
 }
 
 /**
@@ -80,21 +74,15 @@ export class CachedStorage implements Storage {
   private readonly cacherOptions: CacherOptions;
   private readonly freshnessTimeoutMs: number;
   private closed = false;
-  private readonly globalProgress: GlobalProgress | undefined;
+  private readonly globalProgress: GlobalProgress;
 
   constructor(private readonly options: CachedStorageOptions) {
     this.storage = options.storage;
     this.kv = options.kv;
     this.revisions = new RevisionSource(() => this.storage.currentResourceVersion());
     this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? 3000;
-    if (options.root !== undefined) {
-      this.globalProgress = new GlobalProgress(
-        options.kv,
-        options.root,
-        options.resourcePrefix,
-        options.logger,
-      );
-    }
+    // Used only by caches whose storage watch cannot answer progress requests (older etcd).
+    this.globalProgress = new GlobalProgress(options.kv, options.resourcePrefix, options.logger);
     this.cacherOptions = {
       historyCapacity: options.historyCapacity ?? 10_000,
       pagingBatchSize: Math.max(1, options.pagingBatchSize ?? 1000),
@@ -102,7 +90,7 @@ export class CachedStorage implements Storage {
       watchQueueCapacity: Math.max(1, options.watchQueueCapacity ?? 100_000),
       freshnessTimeoutMs: this.freshnessTimeoutMs,
       progressIntervalMs: 100,
-      ...(this.globalProgress ? { globalProgress: this.globalProgress } : {}),
+      globalProgress: this.globalProgress,
       ...(options.logger ? { logger: options.logger } : {}),
     };
   }
@@ -177,7 +165,7 @@ export class CachedStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.cachers.values()].map((c) => c.stop()));
-    this.globalProgress?.stop();
+    this.globalProgress.stop();
     await this.storage.close();
   }
 

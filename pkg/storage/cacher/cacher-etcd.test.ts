@@ -28,7 +28,6 @@ async function replica(): Promise<{ storage: CachedStorage; kv: Etcd3KV }> {
     storage: new KVStorage(kv),
     kv,
     resourcePrefix: prefixAtDepth('/registry', 2),
-    root: '/registry/',
     historyCapacity: 50,
     pagingBatchSize: 3,
   });
@@ -88,6 +87,11 @@ describe('watch cache over etcd3, two replicas', () => {
       const list = await b.storage.getList(dir);
       assert.equal(list.items.length, 20);
       assert.deepEqual(reads(), { range: 0, get: 0 });
+      // Even when the latest write is outside the registry (another user of the same etcd).
+      await a.kv.create(`/elsewhere/${Date.now()}`, Buffer.from('x'));
+      const outside = countReads(b.kv);
+      assert.equal((await b.storage.getList(dir)).items.length, 20);
+      assert.deepEqual(outside(), { range: 0, get: 0 });
     } finally {
       await a.storage.close();
       await b.storage.close();

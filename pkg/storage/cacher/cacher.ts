@@ -326,8 +326,8 @@ export class Cacher {
     if (!this.isReady) return Promise.resolve(false);
     const canAsk = this.kvWatch?.requestProgress !== undefined;
     if (!canAsk && !this.options.globalProgress) return Promise.resolve(false);
-    // Without progress requests the proof comes from the write-order watch, or not at all
-    // (a write outside its root): wait only briefly before asking storage.
+    // Without progress requests the proof comes from the write-order watch; should it
+    // be down, wait only briefly before asking storage.
     const wait = canAsk ? this.options.freshnessTimeoutMs : (this.options.writeOrderWaitMs ?? 250);
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => settle(false), wait);

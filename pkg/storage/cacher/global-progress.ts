@@ -1,13 +1,15 @@
 // Proving a resource's cache current when storage cannot report progress per
 // watch (etcd before 3.4.31/3.5.13 answers a progress request out of order with
-// events: etcd-io/etcd#15220). One more watch, on the root every cached prefix
-// lies under, sees every write in revision order; for each resource prefix it
-// remembers the last revision that touched it. A cache that has applied that
-// revision is then current as of everything the root watch has seen: no write
-// between its last event and the root's revision concerned it.
+// events: etcd-io/etcd#15220). One more watch sees every write in revision order;
+// for each resource prefix it remembers the last revision that touched it. A
+// cache that has applied that revision is then current as of everything this
+// watch has seen: no write between its last event and that revision concerned it.
 //
-// A write outside the root never shows on this watch; reads that need it wait a
-// little and then go to storage, as they would without this.
+// The watch covers the whole keyspace, not just the root: a consistent read waits
+// for storage's current revision, and a write outside the root (another user of
+// the same etcd, or a raw benchmark) would otherwise leave that revision unseen and
+// send every read to storage after a wait. It asks for no previous values, so etcd
+// does no extra read per event.
 
 import type { KV, KVEvent, KVWatch } from '../kv.js';
 import type { CacheLogger } from './cacher.js';
@@ -16,7 +18,7 @@ const RETRY_MS = 1000;
 
 export class GlobalProgress {
   private watch: KVWatch | undefined;
-  /** Every write under the root up to this revision has been seen. */
+  /** Every write up to this revision has been seen. */
   private seen = 0;
   /** The first revision the current watch delivers: it proves nothing about earlier ones. */
   private from = 0;
@@ -27,8 +29,6 @@ export class GlobalProgress {
 
   constructor(
     private readonly kv: KV,
-    /** The root every cached prefix lies under, ending with "/". */
-    private readonly root: string,
     private readonly prefixOf: (key: string) => string | undefined,
     private readonly logger?: CacheLogger,
   ) {}
@@ -36,14 +36,21 @@ export class GlobalProgress {
   /** Starts following writes (after `listRevision`, if not started yet); `onAdvance` hears of each step. */
   attach(onAdvance: () => void, listRevision: number): void {
     this.listeners.add(onAdvance);
-    if (!this.watch && !this.stopped && this.retry === undefined) this.start(listRevision + 1);
+    if (this.stopped || this.retry !== undefined) return;
+    if (!this.watch) this.start(listRevision + 1);
+    else if (listRevision + 1 < this.from) {
+      // A cache that listed before this watch began could never be proven current
+      // (the writes between are unseen): start over from its revision (etcd replays them).
+      this.watch.cancel();
+      this.start(listRevision + 1);
+    }
   }
 
   detach(onAdvance: () => void): void {
     this.listeners.delete(onAdvance);
   }
 
-  /** Every write under the root up to this revision has been seen. */
+  /** Every write up to this revision has been seen. */
   get revision(): number {
     return this.watch ? this.seen : 0;
   }
@@ -70,7 +77,8 @@ export class GlobalProgress {
     this.from = from;
     this.seen = from - 1;
     this.lastWrite.clear();
-    this.watch = this.kv.watch(this.root, from, {
+    this.watch = this.kv.watch('', from, {
+      withoutPrevious: true,
       onEvents: (events) => this.onEvents(events),
       onProgress: (revision) => {
         if (revision <= this.seen) return;

@@ -114,7 +114,7 @@ export class Etcd3Watch implements KVWatch {
             key: this.start,
             range_end: this.end,
             start_revision: this.next,
-            prev_kv: true,
+            prev_kv: this.handlers.withoutPrevious !== true,
             progress_notify: true,
           },
         });
@@ -210,7 +210,7 @@ export class Etcd3Watch implements KVWatch {
     const prevKv = ev.prev_kv != null ? toKeyValue(ev.prev_kv) : undefined;
     const isDelete = ev.type === 'Delete';
     const isCreate = !isDelete && toRevision(ev.kv.version) === 1;
-    if (prevKv === undefined && !isCreate) {
+    if (prevKv === undefined && !isCreate && this.handlers.withoutPrevious !== true) {
       // etcd reads the previous value at revision-1 when it sends the event; if a
       // compaction got there first the value is gone and the event cannot be shaped
       // (a delete without its last state). Kubernetes ends the watch in this case;

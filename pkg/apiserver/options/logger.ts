@@ -50,9 +50,51 @@ export class JsonLogger implements Logger {
     const line = { level, msg, time: new Date().toISOString(), ...this.base, ...fields };
     line.level = level;
     line.msg = msg;
-    this.out.write(JSON.stringify(line, errorReplacer) + '\n');
+    // A replacer costs a call per key: only lines that carry an error need one.
+    const text = JSON.stringify(line, carriesError(fields) ? errorReplacer : undefined) + '\n';
+    if (this.out === process.stdout) stdoutBatch.write(text);
+    else this.out.write(text);
   }
 }
+
+function carriesError(fields: Record<string, unknown> | undefined): boolean {
+  if (!fields) return false;
+  for (const key in fields) if (fields[key] instanceof Error) return true;
+  return false;
+}
+
+/**
+ * Lines for stdout, written once per turn of the event loop rather than once per
+ * line: a write to a pipe or a file is a synchronous system call on Linux, and a
+ * busy server logs a line per request. Whatever is pending goes out at exit.
+ */
+class StdoutBatch {
+  private pending: string[] = [];
+  private size = 0;
+  private scheduled = false;
+
+  write(text: string): void {
+    this.pending.push(text);
+    this.size += text.length;
+    if (this.size >= 64 * 1024) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    const text = this.pending.join('');
+    this.pending = [];
+    this.size = 0;
+    process.stdout.write(text);
+  }
+}
+
+const stdoutBatch = new StdoutBatch();
+process.on('exit', () => stdoutBatch.flush());
 
 /** Errors serialize as their name, message and stack instead of `{}`. */
 function errorReplacer(_key: string, value: unknown): unknown {

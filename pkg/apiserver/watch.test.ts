@@ -4,6 +4,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 
 import type { KubeObject, Table } from '../apis/meta/types.js';
+import { EventMemo, type StorageWatchEvent } from '../storage/interfaces.js';
 import { RequestScope } from './scope.js';
 import {
   ADMIN,
@@ -84,6 +85,38 @@ describe('watch streaming', SUITE, () => {
     assert.deepEqual(events[0]?.object, team('a', '6'));
     stream.abort();
     await watcher.whenStopped;
+  });
+
+  it('sends a shared event, encoded once, to every stream in order with unshared ones', async () => {
+    const nextA = s.teams.nextWatcher();
+    const a = await openWatch(s.url, `${ROOT}/teams?watch=true`);
+    const watcherA = await nextA;
+    const nextB = s.teams.nextWatcher();
+    const b = await openWatch(s.url, `${ROOT}/teams?watch=true`);
+    const watcherB = await nextB;
+    const shared: StorageWatchEvent = { type: 'ADDED', object: team('s', '9'), shared: new EventMemo() };
+    for (const w of [watcherA, watcherB]) {
+      w.push({ type: 'ADDED', object: team('before', '8') });
+      w.push(shared);
+      w.push({ type: 'MODIFIED', object: team('after', '10') });
+    }
+    for (const stream of [a, b]) {
+      const events = [await stream.nextLine(), await stream.nextLine(), await stream.nextLine()].map(
+        (l) => JSON.parse(l ?? '') as Event,
+      );
+      assert.deepEqual(
+        events.map((e) => [e.type, e.object.metadata.name]),
+        [
+          ['ADDED', 'before'],
+          ['ADDED', 's'],
+          ['MODIFIED', 'after'],
+        ],
+      );
+      assert.deepEqual(events[1]?.object, team('s', '9'));
+      stream.abort();
+    }
+    await watcherA.whenStopped;
+    await watcherB.whenStopped;
   });
 
   it('ends the stream after an ERROR event', async () => {
@@ -339,38 +372,43 @@ describe('watch timeouts, backpressure and shutdown', SUITE, () => {
     }
   });
 
-  it('cuts off a client that stops reading instead of buffering for it', async () => {
-    const logger = new RecordingLogger();
-    const watches = new WatchServer({ minRequestTimeoutSeconds: 60, logger, drainTimeoutMs: 200 });
-    const storage = new FakeStorage(resourceInfo('teams', 'Team', false));
-    const server = createServer((req, res) => {
-      const scope = new RequestScope(req, res, req.url ?? '/', '', logger);
-      scope.user = ADMIN;
-      res.once('close', () => scope.markClosed());
-      void watches.serve(scope, storage, {}, { mediaType: 'application/json', pretty: false }, undefined);
+  for (const shared of [false, true])
+    it(`cuts off a client that stops reading instead of buffering for it${shared ? ' (shared events)' : ''}`, async () => {
+      const logger = new RecordingLogger();
+      const watches = new WatchServer({ minRequestTimeoutSeconds: 60, logger, drainTimeoutMs: 200 });
+      const storage = new FakeStorage(resourceInfo('teams', 'Team', false));
+      const server = createServer((req, res) => {
+        const scope = new RequestScope(req, res, req.url ?? '/', '', logger);
+        scope.user = ADMIN;
+        res.once('close', () => scope.markClosed());
+        void watches.serve(scope, storage, {}, { mediaType: 'application/json', pretty: false }, undefined);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      try {
+        const next = storage.nextWatcher();
+        socket.write('GET /watch HTTP/1.1\r\nHost: x\r\n\r\n');
+        const watcher = await next;
+        // The client reads nothing from here on.
+        socket.pause();
+        const big = 'x'.repeat(64 * 1024);
+        for (let i = 0; i < 1000; i++)
+          watcher.push({
+            type: 'ADDED',
+            object: { metadata: { name: `t${i}` }, data: big },
+            ...(shared ? { shared: new EventMemo() } : {}),
+          });
+        await watcher.whenStopped;
+        assert.ok(
+          watcher.pending > 0,
+          'events the client could not take stay with the watcher, not in our memory',
+        );
+        assert.ok(logger.lines.some((l) => l.msg === 'watch client is not reading; closing its stream'));
+        assert.equal(watches.openWatches, 0);
+      } finally {
+        socket.destroy();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
-    try {
-      const next = storage.nextWatcher();
-      socket.write('GET /watch HTTP/1.1\r\nHost: x\r\n\r\n');
-      const watcher = await next;
-      // The client reads nothing from here on.
-      socket.pause();
-      const big = 'x'.repeat(64 * 1024);
-      for (let i = 0; i < 1000; i++)
-        watcher.push({ type: 'ADDED', object: { metadata: { name: `t${i}` }, data: big } });
-      await watcher.whenStopped;
-      assert.ok(
-        watcher.pending > 0,
-        'events the client could not take stay with the watcher, not in our memory',
-      );
-      assert.ok(logger.lines.some((l) => l.msg === 'watch client is not reading; closing its stream'));
-      assert.equal(watches.openWatches, 0);
-    } finally {
-      socket.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-  });
 });

@@ -15,7 +15,10 @@ describe('writeFileAtomic', () => {
     writeFileAtomic(path, 'secret\n', 0o600);
     assert.equal(readFileSync(path, 'utf8'), 'secret\n');
     assert.equal(statSync(path).mode & 0o777, 0o600);
-    assert.deepEqual(readdirSync(dir), ['new.txt']);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.startsWith('new.txt')),
+      ['new.txt'],
+    );
   });
 
   it('replaces an existing file whole', () => {
@@ -23,6 +26,16 @@ describe('writeFileAtomic', () => {
     writeFileSync(path, 'a much longer old content that must not survive\n');
     writeFileAtomic(path, 'new\n', 0o600);
     assert.equal(readFileSync(path, 'utf8'), 'new\n');
+  });
+
+  it('exclusive: writes a new file, and refuses to replace an existing one', () => {
+    const path = join(dir, 'exclusive.txt');
+    writeFileAtomic(path, 'first\n', 0o600, { exclusive: true });
+    assert.equal(readFileSync(path, 'utf8'), 'first\n');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.throws(() => writeFileAtomic(path, 'second\n', 0o600, { exclusive: true }), { code: 'EEXIST' });
+    assert.equal(readFileSync(path, 'utf8'), 'first\n');
+    assert.ok(!readdirSync(dir).some((f) => f.includes('.tmp-')));
   });
 
   it('fails without leaving a temporary file when the directory is missing', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -8,10 +9,21 @@ import { KVStorage } from '../../storage/store.js';
 import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
 import type { Storage } from '../../storage/interfaces.js';
 import { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
+import type { KubeObject } from '../../apis/meta/types.js';
+import type { RequestContext, RESTStorage } from '../../registry/rest/interfaces.js';
 import type { KubeConfig } from '../../kubeconfig/types.js';
-import { ADMIN_KUBECONFIG_FILE, bootstrapAdmin, localServerUrl, type BootstrapOptions } from './bootstrap.js';
-import { buildResources, collectionPrefix } from './resources.js';
+import {
+  ADMIN_KUBECONFIG_FILE,
+  bootstrapAdmin,
+  bootstrapHandoverAnnotation,
+  localServerUrl,
+  type BootstrapOptions,
+} from './bootstrap.js';
+import { JsonLogger } from './logger.js';
+import { ServerOptions } from './options.js';
+import { buildResources, collectionPrefix, resourceStore } from './resources.js';
+import { run } from './serve.js';
+import { SQLITE_FILE } from './storage.js';
 import type { Logger } from '../config.js';
 
 const GROUP = 'management.platform.dev';
@@ -156,4 +168,228 @@ test('the kube config points at loopback when the server listens on every interf
   assert.equal(localServerUrl('::', 1234, ''), 'https://127.0.0.1:1234');
   assert.equal(localServerUrl('10.0.0.5', 8443, '/p'), 'https://10.0.0.5:8443/p');
   assert.equal(localServerUrl('::1', 8443, ''), 'https://[::1]:8443');
+});
+
+// ---- a first start that stopped half-way -------------------------------------------
+
+const SYSTEM: RequestContext = {
+  user: { name: 'test', groups: ['system:masters'] },
+  namespace: '',
+  warnings: [],
+};
+const WRITE = { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict' } as const;
+
+/** What a first start that crashed right after creating the admin User leaves behind. */
+async function createAdminOnly(resources: readonly RESTStorage[]): Promise<void> {
+  await resourceStore(resources, 'users').create?.(
+    { ...SYSTEM, warnings: [] },
+    {
+      apiVersion: `${GROUP}/v1`,
+      kind: 'User',
+      metadata: { name: 'admin' },
+      spec: { displayName: 'Administrator', username: 'admin' },
+    },
+    WRITE,
+  );
+}
+
+async function createKey(
+  resources: readonly RESTStorage[],
+  name: string,
+  spec: Record<string, unknown>,
+  annotations?: Record<string, string>,
+): Promise<KubeObject> {
+  const keys = resourceStore(resources, 'ownedaccesskeys');
+  assert.ok(keys.create);
+  return keys.create(
+    { ...SYSTEM, warnings: [] },
+    {
+      apiVersion: `${GROUP}/v1`,
+      kind: 'OwnedAccessKey',
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { user: 'admin', ...spec },
+    },
+    WRITE,
+  );
+}
+
+/** A data directory and store as a first start left them when it stopped right after the admin User. */
+async function crashedAfterAdminUser(t: { after(fn: () => void | Promise<void>): void }): Promise<{
+  dataDir: string;
+  storage: Storage;
+  resources: RESTStorage[];
+}> {
+  const { dataDir, open } = setup(t);
+  const storage = open();
+  t.after(() => storage.close());
+  const resources = buildResources(GROUP, storage, PREFIX);
+  await createAdminOnly(resources);
+  return { dataDir, storage, resources };
+}
+
+function tokenInFile(dataDir: string): string {
+  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
+  return kubeconfig.users[0]?.user.token ?? '';
+}
+
+async function storedKeys(storage: Storage): Promise<KubeObject[]> {
+  return (await storage.getList(collectionPrefix(PREFIX, GROUP, 'ownedaccesskeys'), { recursive: true }))
+    .items;
+}
+
+test('a start after a crash between the admin User and its key issues the key and writes the kube config', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+
+  const logger = recordingLogger();
+  const result = await bootstrapAdmin(options(dataDir, resources, logger));
+  assert.equal(result.outcome, 'created');
+  assert.equal(result.outcome === 'created' && result.recovered, true);
+
+  const token = tokenInFile(dataDir);
+  assert.match(token, /^[a-z]{64}$/);
+  const keys = await storedKeys(storage);
+  assert.deepEqual(
+    keys.map((k) => [k.metadata.name, (k.spec as { key?: string }).key]),
+    [['admin-bootstrap', hashAccessKey(token)]],
+  );
+  // Handed over: the pending mark is gone, so a later start counts the key as usable.
+  assert.equal(keys[0]?.metadata.annotations?.[bootstrapHandoverAnnotation(GROUP)], undefined);
+  assert.ok(!JSON.stringify(logger.lines).includes(token), 'the key is never logged');
+  assert.ok(logger.lines.some((l) => l.level === 'warn' && /stopped before the admin key/.test(l.msg)));
+
+  // And the next start is a plain restart again.
+  const mtime = statSync(join(dataDir, ADMIN_KUBECONFIG_FILE)).mtimeMs;
+  const again = await bootstrapAdmin(options(dataDir, resources, recordingLogger()));
+  assert.deepEqual(again, { outcome: 'skipped', reason: 'users-exist' });
+  assert.equal(statSync(join(dataDir, ADMIN_KUBECONFIG_FILE)).mtimeMs, mtime);
+  assert.equal(await keyCount(storage), 1);
+});
+
+test('a start after a crash between the key and its hand-over replaces the key nobody ever saw', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+  const lost = await createKey(
+    resources,
+    'admin-bootstrap',
+    { type: 'User' },
+    { [bootstrapHandoverAnnotation(GROUP)]: 'pending' },
+  );
+
+  const result = await bootstrapAdmin(options(dataDir, resources, recordingLogger()));
+  assert.equal(result.outcome, 'created');
+  const keys = await storedKeys(storage);
+  assert.equal(keys.length, 1);
+  assert.notEqual(keys[0]?.metadata.uid, lost.metadata.uid);
+  assert.equal((keys[0]?.spec as { key?: string }).key, hashAccessKey(tokenInFile(dataDir)));
+});
+
+test('no kube config file but a usable admin key: nothing is issued or written', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+  // The operator deleted the file after copying it, or made the admin and a key over the API.
+  await createKey(resources, 'admin-laptop', { type: 'User' });
+
+  const result = await bootstrapAdmin(options(dataDir, resources, recordingLogger()));
+  assert.deepEqual(result, { outcome: 'skipped', reason: 'users-exist' });
+  assert.ok(!existsSync(join(dataDir, ADMIN_KUBECONFIG_FILE)));
+  assert.equal(await keyCount(storage), 1);
+});
+
+test('keys that cannot log in (disabled, older tokenGeneration) do not count: the admin gets a bootstrap key', async (t) => {
+  const { dataDir, open } = setup(t);
+  const storage = open();
+  t.after(() => storage.close());
+  const resources = buildResources(GROUP, storage, PREFIX, {
+    tokenGenerationOf: async (name) =>
+      ((await storage.get(`${PREFIX}/${GROUP}/users/${name}`))?.spec as { tokenGeneration?: number })
+        .tokenGeneration ?? 0,
+  });
+  await createAdminOnly(resources);
+  await createKey(resources, 'admin-off', { type: 'User', disabled: true });
+  await createKey(resources, 'admin-old', { type: 'User' });
+  // Every token issued before is void once the generation grows.
+  const users = resourceStore(resources, 'users');
+  await users.patch?.({ ...SYSTEM, warnings: [] }, 'admin', 'merge', { spec: { tokenGeneration: 1 } }, WRITE);
+
+  const result = await bootstrapAdmin(options(dataDir, resources, recordingLogger()));
+  assert.equal(result.outcome, 'created');
+  const names = (await storedKeys(storage)).map((k) => k.metadata.name).sort();
+  assert.deepEqual(names, ['admin-bootstrap', 'admin-off', 'admin-old']);
+  assert.match(tokenInFile(dataDir), /^[a-z]{64}$/);
+});
+
+test('an existing admin.kubeconfig is never overwritten, even when its key is gone', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+  const file = join(dataDir, ADMIN_KUBECONFIG_FILE);
+  writeFileSync(file, 'operator: kept\n', { mode: 0o600 });
+
+  const result = await bootstrapAdmin(options(dataDir, resources, recordingLogger()));
+  assert.deepEqual(result, { outcome: 'skipped', reason: 'users-exist' });
+  assert.equal(readFileSync(file, 'utf8'), 'operator: kept\n');
+  assert.equal(await keyCount(storage), 0);
+});
+
+test('a disabled bootstrap key is left alone, with a log line that says how to get a new one', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+  await createKey(resources, 'admin-bootstrap', { type: 'User', disabled: true });
+  assert.equal(await keyCount(storage), 1);
+
+  const logger = recordingLogger();
+  const result = await bootstrapAdmin(options(dataDir, resources, logger));
+  assert.deepEqual(result, { outcome: 'skipped', reason: 'users-exist' });
+  assert.ok(!existsSync(join(dataDir, ADMIN_KUBECONFIG_FILE)));
+  assert.ok(
+    logger.lines.some((l) => l.level === 'warn' && /delete the access key "admin-bootstrap"/.test(l.msg)),
+  );
+  assert.equal(await keyCount(storage), 1);
+});
+
+test('first start on empty storage moves a stale admin.kubeconfig aside instead of writing over it', async (t) => {
+  const { dataDir, open } = setup(t);
+  const storage = open();
+  t.after(() => storage.close());
+  const file = join(dataDir, ADMIN_KUBECONFIG_FILE);
+  writeFileSync(file, 'stale: true\n', { mode: 0o600 });
+
+  const result = await bootstrapAdmin(
+    options(dataDir, buildResources(GROUP, storage, PREFIX), recordingLogger()),
+  );
+  assert.equal(result.outcome, 'created');
+  assert.match(tokenInFile(dataDir), /^[a-z]{64}$/);
+  const aside = readdirSync(dataDir).filter((f) => f.startsWith(`${ADMIN_KUBECONFIG_FILE}.stale-`));
+  assert.equal(aside.length, 1);
+  assert.equal(readFileSync(join(dataDir, aside[0] ?? ''), 'utf8'), 'stale: true\n');
+});
+
+test('the server started on a store that holds only the admin User serves the admin over the new kube config', async (t) => {
+  const { dataDir } = setup(t);
+  // The crash: a first start that got as far as the User, on the server's own database file.
+  const storage = new KVStorage(SqliteKV.open(join(dataDir, SQLITE_FILE)));
+  await createAdminOnly(buildResources(GROUP, storage, PREFIX));
+  await storage.close();
+
+  const server = await run(
+    new ServerOptions({ dataDir, securePort: 0, logLevel: 'error' }).complete(),
+    new JsonLogger('error', { write: () => true }),
+    { shutdownTimeoutMs: 5000 },
+  );
+  t.after(() => server.stop());
+  assert.equal(server.bootstrap.outcome, 'created');
+
+  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
+  const cluster = kubeconfig.clusters[0]?.cluster;
+  const ca = Buffer.from(cluster?.['certificate-authority-data'] ?? '', 'base64').toString();
+  const token = kubeconfig.users[0]?.user.token ?? '';
+  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpsRequest(
+      `${cluster?.server}/apis/${GROUP}/v1/users/admin`,
+      { ca, agent: false, headers: { authorization: `Bearer ${token}` } },
+      (r) => {
+        let body = '';
+        r.on('data', (c: Buffer) => (body += c.toString()));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(res.status, 200, res.body);
 });

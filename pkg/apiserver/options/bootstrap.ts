@@ -3,20 +3,30 @@
 // apply exactly as for an API call), and hand the key over in
 // <data-dir>/admin.kubeconfig, or, in a host cluster with --bootstrap-secret, in
 // that host Secret (key `accessKey`) - the only place the plain key ever appears.
-// Later starts find users and leave everything, file and Secret included, alone.
 //
 // Several replicas may start at once on one etcd. Creating the User with the fixed
 // admin name arbitrates: storage's create fails with AlreadyExists for every
 // replica but one, and only the winner creates the key (which has a fixed name
 // too, so even a second attempt could not mint a second key).
+//
+// A first start can stop half-way (a crash, a kill, a full disk) after the User
+// exists. Later starts see users and would never bootstrap again, leaving nobody
+// able to log in, so they finish the job instead: when there is no admin kube
+// config file and the admin User has no usable key, they issue the key and hand
+// it over as a first start would. The bootstrap key carries a "handover pending"
+// annotation until the hand-over is done; a pending key was never seen by anyone,
+// so it counts as unusable and is replaced. An existing admin.kubeconfig is never
+// overwritten, and a start that finds it does nothing.
 
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { isObject } from '../../apis/meta/types.js';
+import { isObject, type KubeObject } from '../../apis/meta/types.js';
 import { isApiError } from '../../apis/meta/errors.js';
 import type { Logger } from '../config.js';
 import type { RequestContext, RESTStorage, WriteOptions } from '../../registry/rest/interfaces.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-import { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
+import { hashAccessKey, tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
+import { DEFAULT_ACCESS_KEY_CHECKS } from '../../authentication/access-key.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { resourceStore } from './resources.js';
 import { isUnspecified } from './serving-certs.js';
@@ -25,9 +35,17 @@ export const ADMIN_KUBECONFIG_FILE = 'admin.kubeconfig';
 export const ADMIN_CONTEXT = 'platform-admin';
 export const BOOTSTRAP_KEY_SUFFIX = '-bootstrap';
 
+/** `<group>/bootstrap-handover: pending` on the bootstrap key until its plain value has been handed over. */
+export function bootstrapHandoverAnnotation(group: string): string {
+  return `${group}/bootstrap-handover`;
+}
+const HANDOVER_PENDING = 'pending';
+
 export type BootstrapResult =
   | {
       readonly outcome: 'created';
+      /** True when a later start finished a first start that had stopped half-way. */
+      readonly recovered?: boolean;
       /** Where the admin kube config was written; absent when the key went to a host Secret only. */
       readonly kubeconfigPath?: string;
       /** `<namespace>/<name>` of the host Secret holding the key, when it went there. */
@@ -64,6 +82,14 @@ const SYSTEM_CONTEXT: RequestContext = {
 
 const WRITE: WriteOptions = { dryRun: false, fieldManager: 'platform-apiserver', fieldValidation: 'Strict' };
 
+const SKIPPED_USERS_EXIST: BootstrapResult = { outcome: 'skipped', reason: 'users-exist' };
+const SKIPPED_ANOTHER_REPLICA: BootstrapResult = { outcome: 'skipped', reason: 'another-replica' };
+
+/** A fresh context per call: the Stores append warnings to it. */
+function system(): RequestContext {
+  return { ...SYSTEM_CONTEXT, warnings: [] };
+}
+
 /** The URL a local client reaches the server at: the bind address, or loopback when bound to all interfaces. */
 export function localServerUrl(bindAddress: string, port: number, pathPrefix: string): string {
   const host = isUnspecified(bindAddress) ? '127.0.0.1' : bindAddress;
@@ -71,22 +97,38 @@ export function localServerUrl(bindAddress: string, port: number, pathPrefix: st
   return `https://${hostPart}:${port}${pathPrefix}`;
 }
 
+type UserStore = Required<Pick<RESTStorage, 'list' | 'get' | 'create'>>;
+type KeyStore = Required<Pick<RESTStorage, 'list' | 'create' | 'patch' | 'delete'>>;
+
+/** The Store of `resource`, checked to offer `verbs` (the generic Store offers them all). */
+function storeWith<V extends keyof RESTStorage>(
+  resources: readonly RESTStorage[],
+  resource: string,
+  verbs: readonly V[],
+): Required<Pick<RESTStorage, V>> {
+  const store = resourceStore(resources, resource);
+  const missing = verbs.filter((v) => typeof store[v] !== 'function');
+  if (missing.length > 0) throw new Error(`bootstrap: ${resource} must support ${missing.join(', ')}`);
+  // Checked just above, verb by verb.
+  return store as unknown as Required<Pick<RESTStorage, V>>;
+}
+
 export async function bootstrapAdmin(options: BootstrapOptions): Promise<BootstrapResult> {
   const { logger, adminUsername, group } = options;
-  const users = resourceStore(options.resources, 'users');
-  const keys = resourceStore(options.resources, 'ownedaccesskeys');
-  if (!users.list || !users.create || !keys.create)
-    throw new Error('users and ownedaccesskeys must support list and create');
+  const users: UserStore = storeWith(options.resources, 'users', ['list', 'get', 'create']);
+  const keys: KeyStore = storeWith(options.resources, 'ownedaccesskeys', [
+    'list',
+    'create',
+    'patch',
+    'delete',
+  ]);
 
-  const existing = await users.list({ ...SYSTEM_CONTEXT, warnings: [] }, { limit: 1 });
-  if (existing.items.length > 0) {
-    logger.info('bootstrap: users exist, nothing to do');
-    return { outcome: 'skipped', reason: 'users-exist' };
-  }
+  const existing = await users.list(system(), { limit: 1 });
+  if (existing.items.length > 0) return finishInterruptedBootstrap(options, users, keys);
 
   try {
     await users.create(
-      { ...SYSTEM_CONTEXT, warnings: [] },
+      system(),
       {
         apiVersion: `${group}/v1`,
         kind: 'User',
@@ -98,20 +140,97 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
   } catch (err) {
     if (isApiError(err) && err.reason === 'AlreadyExists') {
       logger.info('bootstrap: another replica is creating the admin user', { user: adminUsername });
-      return { outcome: 'skipped', reason: 'another-replica' };
+      return SKIPPED_ANOTHER_REPLICA;
     }
     throw err;
   }
+  // Empty storage: any admin.kubeconfig here is left from a wiped store and its key is dead.
+  setAsideStaleKubeConfig(options);
+  return issueAdminKey(options, keys, false);
+}
 
+/**
+ * Users exist. Does nothing unless an earlier first start stopped before the admin
+ * could log in: no admin kube config, and the admin User has no usable key.
+ */
+async function finishInterruptedBootstrap(
+  options: BootstrapOptions,
+  users: UserStore,
+  keys: KeyStore,
+): Promise<BootstrapResult> {
+  const { logger, adminUsername, group } = options;
+  const kubeconfigPath = join(options.dataDir, ADMIN_KUBECONFIG_FILE);
+  if (existsSync(kubeconfigPath)) {
+    logger.info('bootstrap: users exist, nothing to do');
+    return SKIPPED_USERS_EXIST;
+  }
+  const admin = await getOrUndefined(users, adminUsername);
+  if (!admin) {
+    logger.info('bootstrap: users exist, nothing to do');
+    return SKIPPED_USERS_EXIST;
+  }
   const keyName = adminUsername + BOOTSTRAP_KEY_SUFFIX;
-  let created;
+  const list = await keys.list(system(), {});
+  const adminKeys = list.items.filter((k) => specOf(k)['user'] === adminUsername);
+  const pending = adminKeys.find(
+    (k) =>
+      k.metadata.name === keyName &&
+      k.metadata.annotations?.[bootstrapHandoverAnnotation(group)] === HANDOVER_PENDING,
+  );
+  const usable = adminKeys.filter((k) => k !== pending && isUsableKey(k, admin, group));
+  if (usable.length > 0 || specOf(admin)['disabled'] === true) {
+    // The admin logs in with a key of their own (or was disabled on purpose): not ours to change.
+    logger.info('bootstrap: users exist, nothing to do');
+    return SKIPPED_USERS_EXIST;
+  }
+  if (!pending && adminKeys.some((k) => k.metadata.name === keyName)) {
+    logger.warn(
+      `bootstrap: the admin user has no usable access key and there is no ${ADMIN_KUBECONFIG_FILE}, but the bootstrap key exists (disabled or expired); delete the access key "${keyName}" and restart to get a new admin kube config`,
+      { user: adminUsername, accessKey: keyName },
+    );
+    return SKIPPED_USERS_EXIST;
+  }
+  if (pending) {
+    // Created, but its value never reached anyone: it can only be replaced.
+    try {
+      await keys.delete(system(), keyName, {
+        dryRunAll: false,
+        preconditions: { uid: pending.metadata.uid ?? '' },
+      });
+    } catch (err) {
+      if (isApiError(err) && (err.reason === 'NotFound' || err.reason === 'Conflict')) {
+        logger.info('bootstrap: another replica is replacing the admin key', { accessKey: keyName });
+        return SKIPPED_ANOTHER_REPLICA;
+      }
+      throw err;
+    }
+  }
+  logger.warn(
+    'bootstrap: an earlier first start stopped before the admin key was handed over; finishing it now',
+    { user: adminUsername, accessKey: keyName },
+  );
+  return issueAdminKey(options, keys, true);
+}
+
+/** Creates the bootstrap key (pending), hands it over, then clears the pending mark. */
+async function issueAdminKey(
+  options: BootstrapOptions,
+  keys: KeyStore,
+  recovered: boolean,
+): Promise<BootstrapResult> {
+  const { logger, adminUsername, group } = options;
+  const keyName = adminUsername + BOOTSTRAP_KEY_SUFFIX;
+  let created: KubeObject;
   try {
     created = await keys.create(
-      { ...SYSTEM_CONTEXT, warnings: [] },
+      system(),
       {
         apiVersion: `${group}/v1`,
         kind: 'OwnedAccessKey',
-        metadata: { name: keyName },
+        metadata: {
+          name: keyName,
+          annotations: { [bootstrapHandoverAnnotation(group)]: HANDOVER_PENDING },
+        },
         spec: {
           displayName: 'Bootstrap admin key',
           description: `Created on first start for ${adminUsername}; handed over in ${options.writeKeySecret ? 'the bootstrap Secret' : ADMIN_KUBECONFIG_FILE}.`,
@@ -124,25 +243,28 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
   } catch (err) {
     if (isApiError(err) && err.reason === 'AlreadyExists') {
       logger.info('bootstrap: another replica created the admin key', { accessKey: keyName });
-      return { outcome: 'skipped', reason: 'another-replica' };
+      return SKIPPED_ANOTHER_REPLICA;
     }
     throw err;
   }
-  const spec = isObject(created.spec) ? created.spec : {};
-  const key = typeof spec.key === 'string' ? spec.key : '';
+  const spec = specOf(created);
+  const key = typeof spec['key'] === 'string' ? spec['key'] : '';
   if (key === '' || key.startsWith('sha256:')) {
     throw new Error('bootstrap: the access key create response did not carry the plain key');
   }
+  const keyHash = hashAccessKey(key);
+  const base = { outcome: 'created' as const, keyName, keyHash, ...(recovered ? { recovered } : {}) };
 
   if (options.writeKeySecret) {
     try {
       const secret = await options.writeKeySecret(key);
+      await markHandedOver(options, keys, keyName);
       logger.info('bootstrap: created the admin user and access key; the key is in the host Secret', {
         user: adminUsername,
         accessKey: keyName,
         secret,
       });
-      return { outcome: 'created', secret, keyName, keyHash: hashAccessKey(key) };
+      return { ...base, secret };
     } catch (err) {
       logger.error(
         'bootstrap: cannot write the admin key to the host Secret; writing the admin kube config file instead',
@@ -163,7 +285,8 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
       : { server: options.serverUrl },
     user: { token: key },
   });
-  writeFileAtomic(kubeconfigPath, serializeKubeConfig(doc), 0o600);
+  writeFileAtomic(kubeconfigPath, serializeKubeConfig(doc), 0o600, { exclusive: true });
+  await markHandedOver(options, keys, keyName);
   if (!options.caPem) {
     logger.warn(
       'bootstrap: the admin kube config has no certificate-authority-data because the issuer of --tls-cert-file is not known; clients must trust that issuer themselves',
@@ -175,5 +298,69 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
     accessKey: keyName,
     file: kubeconfigPath,
   });
-  return { outcome: 'created', kubeconfigPath, keyName, keyHash: hashAccessKey(key) };
+  return { ...base, kubeconfigPath };
+}
+
+/**
+ * Clears the pending mark. If this fails the key still works; a later start that
+ * finds no kube config file would replace it, which only costs a new key.
+ */
+async function markHandedOver(options: BootstrapOptions, keys: KeyStore, keyName: string): Promise<void> {
+  try {
+    await keys.patch(
+      system(),
+      keyName,
+      'merge',
+      { metadata: { annotations: { [bootstrapHandoverAnnotation(options.group)]: null } } },
+      WRITE,
+    );
+  } catch (err) {
+    options.logger.warn('bootstrap: cannot clear the handover mark of the admin key', {
+      accessKey: keyName,
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+/** Keeps a file left from a wiped store under another name instead of writing over it. */
+function setAsideStaleKubeConfig(options: BootstrapOptions): void {
+  const path = join(options.dataDir, ADMIN_KUBECONFIG_FILE);
+  if (!existsSync(path)) return;
+  const aside = `${path}.stale-${Date.now()}`;
+  renameSync(path, aside);
+  options.logger.warn(
+    `bootstrap: storage has no users but ${ADMIN_KUBECONFIG_FILE} exists (its key cannot work); moved it aside`,
+    { file: aside },
+  );
+}
+
+/** Whether the authenticator would accept this key of `owner` now (disabled, expiry, owner, tokenGeneration). */
+function isUsableKey(key: KubeObject, owner: KubeObject, group: string): boolean {
+  const source = {
+    hasSynced: true,
+    waitForSync: () => Promise.resolve(true),
+    accessKeyByHash: () => undefined,
+    user: (name: string) => (name === owner.metadata.name ? owner : undefined),
+    team: () => undefined,
+  };
+  const ctx = { source, now: Date.now(), generationAnnotation: tokenGenerationAnnotation(group) };
+  try {
+    for (const check of DEFAULT_ACCESS_KEY_CHECKS) check(key, ctx);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function getOrUndefined(store: UserStore, name: string): Promise<KubeObject | undefined> {
+  try {
+    return await store.get(system(), name, {});
+  } catch (err) {
+    if (isApiError(err) && err.reason === 'NotFound') return undefined;
+    throw err;
+  }
+}
+
+function specOf(obj: KubeObject): Record<string, unknown> {
+  return isObject(obj['spec']) ? obj['spec'] : {};
 }

@@ -378,18 +378,25 @@ test('the server started on a store that holds only the admin User serves the ad
   const cluster = kubeconfig.clusters[0]?.cluster;
   const ca = Buffer.from(cluster?.['certificate-authority-data'] ?? '', 'base64').toString();
   const token = kubeconfig.users[0]?.user.token ?? '';
-  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = httpsRequest(
-      `${cluster?.server}/apis/${GROUP}/v1/users/admin`,
-      { ca, agent: false, headers: { authorization: `Bearer ${token}` } },
-      (r) => {
-        let body = '';
-        r.on('data', (c: Buffer) => (body += c.toString()));
-        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-  assert.equal(res.status, 200, res.body);
+  const get = (path: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        `${cluster?.server}/apis/${GROUP}/v1/${path}`,
+        { ca, agent: false, headers: { authorization: `Bearer ${token}` } },
+        (r) => {
+          let body = '';
+          r.on('data', (c: Buffer) => (body += c.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  const admin = await get('users/admin');
+  assert.equal(admin.status, 200, admin.body);
+  // Through the server's own admission too, the hand-over clears the pending mark.
+  const key = await get('ownedaccesskeys/admin-bootstrap');
+  assert.equal(key.status, 200, key.body);
+  const annotations = (JSON.parse(key.body) as KubeObject).metadata.annotations ?? {};
+  assert.equal(annotations[bootstrapHandoverAnnotation(GROUP)], undefined);
 });

@@ -6,10 +6,10 @@
 // the whole source (the ConfigMap is then not read), as in k8s.io/apiserver's
 // DelegatingAuthenticationOptions.
 
-import { readFileSync } from 'node:fs';
 import type { X509Certificate } from 'node:crypto';
 import type { HostCluster, HostConfigMap, WatchHandle } from '../hostcluster/types.js';
-import { parseCertificateBundle } from './front-proxy-x509.js';
+import { compileCaBundle } from './ca-bundle.js';
+import { CaFile, type CaFileLogger } from './ca-file.js';
 
 export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTHENTICATION_CONFIGMAP_NAME = 'extension-apiserver-authentication';
@@ -56,55 +56,67 @@ export interface RequestHeaderConfigSource {
   current(): RequestHeaderConfig | undefined;
 }
 
-let generations = 0;
-
-export function compileSettings(settings: RequestHeaderSettings): RequestHeaderConfig {
+/** The header names and allowed names, ready for use (header names lower-cased as Node presents them). */
+function compileHeaders(
+  settings: Omit<RequestHeaderSettings, 'caPem'>,
+): Omit<RequestHeaderConfig, 'roots' | 'generation'> {
   const lower = (names: readonly string[]): string[] =>
     names.map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
   return {
-    roots: parseCertificateBundle(settings.caPem),
     allowedNames: settings.allowedNames.filter((n) => n !== ''),
     usernameHeaders: lower(settings.usernameHeaders),
     groupHeaders: lower(settings.groupHeaders),
     extraHeaderPrefixes: lower(settings.extraHeaderPrefixes),
     uidHeaders: lower(settings.uidHeaders),
-    generation: ++generations,
   };
+}
+
+export function compileSettings(settings: RequestHeaderSettings): RequestHeaderConfig {
+  return { ...compileHeaders(settings), ...compileCaBundle(settings.caPem) };
 }
 
 function orDefault(given: readonly string[] | undefined, fallback: readonly string[]): readonly string[] {
   return given && given.length > 0 ? given : fallback;
 }
 
-/** Settings from the flags alone (--requestheader-client-ca-file given). */
+/**
+ * Settings from the flags alone (--requestheader-client-ca-file given). The CA file
+ * is read again when it changes (start() watches it), so a rotated front-proxy CA
+ * takes effect without a restart.
+ */
 export class StaticRequestHeaderSource implements RequestHeaderConfigSource {
-  private readonly config: RequestHeaderConfig;
+  readonly caFile: CaFile;
+  private config: RequestHeaderConfig;
 
-  constructor(flags: RequestHeaderFlags) {
-    let caPem: string;
-    try {
-      caPem = readFileSync(flags.clientCaFile, 'utf8');
-    } catch (err) {
-      throw new Error(
-        `--requestheader-client-ca-file: cannot read "${flags.clientCaFile}": ${(err as Error).message}`,
-      );
-    }
-    try {
-      this.config = compileSettings({
-        caPem,
+  constructor(flags: RequestHeaderFlags, options: { logger?: CaFileLogger; pollIntervalMs?: number } = {}) {
+    this.caFile = new CaFile(flags.clientCaFile, { flag: '--requestheader-client-ca-file', ...options });
+    const bundle = this.caFile.current();
+    this.config = {
+      ...compileHeaders({
         allowedNames: flags.allowedNames,
         usernameHeaders: orDefault(flags.usernameHeaders, DEFAULT_USERNAME_HEADERS),
         groupHeaders: orDefault(flags.groupHeaders, DEFAULT_GROUP_HEADERS),
         extraHeaderPrefixes: orDefault(flags.extraHeaderPrefixes, DEFAULT_EXTRA_HEADER_PREFIXES),
         uidHeaders: flags.uidHeaders ?? [],
-      });
-    } catch (err) {
-      throw new Error(`--requestheader-client-ca-file "${flags.clientCaFile}": ${(err as Error).message}`);
-    }
+      }),
+      roots: bundle.roots,
+      generation: bundle.generation,
+    };
   }
 
   current(): RequestHeaderConfig {
+    const bundle = this.caFile.current();
+    if (bundle.generation !== this.config.generation)
+      this.config = { ...this.config, roots: bundle.roots, generation: bundle.generation };
     return this.config;
+  }
+
+  start(): void {
+    this.caFile.start();
+  }
+
+  stop(): void {
+    this.caFile.stop();
   }
 }
 
@@ -161,6 +173,22 @@ export interface SourceLogger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** Watches the host's authentication ConfigMap; errors are logged as `<what>: ...` and retried. */
+export function watchAuthenticationConfigMap(
+  host: Pick<HostCluster, 'watchConfigMap'>,
+  apply: (cm: HostConfigMap | undefined) => void,
+  logger: SourceLogger,
+  what: string,
+): WatchHandle {
+  return host.watchConfigMap(AUTHENTICATION_CONFIGMAP_NAMESPACE, AUTHENTICATION_CONFIGMAP_NAME, apply, {
+    onError: (err) =>
+      logger.warn(`${what}: cannot read the host authentication ConfigMap; retrying`, {
+        configMap: `${AUTHENTICATION_CONFIGMAP_NAMESPACE}/${AUTHENTICATION_CONFIGMAP_NAME}`,
+        error: err.message,
+      }),
+  });
+}
+
 /** Settings from the host's ConfigMap, kept current by a watch. */
 export class ConfigMapRequestHeaderSource implements RequestHeaderConfigSource {
   private config: RequestHeaderConfig | undefined;
@@ -185,18 +213,7 @@ export class ConfigMapRequestHeaderSource implements RequestHeaderConfigSource {
 
   start(): void {
     if (this.handle) return;
-    this.handle = this.host.watchConfigMap(
-      AUTHENTICATION_CONFIGMAP_NAMESPACE,
-      AUTHENTICATION_CONFIGMAP_NAME,
-      (cm) => this.apply(cm),
-      {
-        onError: (err) =>
-          this.logger.warn('front-proxy: cannot read the host authentication ConfigMap; retrying', {
-            configMap: `${AUTHENTICATION_CONFIGMAP_NAMESPACE}/${AUTHENTICATION_CONFIGMAP_NAME}`,
-            error: err.message,
-          }),
-      },
-    );
+    this.handle = watchAuthenticationConfigMap(this.host, (cm) => this.apply(cm), this.logger, 'front-proxy');
   }
 
   async stop(): Promise<void> {

@@ -7,7 +7,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -142,6 +142,21 @@ before(async () => {
     }),
     // Signed by the host's client CA (kubectl users' certificates), not the request-header CA.
     clientCa: issueClientCertificate(double.clientCa, 'front-proxy-client'),
+    // x509 client certificates of host users: CN = user, O = groups.
+    certAlice: issueClientCertificate(double.clientCa, 'cert-alice', { organizations: ['devs', 'ops'] }),
+    certMasters: issueClientCertificate(double.clientCa, 'cert-root', { organizations: ['system:masters'] }),
+    certViewer: issueClientCertificate(double.clientCa, 'cert-viewer', { organizations: ['host-viewers'] }),
+    certOtherCa: issueClientCertificate(evilCa, 'cert-alice', { organizations: ['system:masters'] }),
+    certExpired: issueClientCertificate(double.clientCa, 'cert-alice', {
+      notBefore: yearAgo,
+      notAfter: new Date(yearAgo.getTime() + 3600_000),
+    }),
+    certServerOnly: issueCertificate(double.clientCa, {
+      commonName: 'cert-alice',
+      extKeyUsage: [OID.serverAuth],
+    }),
+    certBlocked: issueClientCertificate(double.clientCa, 'blocked'),
+    certNoName: issueClientCertificate(double.clientCa, '', { organizations: ['system:masters'] }),
   };
 });
 
@@ -231,12 +246,14 @@ const ROWS: readonly Row[] = [
     status: 401,
   },
   {
-    name: "a certificate from the host's client CA",
+    name: "a certificate from the host's client CA is its own identity: the headers beside it mean nothing",
     cert: 'clientCa',
     headers: asAlice,
     method: 'POST',
     path: SELVES,
-    status: 401,
+    status: 201,
+    subject: 'front-proxy-client',
+    groups: ['system:authenticated'],
   },
   {
     name: 'a wrong-name certificate beside an access key: the key decides',
@@ -307,6 +324,89 @@ const ROWS: readonly Row[] = [
     headers: { 'X-Remote-User': 'root', 'X-Remote-Group': 'system:masters' },
     path: `${API}/teams/no-such-team`,
     status: 404,
+  },
+  // ---- x509 client certificates signed by the host's client CA ----
+  {
+    name: 'a client certificate authenticates as CN with O as groups',
+    cert: 'certAlice',
+    method: 'POST',
+    path: SELVES,
+    status: 201,
+    subject: 'cert-alice',
+    groups: ['devs', 'ops', 'system:authenticated'],
+  },
+  {
+    name: 'a client certificate beside forged system:masters headers: the certificate decides',
+    cert: 'certAlice',
+    headers: { 'X-Remote-User': 'root', 'X-Remote-Group': 'system:masters' },
+    method: 'POST',
+    path: SELVES,
+    status: 201,
+    subject: 'cert-alice',
+    groups: ['devs', 'ops', 'system:authenticated'],
+  },
+  {
+    name: 'a client certificate with O=system:masters is always allowed',
+    cert: 'certMasters',
+    path: `${API}/teams/no-such-team`,
+    status: 404,
+  },
+  {
+    name: 'a client certificate identity is authorized by SAR through its groups',
+    cert: 'certViewer',
+    path: `${API}/teams`,
+    status: 200,
+  },
+  {
+    name: 'SAR has no opinion and the platform denies: a certificate user deletes a team',
+    cert: 'certViewer',
+    method: 'DELETE',
+    path: `${API}/teams/t1`,
+    status: 403,
+    message: /User "cert-viewer" cannot delete resource "teams"/,
+  },
+  {
+    name: 'a client certificate of user "blocked" meets the host explicit deny',
+    cert: 'certBlocked',
+    path: `${API}/teams`,
+    status: 403,
+    message: /blocked by host policy/,
+  },
+  {
+    name: 'a client certificate from another CA authenticates nobody',
+    cert: 'certOtherCa',
+    method: 'POST',
+    path: SELVES,
+    status: 401,
+  },
+  {
+    name: 'an expired client certificate authenticates nobody',
+    cert: 'certExpired',
+    method: 'POST',
+    path: SELVES,
+    status: 401,
+  },
+  {
+    name: 'a client-CA certificate for server auth only authenticates nobody',
+    cert: 'certServerOnly',
+    method: 'POST',
+    path: SELVES,
+    status: 401,
+  },
+  {
+    name: 'a client certificate without a common name authenticates nobody',
+    cert: 'certNoName',
+    path: `${API}/teams`,
+    status: 401,
+  },
+  {
+    name: 'a foreign client certificate beside an access key: the key decides',
+    cert: 'certOtherCa',
+    token: 'admin',
+    method: 'POST',
+    path: SELVES,
+    status: 201,
+    subject: 'admin',
   },
   // ---- TokenReview ----
   {
@@ -455,6 +555,61 @@ describe('front-proxy settings from flags', () => {
     // No host cluster: an unknown bearer token is simply not authenticated, and the key is in the file.
     assert.equal((await call(flagsTarget, 'POST', SELVES, { token: 'whatever' })).status, 401);
     assert.ok(existsSync(join(dir, 'data', ADMIN_KUBECONFIG_FILE)));
+  });
+});
+
+describe('CA files are read again when they change, without a restart', () => {
+  test('--requestheader-client-ca-file and --client-ca-file: after rotation the old CA is refused and the new accepted', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ca-file-rotation-'));
+    const proxyCaFile = join(dir, 'front-proxy-ca.crt');
+    const clientCaFile = join(dir, 'client-ca.crt');
+    const oldProxyCa = newCertificateAuthority('old-front-proxy-ca');
+    const oldClientCa = newCertificateAuthority('old-client-ca');
+    writeFileSync(proxyCaFile, oldProxyCa.certPem);
+    writeFileSync(clientCaFile, oldClientCa.certPem);
+    const rotating = await startPlatform(join(dir, 'data'), {
+      requestheaderClientCaFile: proxyCaFile,
+      clientCaFile,
+    });
+    t.after(async () => {
+      await rotating.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const rotatingTarget = { url: rotating.url, ca: readCa(join(dir, 'data')) };
+    const whoami = async (cert: IssuedCertificate, headers?: Record<string, string>): Promise<string> => {
+      const res = await call(rotatingTarget, 'POST', SELVES, { cert, ...(headers ? { headers } : {}) });
+      return res.status === 201
+        ? String((res.body['status'] as { subject?: string }).subject)
+        : `${res.status}`;
+    };
+    const oldProxy = issueClientCertificate(oldProxyCa, 'front-proxy-client');
+    const oldUser = issueClientCertificate(oldClientCa, 'old-user');
+    assert.equal(await whoami(oldProxy, { 'X-Remote-User': 'via-proxy' }), 'via-proxy');
+    assert.equal(await whoami(oldUser), 'old-user');
+
+    const newProxyCa = newCertificateAuthority('new-front-proxy-ca');
+    const newClientCa = newCertificateAuthority('new-client-ca');
+    const newProxy = issueClientCertificate(newProxyCa, 'front-proxy-client');
+    const newUser = issueClientCertificate(newClientCa, 'new-user');
+    assert.equal(await whoami(newProxy, { 'X-Remote-User': 'via-proxy' }), '401');
+    assert.equal(await whoami(newUser), '401');
+    // One file rewritten in place, the other replaced by a rename (as a mounted Secret is).
+    writeFileSync(proxyCaFile, newProxyCa.certPem);
+    writeFileSync(`${clientCaFile}.tmp`, newClientCa.certPem);
+    renameSync(`${clientCaFile}.tmp`, clientCaFile);
+    await eventually(
+      async () =>
+        (await whoami(newProxy, { 'X-Remote-User': 'via-proxy' })) === 'via-proxy' &&
+        (await whoami(newUser)) === 'new-user',
+    );
+    assert.equal(await whoami(oldProxy, { 'X-Remote-User': 'via-proxy' }), '401');
+    assert.equal(await whoami(oldUser), '401');
+
+    // A file that stops holding a CA keeps the bundle in force.
+    writeFileSync(clientCaFile, 'not a certificate');
+    writeFileSync(proxyCaFile, '');
+    assert.equal(await whoami(newUser), 'new-user');
+    assert.equal(await whoami(newProxy, { 'X-Remote-User': 'via-proxy' }), 'via-proxy');
   });
 });
 

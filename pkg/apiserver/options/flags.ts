@@ -205,11 +205,18 @@ const FLAGS: readonly FlagSpec[] = [
       "Host Secret <namespace>/<name> that receives the first administrator's access key (key accessKey) instead of <data-dir>/admin.kubeconfig, when a host cluster is configured.",
   },
   {
+    name: 'client-ca-file',
+    field: 'clientCaFile',
+    kind: 'string',
+    usage:
+      'PEM CA bundle whose client certificates authenticate as CN = user, O = groups (read again when the file changes). Empty: the client-ca-file of kube-system/extension-apiserver-authentication on the host cluster (watched), else none.',
+  },
+  {
     name: 'requestheader-client-ca-file',
     field: 'requestheaderClientCaFile',
     kind: 'string',
     usage:
-      "PEM CA bundle that signs the front proxy's client certificate; makes the --requestheader-* flags the only source. Empty: read kube-system/extension-apiserver-authentication on the host cluster (watched).",
+      "PEM CA bundle that signs the front proxy's client certificate; read again when the file changes; makes the --requestheader-* flags the only source. Empty: read kube-system/extension-apiserver-authentication on the host cluster (watched).",
   },
   {
     name: 'requestheader-allowed-names',

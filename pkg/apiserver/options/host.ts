@@ -2,7 +2,9 @@
 // the pod's service account, or none), front-proxy authentication (settings from
 // the --requestheader-* flags or the host's ConfigMap, watched), the host's
 // TokenReview for bearer tokens that are not the platform's, and its
-// SubjectAccessReview for host identities. Without a host cluster only the
+// SubjectAccessReview for host identities, and x509 client certificates signed by
+// the client CA (--client-ca-file, or the ConfigMap's client-ca-file). CA files
+// named by flags are read again when they change. Without a host cluster only the
 // front-proxy flags can turn anything on; the identity headers are stripped either way.
 
 import { accessSync, constants, statSync } from 'node:fs';
@@ -14,6 +16,9 @@ import {
   type RequestHeaderFlags,
 } from '../../authentication/front-proxy-config.js';
 import { TokenReviewAuthenticator } from '../../authentication/token-review.js';
+import { CaFile } from '../../authentication/ca-file.js';
+import { ClientCertificateAuthenticator } from '../../authentication/client-certificate.js';
+import { ConfigMapClientCaSource } from '../../authentication/client-ca-config.js';
 import { SubjectAccessReviewAuthorizer } from '../../authorization/subject-access-review.js';
 import { loadHostCluster, type LoadHostClusterOptions } from '../../hostcluster/load.js';
 import type { HostCluster } from '../../hostcluster/types.js';
@@ -25,6 +30,7 @@ export type HostOptionValues = Pick<
   ServerOptionValues,
   | 'hostKubeconfig'
   | 'bootstrapSecret'
+  | 'clientCaFile'
   | 'requestheaderClientCaFile'
   | 'requestheaderAllowedNames'
   | 'requestheaderUsernameHeaders'
@@ -36,6 +42,7 @@ export type HostOptionValues = Pick<
 export const HOST_OPTION_DEFAULTS: Readonly<HostOptionValues> = Object.freeze({
   hostKubeconfig: '',
   bootstrapSecret: '',
+  clientCaFile: '',
   requestheaderClientCaFile: '',
   requestheaderAllowedNames: [],
   requestheaderUsernameHeaders: [],
@@ -49,6 +56,8 @@ export interface HostServices {
   readonly host: HostCluster | undefined;
   /** Always present: with no settings it authenticates nobody but still strips the identity headers. */
   readonly frontProxy: FrontProxyAuthenticator;
+  /** Present with --client-ca-file or a host cluster: client certificates as CN = user, O = groups. */
+  readonly clientCertificates: ClientCertificateAuthenticator | undefined;
   /** Present with a host cluster: the last bearer-token authenticator. */
   readonly tokenReview: TokenReviewAuthenticator | undefined;
   /** Present with a host cluster: for the platform authorizer's delegated seam. */
@@ -73,6 +82,7 @@ export function validateHostOptions(v: HostOptionValues): string[] {
   const errs: string[] = [];
   for (const [flag, file] of [
     ['--host-kubeconfig', v.hostKubeconfig],
+    ['--client-ca-file', v.clientCaFile],
     ['--requestheader-client-ca-file', v.requestheaderClientCaFile],
   ] as const) {
     if (file === '') continue;
@@ -120,8 +130,9 @@ export function buildHostServices(
   };
   let source: RequestHeaderConfigSource;
   let configMapSource: ConfigMapRequestHeaderSource | undefined;
+  let staticSource: StaticRequestHeaderSource | undefined;
   if (options.requestheaderClientCaFile !== '') {
-    source = new StaticRequestHeaderSource(flags);
+    source = staticSource = new StaticRequestHeaderSource(flags, { logger: log });
     log.info('front-proxy: request-header settings from flags', {
       clientCaFile: options.requestheaderClientCaFile,
       allowedNames: options.requestheaderAllowedNames,
@@ -144,6 +155,20 @@ export function buildHostServices(
   }
 
   const frontProxy = new FrontProxyAuthenticator(source, log);
+
+  // The client CA: the flag's file (watched), else the host's ConfigMap (watched), else none.
+  let clientCaFile: CaFile | undefined;
+  let clientCaConfigMap: ConfigMapClientCaSource | undefined;
+  if (options.clientCaFile !== '') {
+    clientCaFile = new CaFile(options.clientCaFile, { flag: '--client-ca-file', logger: log });
+    log.info('client certificates: client CA from --client-ca-file', { clientCaFile: options.clientCaFile });
+  } else if (host) {
+    clientCaConfigMap = new ConfigMapClientCaSource(host, log);
+  }
+  const clientCaSource = clientCaFile ?? clientCaConfigMap;
+  const clientCertificates = clientCaSource
+    ? new ClientCertificateAuthenticator(clientCaSource, log)
+    : undefined;
   const tokenReview = host ? new TokenReviewAuthenticator(host, { logger: log }) : undefined;
   const subjectAccessReview = host ? new SubjectAccessReviewAuthorizer(host, { logger: log }) : undefined;
   const secretRef = options.bootstrapSecret ? parseSecretRef(options.bootstrapSecret) : undefined;
@@ -171,13 +196,21 @@ export function buildHostServices(
   return {
     host,
     frontProxy,
+    clientCertificates,
     tokenReview,
     subjectAccessReview,
     bootstrapSecret: host ? secretRef : undefined,
     readyChecks,
-    start: () => configMapSource?.start(),
+    start: () => {
+      configMapSource?.start();
+      staticSource?.start();
+      clientCaFile?.start();
+      clientCaConfigMap?.start();
+    },
     stop: async () => {
-      await configMapSource?.stop();
+      staticSource?.stop();
+      clientCaFile?.stop();
+      await Promise.all([configMapSource?.stop(), clientCaConfigMap?.stop()]);
     },
   };
 }

@@ -66,6 +66,7 @@ export interface ServerOptionValues {
   hostKubeconfig: string;
   /** Host Secret `<ns>/<name>` the bootstrap admin key is written to ('' = the admin kube config file). */
   bootstrapSecret: string;
+  clientCaFile: string;
   requestheaderClientCaFile: string;
   requestheaderAllowedNames: string[];
   requestheaderUsernameHeaders: string[];
@@ -118,6 +119,8 @@ export interface ServerConfig {
   readonly lifecycle: Lifecycle;
   /** The host cluster and what it authenticates and authorizes (front-proxy, TokenReview, SubjectAccessReview). */
   readonly host: HostServices;
+  /** Called once the server listens, with the port it got (--secure-port may be 0). */
+  readonly listening?: (port: number) => void;
 }
 
 export interface Lifecycle {
@@ -258,10 +261,12 @@ export class ServerOptions {
         group: options.apiGroup,
         version: API_VERSION,
         resources,
-        // Front-proxy first (it strips the identity headers on every request), then the
-        // platform's own bearer tokens, then the host's TokenReview for any other token.
+        // Front-proxy first (it strips the identity headers on every request), client
+        // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
         authenticator: new UnionAuthenticator([
           hostServices.frontProxy,
+          // The caller's own client certificate (after the front proxy, as upstream orders them).
+          ...(hostServices.clientCertificates ? [hostServices.clientCertificates] : []),
           // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
           tokens.authenticator,
           new AccessKeyAuthenticator(accessKeys.cache, {
@@ -289,6 +294,8 @@ export class ServerOptions {
         api,
         lifecycle,
         host: hostServices,
+        // The default token issuer is this server's address, port included.
+        listening: (port) => tokens.listening(port),
       };
     } catch (err) {
       await storage.close().catch(() => undefined);

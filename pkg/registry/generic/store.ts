@@ -333,15 +333,37 @@ export class Store implements RESTStorage {
       e.shared
         ? e.shared.memo(this.decoratedEvent, () => ({ ...decorate(e), shared: new EventMemo() }))
         : decorate(e);
+    // A plain iterator, not an async generator: it sits on the fan-out path once per
+    // watcher per event, where a generator's extra promise turns add up.
     return {
       stop: () => inner.stop(),
-      async *[Symbol.asyncIterator]() {
-        try {
-          for await (const e of inner) yield event(e);
-        } finally {
-          // A consumer that stops iterating is done with the watch.
+      [Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
+        const it = inner[Symbol.asyncIterator]();
+        // A consumer that stops iterating, or an iteration that ends or fails, is done with the watch.
+        const finish = (): IteratorResult<StorageWatchEvent> => {
           inner.stop();
-        }
+          return { done: true, value: undefined };
+        };
+        const fail = (err: unknown): never => {
+          finish();
+          throw err;
+        };
+        return {
+          // Like a generator's, calls are meant one at a time (for await, the watch writer).
+          next: () =>
+            it.next().then((r) => {
+              if (r.done) return finish();
+              try {
+                return { done: false, value: event(r.value) };
+              } catch (err) {
+                return fail(err);
+              }
+            }, fail),
+          return: async () => {
+            await it.return?.();
+            return finish();
+          },
+        };
       },
     };
   }

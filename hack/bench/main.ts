@@ -1,6 +1,7 @@
 // npm run bench [-- --quick] [--out results.json]
 // Environment: BENCH_PROFILE=<dir> writes a CPU profile of the measured process per
-// workload; BENCH_DURATION_MS overrides the timed window of each workload.
+// workload; BENCH_DURATION_MS overrides the timed window of each workload, and
+// BENCH_SIZES (JSON) any other size.
 //
 // Runs every workload against its raw baseline (see suite.ts), prints the table and
 // writes it as JSON. --quick runs the same workloads small, in about a minute: CI
@@ -35,7 +36,9 @@ async function main(): Promise<void> {
   // BENCH_DURATION_MS stretches each timed window (longer CPU profiles with BENCH_PROFILE).
   const base = quick ? QUICK : FULL;
   const durationMs = Number(process.env['BENCH_DURATION_MS'] ?? '') || base.durationMs;
-  const suite = new Suite({ ...base, durationMs }, { log: (line) => console.error(line) });
+  // BENCH_SIZES='{"watchers":200}' overrides any size (iteration on one workload).
+  const overrides = JSON.parse(process.env['BENCH_SIZES'] ?? '{}') as Partial<typeof base>;
+  const suite = new Suite({ ...base, durationMs, ...overrides }, { log: (line) => console.error(line) });
   const rows = await suite.run();
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   const machine = {

@@ -281,6 +281,48 @@ describe('OwnedAccessKey groups and scope', () => {
     ]);
   });
 
+  it('refuses owners that name reserved identities, whoever asks', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { subject: 'system:admin' },
+        'spec.subject: Invalid value: "system:admin": names starting with "system:" are reserved',
+      ],
+      [
+        { subject: 'system:serviceaccount:kube-system:default' },
+        'spec.subject: Invalid value: "system:serviceaccount:kube-system:default": names starting with "system:" are reserved',
+      ],
+      [
+        { subject: 'team:ops' },
+        'spec.subject: Invalid value: "team:ops": names starting with "team:" are reserved',
+      ],
+      [
+        { user: 'system:anonymous' },
+        'spec.user: Invalid value: "system:anonymous": names starting with "system:" are reserved',
+      ],
+      [
+        { team: 'system:masters' },
+        'spec.team: Invalid value: "system:masters": names starting with "system:" are reserved',
+      ],
+    ];
+    for (const [owner, message] of cases) {
+      const { errors } = await simulateCreate(strategy, { ...key(), spec: owner });
+      assert.deepEqual(errors, [message], JSON.stringify(owner));
+    }
+    // Names that merely contain the words are fine.
+    const { errors } = await simulateCreate(strategy, { ...key(), spec: { subject: 'ci-system:runner' } });
+    assert.deepEqual(errors, []);
+  });
+
+  it('refuses a reserved group added by an update', async () => {
+    const { stored } = await simulateCreate(strategy, key('alice', { groups: ['ok'] }));
+    const changed = roundTrip(stored);
+    (changed['spec'] as Record<string, unknown>)['groups'] = ['ok', 'system:masters'];
+    const { errors } = await simulateUpdate(strategy, changed, stored);
+    assert.deepEqual(errors, [
+      'spec.groups[1]: Invalid value: "system:masters": groups starting with "system:" are reserved',
+    ]);
+  });
+
   it('refuses deprecated rules that would not mean what they say', async () => {
     const { errors } = await simulateCreate(
       strategy,

@@ -69,8 +69,28 @@ export interface OwnedAccessKeyStrategyOptions {
   readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
 }
 
-/** Group prefixes only the server and the host cluster hand out. */
+/**
+ * Prefixes only the server and the host cluster hand out. Kubernetes reserves
+ * `system:` for the identities its own components and controllers mint (no token
+ * a user can create ever carries system:masters or a system: user), and `team:`
+ * is how the server names a team's identity. No key may claim either, whoever
+ * creates it, administrators included: validation cannot see the caller, and an
+ * administrator who wants an administrator's key gives it `platform:admins`.
+ */
 const RESERVED_GROUP_PREFIXES = ['system:', 'team:'];
+const RESERVED_NAME_PREFIXES = ['system:', 'team:'];
+
+/** spec.user, spec.team and spec.subject may not name a reserved identity. */
+function validateOwnerNames(spec: Record<string, unknown>, path: FieldPath): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const f of SUBJECT_FIELDS) {
+    const value = spec[f];
+    if (typeof value !== 'string') continue;
+    const reserved = RESERVED_NAME_PREFIXES.find((p) => value.startsWith(p));
+    if (reserved) errs.push(invalid(path.child(f), value, `names starting with "${reserved}" are reserved`));
+  }
+  return errs;
+}
 
 function validateGroups(list: unknown, path: FieldPath): FieldError[] {
   if (!Array.isArray(list)) return [];
@@ -150,6 +170,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     const bad = badKeys.get(obj);
     if (bad) errs.push(bad);
     errs.push(...subjectErrors(spec, path));
+    errs.push(...validateOwnerNames(spec, path));
     errs.push(...validateNonNegative(spec['ttl'], path.child('ttl')));
     errs.push(...validateNonEmptyEntries(spec['groups'], path.child('groups')));
     errs.push(...validateGroups(spec['groups'], path.child('groups')));

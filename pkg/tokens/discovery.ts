@@ -44,10 +44,11 @@ export interface IssuerDocument {
 }
 
 export interface IssuerDocumentsOptions {
-  readonly issuer: string;
+  /** The issuer, exactly as in the tokens' `iss` (a function when known only once the server listens). */
+  readonly issuer: string | (() => string);
   /**
-   * Where verifiers fetch the keys. When unset it is derived from the URL the
-   * discovery document was fetched at, so it works under either path prefix.
+   * Where verifiers fetch the keys. When unset: `<issuer>/openid/v1/jwks`, which
+   * this server serves (the issuer is where it serves these documents).
    */
   readonly jwksUri?: string;
 }
@@ -60,18 +61,20 @@ export class IssuerDocuments {
   ) {}
 
   /**
-   * The document at `path`, or undefined when the path is not one of these.
-   * `base` is the URL the request came in at up to the path prefix
-   * (`https://host:8443/kubernetes/management`).
+   * The document at `path`, or undefined when the path is not one of these. The
+   * documents are the same whichever address or path prefix they were fetched at:
+   * they name the issuer, and verifiers compare names (`_base`, the URL the
+   * request came in at, is not used).
    */
-  async document(path: string, base: string): Promise<IssuerDocument | undefined> {
+  async document(path: string, _base: string): Promise<IssuerDocument | undefined> {
     if (path === OPENID_CONFIGURATION_PATH) {
       const keys = await this.keys.verificationKeys();
-      const jwksUri = this.options.jwksUri ?? `${base.replace(/\/+$/, '')}${JWKS_PATH}`;
+      const issuer = typeof this.options.issuer === 'string' ? this.options.issuer : this.options.issuer();
+      const jwksUri = this.options.jwksUri ?? `${issuer.replace(/\/+$/, '')}${JWKS_PATH}`;
       return {
         contentType: 'application/json',
         body: openIDConfiguration(
-          this.options.issuer,
+          issuer,
           jwksUri,
           keys.map((k) => k.alg),
         ),

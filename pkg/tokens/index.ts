@@ -38,4 +38,5 @@ export {
   openIDConfiguration,
   type IssuerDocument,
 } from './discovery.js';
+export { defaultIssuerUrl, IssuerUrl, type ServingAddress } from './issuer-url.js';
 export { isUnlimitedScope, scopeExcess } from './scope.js';

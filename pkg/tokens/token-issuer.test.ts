@@ -269,27 +269,44 @@ describe('keeping the signing keys', () => {
 });
 
 describe('issuer discovery documents', () => {
-  it('announce the issuer and where its keys are, under whichever prefix they were fetched', async () => {
+  it('announce the issuer and keys under it, the same at whichever address or prefix they were fetched', async () => {
     const { keys } = await setup();
     const docs = new IssuerDocuments(keys, { issuer: ISSUER });
     const config = await docs.document(OPENID_CONFIGURATION_PATH, 'https://h:8443/kubernetes/management');
     assert.deepEqual(config?.body, {
       issuer: ISSUER,
-      jwks_uri: 'https://h:8443/kubernetes/management/openid/v1/jwks',
+      jwks_uri: `${ISSUER}/openid/v1/jwks`,
       response_types_supported: ['id_token'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256'],
     });
-    const root = await docs.document(OPENID_CONFIGURATION_PATH, 'https://h:8443');
-    assert.equal((root?.body as { jwks_uri: string }).jwks_uri, 'https://h:8443/openid/v1/jwks');
+    const root = await docs.document(OPENID_CONFIGURATION_PATH, 'https://127.0.0.1:8443');
+    assert.deepEqual(root?.body, config?.body);
     const set = await docs.document(JWKS_PATH, 'https://h:8443');
     assert.equal(set?.contentType, 'application/jwk-set+json');
     assert.deepEqual(set?.body, await keys.jwks());
     assert.equal(await docs.document('/openid/v1/other', 'https://h'), undefined);
 
-    const pinned = new IssuerDocuments(keys, { issuer: ISSUER, jwksUri: `${ISSUER}${JWKS_PATH}` });
+    const pinned = new IssuerDocuments(keys, { issuer: ISSUER, jwksUri: 'https://keys.example/jwks' });
     const doc = await pinned.document(OPENID_CONFIGURATION_PATH, 'https://h:8443');
-    assert.equal((doc?.body as { jwks_uri: string }).jwks_uri, `${ISSUER}/openid/v1/jwks`);
+    assert.equal((doc?.body as { jwks_uri: string }).jwks_uri, 'https://keys.example/jwks');
+  });
+
+  it('name the issuer the token issuer signs with, also when it is resolved late', async () => {
+    const { keys } = await setup();
+    let name = 'https://first.example/p';
+    const issuer = new TokenIssuer(keys, { issuer: () => name, audience: AUDIENCE });
+    const docs = new IssuerDocuments(keys, { issuer: () => name });
+    name = 'https://platform.example:8443/kubernetes/management';
+    const { claims, token } = await issuer.issue({ subject: 'alice', ttlSeconds: 60 });
+    const body = (await docs.document(OPENID_CONFIGURATION_PATH, 'https://x'))?.body as {
+      issuer: string;
+      jwks_uri: string;
+    };
+    assert.equal(claims.iss, name);
+    assert.equal(body.issuer, claims.iss);
+    assert.equal(body.jwks_uri, `${claims.iss}/openid/v1/jwks`);
+    assert.equal((await issuer.verify(token)).iss, name);
   });
 
   it('publish public keys only', async () => {

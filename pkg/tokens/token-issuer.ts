@@ -59,8 +59,11 @@ export class TokenVerificationError extends Error {
 }
 
 export interface TokenIssuerOptions {
-  /** The `iss` claim; also the issuer of the OpenID discovery document. */
-  readonly issuer: string;
+  /**
+   * The `iss` claim; also the issuer of the OpenID discovery document. A function
+   * when it is known only once the server listens (see IssuerUrl).
+   */
+  readonly issuer: string | (() => string);
   /** The `aud` claim every token carries and verification requires. */
   readonly audience: string;
   readonly now?: () => Date;
@@ -74,17 +77,23 @@ export function looksLikeJwt(token: string): boolean {
 }
 
 export class TokenIssuer {
-  readonly issuer: string;
   readonly audience: string;
+  private readonly issuerOf: () => string;
   private readonly now: () => Date;
 
   constructor(
     private readonly keys: SigningKeyManager,
     options: TokenIssuerOptions,
   ) {
-    this.issuer = options.issuer;
+    const issuer = options.issuer;
+    this.issuerOf = typeof issuer === 'string' ? () => issuer : issuer;
     this.audience = options.audience;
     this.now = options.now ?? (() => new Date());
+  }
+
+  /** The `iss` of the tokens this issuer signs and accepts. */
+  get issuer(): string {
+    return this.issuerOf();
   }
 
   async issue(request: IssueRequest): Promise<IssuedToken> {

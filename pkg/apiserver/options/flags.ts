@@ -142,7 +142,7 @@ const FLAGS: readonly FlagSpec[] = [
     field: 'tokenIssuer',
     kind: 'string',
     usage:
-      'Issuer (iss) of direct cluster endpoint tokens: the https URL under which connected clusters find /.well-known/openid-configuration, e.g. https://platform.example.com/kubernetes/management. Empty: https://<api-group>, a name only (connected clusters then need the discovery URL separately).',
+      "Issuer (iss) of direct cluster endpoint tokens: the https URL under which connected clusters find /.well-known/openid-configuration and the keys, e.g. https://platform.example.com/kubernetes/management. Empty: this server's own address, https://<bind address, or the host name when bound to all interfaces>:<port>/kubernetes/management. Set it when clients reach the server under another name, and with several replicas.",
   },
   {
     name: 'max-token-ttl',

@@ -53,7 +53,7 @@ export interface ServerOptionValues {
   accessKeyActivityIntervalMs: number;
   /** Host Secret `<ns>/<name>` for the token signing keys ('' = the data directory). */
   signingKeySecret: string;
-  /** `iss` of direct cluster endpoint tokens ('' = https://<api-group>). */
+  /** `iss` of direct cluster endpoint tokens ('' = this server's address: https://<host>:<port>/kubernetes/management). */
   tokenIssuer: string;
   maxTokenTtlMs: number;
   /** 0 = never rotate automatically. */

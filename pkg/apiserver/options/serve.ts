@@ -81,6 +81,7 @@ export async function startServer(
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
+  config.listening?.(port);
   const url = localServerUrl(options.bindAddress, port, '');
 
   const { host, bootstrapSecret: secretRef } = config.host;

@@ -1,6 +1,7 @@
 // Issue 5 through the whole server in this process: the issuer's documents without
-// credentials, a direct cluster endpoint token verified by a standard library
-// against the published keys and accepted by the platform itself (until the user
+// credentials (the default issuer found by OIDC discovery from a token's iss), a
+// direct cluster endpoint token verified by a standard library against the
+// published keys and accepted by the platform itself (until the user
 // bumps tokenGeneration), the key kept across a restart, virtual cluster instances,
 // and the new flags.
 
@@ -11,7 +12,9 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { createRemoteJWKSet, customFetch as joseFetch, decodeJwt, jwtVerify } from 'jose';
 import jwt from 'jsonwebtoken';
+import { customFetch as oidcFetch, discovery as oidcDiscovery } from 'openid-client';
 import { parse } from 'yaml';
 
 import type { KubeConfig } from '../../kubeconfig/types.js';
@@ -93,13 +96,16 @@ interface Jwks {
   keys: (JsonWebKey & { kid: string; alg: jwt.Algorithm })[];
 }
 
-function verifyWith(jwks: Jwks, token: string): jwt.JwtPayload {
+/** An issuer an operator names (--token-issuer): tokens keep it across restarts and port changes. */
+const NAMED_ISSUER = 'https://platform.example.com/kubernetes/management';
+
+function verifyWith(jwks: Jwks, token: string, issuer = NAMED_ISSUER): jwt.JwtPayload {
   const kid = jwt.decode(token, { complete: true })?.header.kid;
   const jwk = jwks.keys.find((k) => k.kid === kid);
   assert.ok(jwk, `key ${kid ?? ''} is published`);
   const payload = jwt.verify(token, createPublicKey({ key: jwk, format: 'jwk' }), {
     algorithms: [jwk.alg],
-    issuer: `https://${GROUP}`,
+    issuer,
     audience: GROUP,
   });
   assert.ok(typeof payload === 'object');
@@ -109,18 +115,19 @@ function verifyWith(jwks: Jwks, token: string): jwt.JwtPayload {
 test('direct cluster endpoint tokens through the server: published keys, platform bearer use, revocation, restart', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tokens-server-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  let server = await start(dataDir, { maxTokenTtlMs: 3600_000 });
+  let server = await start(dataDir, { maxTokenTtlMs: 3600_000, tokenIssuer: NAMED_ISSUER });
   t.after(() => server.stop());
   const { ca, token: admin } = adminCredentials(dataDir);
   const api = (s: RunningServer): string => `${s.url}/kubernetes/management/apis/${GROUP}/v1`;
 
-  // The issuer's documents: no credentials, under the root and under the prefix.
+  // The issuer's documents: no credentials, under the root and under the prefix,
+  // naming the issuer the operator gave and the keys under it.
   for (const prefix of ['', '/kubernetes/management']) {
     const config = await call('GET', `${server.url}${prefix}/.well-known/openid-configuration`, ca);
     assert.equal(config.status, 200, config.body);
     const doc = JSON.parse(config.body) as { issuer: string; jwks_uri: string };
-    assert.equal(doc.issuer, `https://${GROUP}`);
-    assert.equal(doc.jwks_uri, `${server.url}${prefix}/openid/v1/jwks`);
+    assert.equal(doc.issuer, NAMED_ISSUER);
+    assert.equal(doc.jwks_uri, `${NAMED_ISSUER}/openid/v1/jwks`);
   }
   const jwksResponse = await call('GET', `${server.url}/kubernetes/management/openid/v1/jwks`, ca);
   assert.equal(jwksResponse.headers['content-type'], 'application/jwk-set+json');
@@ -160,7 +167,7 @@ test('direct cluster endpoint tokens through the server: published keys, platfor
   await server.stop();
   const keyFile = join(dataDir, 'tokens', KEY_SET_FILE);
   assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-  server = await start(dataDir, { maxTokenTtlMs: 3600_000 });
+  server = await start(dataDir, { maxTokenTtlMs: 3600_000, tokenIssuer: NAMED_ISSUER });
   const jwksAgain = JSON.parse((await call('GET', `${server.url}/openid/v1/jwks`, ca)).body) as Jwks;
   assert.deepEqual(jwksAgain, jwks);
   assert.equal((await call('GET', `${api(server)}/users/admin`, ca, token)).status, 200);
@@ -180,6 +187,76 @@ test('direct cluster endpoint tokens through the server: published keys, platfor
     assert.equal(revoked.status, 401, revoked.body);
     assert.match(revoked.body, /revoked/);
   });
+});
+
+/** fetch() for the OIDC libraries, trusting the server's generated CA. */
+function fetchTrusting(
+  ca: string,
+): (
+  url: string,
+  init: { method?: string; headers?: Headers | Record<string, string> },
+) => Promise<globalThis.Response> {
+  return (url, init) =>
+    new Promise((resolve, reject) => {
+      const headers =
+        init.headers instanceof Headers ? Object.fromEntries(init.headers.entries()) : init.headers;
+      const req = request(url, { method: init.method ?? 'GET', ca, agent: false, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const out = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            for (const value of Array.isArray(v) ? v : v === undefined ? [] : [v]) out.append(k, value);
+          }
+          resolve(
+            new globalThis.Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers: out }),
+          );
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+}
+
+test('by default the issuer is where the server serves its documents: OIDC discovery from the iss claim verifies the token', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tokens-issuer-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await start(dataDir);
+  t.after(() => server.stop());
+  const { ca, token: admin } = adminCredentials(dataDir);
+  const issued = await call(
+    'POST',
+    `${server.url}/kubernetes/management/apis/${GROUP}/v1/directclusterendpointtokens`,
+    ca,
+    admin,
+    { apiVersion: `${GROUP}/v1`, kind: 'DirectClusterEndpointToken', spec: { ttl: 600 } },
+  );
+  assert.equal(issued.status, 201, issued.body);
+  const token = (JSON.parse(issued.body) as { status: { token: string } }).status.token;
+
+  // Bound to 127.0.0.1 with --secure-port 0: the issuer names the address and the port the server got.
+  const iss = decodeJwt(token).iss ?? '';
+  assert.equal(iss, `${server.url}/kubernetes/management`);
+
+  // What a connected cluster does knowing nothing but the token's issuer: discovery
+  // (the library requires the document's issuer to equal the URL it asked), then the keys it names.
+  const fetchImpl = fetchTrusting(ca);
+  const discovered = await oidcDiscovery(new URL(iss), 'connected-cluster', undefined, undefined, {
+    [oidcFetch]: fetchImpl,
+  });
+  const metadata = discovered.serverMetadata();
+  assert.equal(metadata.issuer, iss);
+  assert.equal(metadata.jwks_uri, `${iss}/openid/v1/jwks`);
+  const keys = createRemoteJWKSet(new URL(metadata.jwks_uri ?? ''), { [joseFetch]: fetchImpl });
+  const { payload } = await jwtVerify(token, keys, { issuer: metadata.issuer, audience: GROUP });
+  assert.equal(payload.sub, 'admin');
+
+  // A token naming another issuer does not pass the same check.
+  await assert.rejects(
+    jwtVerify(token, keys, { issuer: 'https://platform.example.com/kubernetes/management', audience: GROUP }),
+    /iss/,
+  );
 });
 
 test('virtual cluster instances through the server, and their kube config without a host cluster', async (t) => {

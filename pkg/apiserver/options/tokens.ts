@@ -4,6 +4,7 @@
 // direct cluster endpoint tokens, the DirectClusterEndpointToken resource and the
 // VirtualClusterInstance kubeconfig subresource.
 
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import { newServiceUnavailable } from '../../apis/meta/errors.js';
@@ -16,7 +17,8 @@ import { compileSchema } from '../../apis/schema/compile.js';
 import { DirectClusterEndpointTokenStorage } from '../../registry/management/directclusterendpointtoken/storage.js';
 import { KubeConfigSubresource } from '../../registry/management/virtualclusterinstance/kubeconfig.js';
 import type { RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
-import { IssuerDocuments, JWKS_PATH } from '../../tokens/discovery.js';
+import { IssuerDocuments } from '../../tokens/discovery.js';
+import { IssuerUrl } from '../../tokens/issuer-url.js';
 import { SigningKeyManager } from '../../tokens/key-manager.js';
 import {
   FileKeyStore,
@@ -25,6 +27,7 @@ import {
   type SigningKeyStore,
 } from '../../tokens/key-store.js';
 import { TokenIssuer } from '../../tokens/token-issuer.js';
+import { MANAGEMENT_PATH_PREFIX } from './constants.js';
 import type { JsonLogger } from './logger.js';
 import type { ServerOptionValues } from './options.js';
 
@@ -34,6 +37,9 @@ const GRACE_SKEW_MS = 60_000;
 export type TokenOptionValues = Pick<
   ServerOptionValues,
   | 'apiGroup'
+  | 'bindAddress'
+  | 'securePort'
+  | 'storageBackend'
   | 'dataDir'
   | 'signingKeySecret'
   | 'tokenIssuer'
@@ -55,6 +61,10 @@ export interface TokenUserSources {
 
 export interface TokenServices {
   readonly keys: SigningKeyManager;
+  /** The `iss` of the tokens: --token-issuer, or this server's own address once it listens. */
+  readonly issuerUrl: IssuerUrl;
+  /** Tells the services the port the server got (the default issuer names it). */
+  listening(port: number): void;
   readonly issuer: TokenIssuer;
   readonly documents: IssuerDocuments;
   readonly authenticator: EndpointTokenAuthenticator;
@@ -62,11 +72,6 @@ export interface TokenServices {
   tokenResource(authorizer: Authorizer): RESTStorage;
   /** virtualclusterinstances/<name>/kubeconfig over the instances' Store. */
   kubeConfigSubresource(instances: Required<Pick<RESTStorage, 'get'>>): SubresourceStorage;
-}
-
-/** The default issuer when --token-issuer is not given: a stable name, not a place. */
-export function defaultTokenIssuer(group: string): string {
-  return `https://${group}`;
 }
 
 export async function buildTokenServices(input: {
@@ -86,18 +91,29 @@ export async function buildTokenServices(input: {
     logger,
   });
   await keys.init();
-  const issuerName = options.tokenIssuer || defaultTokenIssuer(options.apiGroup);
-  const issuer = new TokenIssuer(keys, { issuer: issuerName, audience: options.apiGroup });
-  // An issuer the operator chose is a public URL: the keys live under it. The default is only a name.
-  const documents = new IssuerDocuments(
-    keys,
-    options.tokenIssuer
-      ? { issuer: issuerName, jwksUri: `${issuerName}${JWKS_PATH}` }
-      : { issuer: issuerName },
-  );
+  const issuerUrl = new IssuerUrl(options.tokenIssuer);
+  const listening = (port: number): void =>
+    issuerUrl.resolve({
+      bindAddress: options.bindAddress,
+      hostName: hostname(),
+      port,
+      pathPrefix: MANAGEMENT_PATH_PREFIX,
+    });
+  if (options.securePort !== 0) listening(options.securePort);
+  if (!issuerUrl.isFixed && options.storageBackend === 'etcd3') {
+    // Replicas on one etcd share keys but would each name themselves: tokens of one fail on another.
+    logger.warn(
+      'no --token-issuer: this replica names itself as the token issuer; with several replicas set --token-issuer to the address connected clusters use',
+    );
+  }
+  // The tokens' iss, the discovery document's issuer and its jwks_uri: one URL, where the documents are served.
+  const issuer = new TokenIssuer(keys, { issuer: () => issuerUrl.get(), audience: options.apiGroup });
+  const documents = new IssuerDocuments(keys, { issuer: () => issuerUrl.get() });
   const tokens = { issuer, users: users.current };
   return {
     keys,
+    issuerUrl,
+    listening,
     issuer,
     documents,
     authenticator: new EndpointTokenAuthenticator(issuer, users.cached),

@@ -271,6 +271,7 @@ export class Suite {
       ...timing,
     };
     await this.waitForKey(reader);
+    await this.settle(host);
     const small = await this.measured(host, getOwn);
     const { users, keys, teams } = s.authz;
     await this.job({
@@ -284,6 +285,7 @@ export class Suite {
     await this.createMany(target, 'ownedaccesskeys', keys, (i) =>
       accessKey(`key-${i}`, `member-${i % users}`, `k${String(i).padStart(8, '0')}`.padEnd(64, 'x')),
     );
+    await this.settle(host);
     const large = await this.measured(host, getOwn);
     this.add(
       new Row(
@@ -501,6 +503,29 @@ export class Suite {
 
   private lastCerts: HostStarted | undefined;
   private profiles = 0;
+
+  /**
+   * Waits (up to 20 s) until `process` has been nearly idle for a moment, so a measurement
+   * that follows a burst of writes does not also pay for the work those writes set off
+   * (controllers, informers, garbage collection).
+   */
+  private async settle(process: Child): Promise<void> {
+    const cpu = async (): Promise<number> => {
+      const u = await process.call<{ user: number; system: number }>({ cpu: true });
+      return u.user + u.system;
+    };
+    const windowMs = 500;
+    const deadline = Date.now() + 20_000;
+    let last = await cpu();
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, windowMs));
+      const now = await cpu();
+      // Under 10% of a core over the window counts as idle.
+      if (now - last < windowMs * 100) return;
+      last = now;
+    }
+    this.env.log(`bench:   ${process.name} did not settle within 20 s`);
+  }
 
   /** Runs `job` and notes the CPU time `process` spent per operation (what bounds most figures). */
   private async measured(process: Child, job: Job): Promise<LoadResult> {

@@ -85,6 +85,34 @@ function call(
   });
 }
 
+/** A JSON request with a bearer token (for setting up objects as the admin). */
+function send(method: string, path: string, token: string, body: unknown): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${target.url}${path}`,
+      {
+        method,
+        ca: target.ca,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
+        agent: false,
+      },
+      (res: IncomingMessage) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
 let double: HostClusterDouble;
 let server: RunningServer;
 let target: Target;
@@ -96,6 +124,8 @@ let certs: Record<string, IssuedCertificate>;
 function hostPolicy(spec: ReceivedSubjectAccessReview): SubjectAccessReviewAnswer {
   if (spec.user === 'blocked') return { allowed: false, denied: true, reason: 'blocked by host policy' };
   const a = spec.resourceAttributes;
+  // May get any team by name (no resourceNames), but not list them.
+  if (spec.user === 'team-getter' && a?.resource === 'teams' && a.verb === 'get') return { allowed: true };
   if (
     (spec.user === 'host-viewer' || (spec.groups ?? []).includes('host-viewers')) &&
     a?.group === GROUP &&
@@ -490,7 +520,9 @@ describe('host delegation details', () => {
     // Every caller may list; the host had no opinion, so eve sees only what the platform lets her see.
     assert.equal(res.status, 200);
     assert.deepEqual(res.body['items'], []);
-    const spec = double.subjectAccessReviews.at(-1);
+    const spec = double.subjectAccessReviews.find(
+      (r) => r.user === 'eve' && r.resourceAttributes?.verb === 'list',
+    );
     assert.equal(spec?.user, 'eve');
     assert.deepEqual(spec?.groups, ['system:authenticated']);
     assert.deepEqual(spec?.extra, { 'acme.com/project': ['p1'], scopes: ['read', 'write'] });
@@ -500,6 +532,43 @@ describe('host delegation details', () => {
       version: 'v1',
       resource: 'teams',
     });
+  });
+
+  test('a filtered list costs the host a bounded number of SubjectAccessReviews, not one per object', async () => {
+    const N = 30;
+    for (let i = 0; i < N; i++) {
+      const res = await send('POST', `${API}/teams`, adminKey, {
+        apiVersion: `${GROUP}/v1`,
+        kind: 'Team',
+        metadata: { name: `many-${i}` },
+        spec: { users: i === 7 ? ['lister'] : [] },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+    const listTeams = async (user: string): Promise<string[]> => {
+      const res = await call(target, 'GET', `${API}/teams`, {
+        cert: certs['good'],
+        headers: { 'X-Remote-User': user },
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return (res.body['items'] as { metadata: { name: string } }[]).map((t) => t.metadata.name);
+    };
+    // The host has no opinion: the platform's rules show lister the one team naming it.
+    let before = double.calls.subjectAccessReviews;
+    assert.deepEqual(await listTeams('lister'), ['many-7']);
+    const first = double.calls.subjectAccessReviews - before;
+    assert.ok(first <= 3, `${first} reviews for one list of ${N}+ teams`);
+    // Asked again within the cache's lifetime: no review at all.
+    before = double.calls.subjectAccessReviews;
+    assert.deepEqual(await listTeams('lister'), ['many-7']);
+    assert.equal(double.calls.subjectAccessReviews - before, 0);
+    // The host lets team-getter get every team (no resourceNames): the list holds them all.
+    before = double.calls.subjectAccessReviews;
+    const all = await listTeams('team-getter');
+    for (let i = 0; i < N; i++) assert.ok(all.includes(`many-${i}`));
+    assert.ok(double.calls.subjectAccessReviews - before <= 3);
+    // Every review was about the collection (no name), never about one team.
+    assert.ok(double.subjectAccessReviews.every((r) => !r.resourceAttributes?.name?.startsWith('many-')));
   });
 
   test('rotating the front-proxy CA in the host ConfigMap retires the old certificate and trusts the new one', async () => {

@@ -90,6 +90,10 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
     new AccessRuleAuthorizer(group, callers, cache),
   ];
   const strict = new AuthorizerChain([scope('strict'), ...rules]);
+  // Object by object in a filtered list or watch: the platform's own rules only, so
+  // a list is never one host SubjectAccessReview per object (see list-filter.ts).
+  const platformRules = rules.filter((r) => !(options.delegated ?? []).includes(r));
+  const perObject = new AuthorizerChain([scope('strict'), ...platformRules]);
   const authorizer = new AuthorizerChain([
     scope('lenient'),
     ...rules,
@@ -107,7 +111,7 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
     callers,
     permissions,
     admission,
-    filter: (storage) => withListFiltering(storage, strict),
+    filter: (storage) => withListFiltering(storage, strict, perObject),
   };
 }
 

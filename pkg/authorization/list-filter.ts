@@ -57,8 +57,21 @@ function tombstone(obj: KubeObject): KubeObject {
   return out;
 }
 
-/** `storage` with list and watch filtered by what `authorizer` lets the caller get. */
-export function withListFiltering(storage: RESTStorage, authorizer: Authorizer): RESTStorage {
+/**
+ * `storage` with list and watch filtered by what `authorizer` lets the caller get.
+ * `items` (default: `authorizer`) decides object by object; it should be the same
+ * rules without the host cluster's SubjectAccessReview, so a list costs the host at
+ * most two reviews (list, and get of every name), never one per object: a host
+ * identity sees everything when the host lets it list or get the whole collection,
+ * and otherwise what the platform's own rules show it. Kubernetes authorizes a list
+ * as a whole too: a host RBAC grant on one resourceName never shows that object in
+ * a list.
+ */
+export function withListFiltering(
+  storage: RESTStorage,
+  authorizer: Authorizer,
+  items: Authorizer = authorizer,
+): RESTStorage {
   const { info } = storage;
   const attributes = (ctx: RequestContext, verb: string, namespace: string, name: string): Attributes => ({
     // The HTTP layer hands the registry the AuthenticatedUser it authenticated.
@@ -73,10 +86,14 @@ export function withListFiltering(storage: RESTStorage, authorizer: Authorizer):
     namespace,
     name,
   });
-  const allowed = async (attrs: Attributes): Promise<boolean> =>
-    (await authorizer.authorize(attrs)).decision === 'allow';
+  const allowed = async (attrs: Attributes, by: Authorizer = authorizer): Promise<boolean> =>
+    (await by.authorize(attrs)).decision === 'allow';
+  /** May the caller see the whole collection: list (or watch) it, or get every name in it? */
+  const maySeeAll = async (ctx: RequestContext, verb: string): Promise<boolean> =>
+    (await allowed(attributes(ctx, verb, ctx.namespace, ''))) ||
+    allowed(attributes(ctx, 'get', ctx.namespace, ''));
   const mayGet = (ctx: RequestContext, obj: KubeObject): Promise<boolean> =>
-    allowed(attributes(ctx, 'get', obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
+    allowed(attributes(ctx, 'get', obj.metadata.namespace ?? '', obj.metadata.name ?? ''), items);
   const visibleItems = async (ctx: RequestContext, items: readonly KubeObject[]): Promise<KubeObject[]> => {
     const kept: KubeObject[] = [];
     for (const item of items) if (await mayGet(ctx, item)) kept.push(item);
@@ -97,7 +114,7 @@ export function withListFiltering(storage: RESTStorage, authorizer: Authorizer):
   const list = storage.list?.bind(storage);
   if (list) {
     out.list = async (ctx: RequestContext, options: ListOptions): Promise<KubeList> => {
-      if (await allowed(attributes(ctx, 'list', ctx.namespace, ''))) return list(ctx, options);
+      if (await maySeeAll(ctx, 'list')) return list(ctx, options);
       const result = await list(ctx, options);
       const { remainingItemCount: _hidden, ...metadata } = result.metadata;
       return { ...result, metadata: metadata as ListMeta, items: await visibleItems(ctx, result.items) };
@@ -107,7 +124,7 @@ export function withListFiltering(storage: RESTStorage, authorizer: Authorizer):
   const watch = storage.watch?.bind(storage);
   if (watch) {
     out.watch = async (ctx: RequestContext, options: ListOptions): Promise<Watcher> => {
-      if (await allowed(attributes(ctx, 'watch', ctx.namespace, ''))) return watch(ctx, options);
+      if (await maySeeAll(ctx, 'watch')) return watch(ctx, options);
       // What the client may already hold (from the list it started from) and may
       // have to be told is gone: the objects it may see now.
       const visible = new Set<string>();

@@ -12,7 +12,13 @@ import {
 } from './virtualclusterinstance/strategy.js';
 
 export { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
-export { ownedAccessKeyStrategy, sharedSecretStrategy, teamStrategy, userStrategy, virtualClusterInstanceStrategy };
+export {
+  ownedAccessKeyStrategy,
+  sharedSecretStrategy,
+  teamStrategy,
+  userStrategy,
+  virtualClusterInstanceStrategy,
+};
 export type { VirtualClusterInstanceOptions };
 export { SelfStorage, selfStatus } from './self/storage.js';
 export { ownerAccessKeysSubresource, ACCESS_KEYS_SUBRESOURCE } from './access-keys/subresource.js';

@@ -250,7 +250,11 @@ async function list(job: Extract<Job, { kind: 'list' }>): Promise<LoadResult> {
 }
 
 function etcdClient(endpoint: string, connections = 1): Etcd3 {
-  return new Etcd3({ hosts: Array.from({ length: connections }, () => endpoint) });
+  return new Etcd3({
+    hosts: Array.from({ length: connections }, () => endpoint),
+    // As the server's client: a range of 10 000 ~1 KiB values is over gRPC's 4 MiB default.
+    grpcOptions: { 'grpc.max_receive_message_length': -1 },
+  });
 }
 
 async function etcdPut(job: Extract<Job, { kind: 'etcd-put' }>): Promise<LoadResult> {

@@ -722,6 +722,8 @@ export class HostClusterDouble {
     const rvParam = query.get('resourceVersion') ?? '';
     const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '0');
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // kube-apiserver flushes a watch's headers at once; a client waits for them before it can abort.
+    res.flushHeaders();
     this.watchStreams.add(res);
     const send = (type: string, object: unknown): void => {
       if (res.writableEnded || res.destroyed) return;

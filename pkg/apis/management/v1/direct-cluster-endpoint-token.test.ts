@@ -7,34 +7,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { fieldErrorString } from '../../meta/field-errors.js';
-import { isObject } from '../../meta/types.js';
 import { compileSchema } from '../../schema/compile.js';
 import {
   directClusterEndpointTokenInfo,
   directClusterEndpointTokenSchema,
 } from './direct-cluster-endpoint-token.js';
+import { eachProperty } from './schema-testing.js';
 
 const GROUP = 'management.platform.dev';
-
-function eachProperty(
-  schema: Record<string, unknown>,
-  path: string,
-  visit: (path: string, prop: Record<string, unknown>) => void,
-): void {
-  const props = schema['properties'];
-  if (isObject(props)) {
-    for (const [name, prop] of Object.entries(props)) {
-      if (!isObject(prop)) continue;
-      const p = path ? `${path}.${name}` : name;
-      visit(p, prop);
-      eachProperty(prop, p, visit);
-    }
-  }
-  for (const key of ['items', 'additionalProperties']) {
-    const sub = schema[key];
-    if (isObject(sub)) eachProperty(sub, `${path}[]`, visit);
-  }
-}
 
 const kinds = [
   {

@@ -6,29 +6,9 @@ import { isObject } from '../../meta/types.js';
 import { compileSchema } from '../../schema/compile.js';
 import { managementKinds } from './index.js';
 import { generateAccessKey, hashAccessKey, isHashedAccessKey } from './owned-access-key.js';
+import { eachProperty } from './schema-testing.js';
 
 const GROUP = 'management.platform.dev';
-
-/** Visits every property schema with its dotted path. */
-function eachProperty(
-  schema: Record<string, unknown>,
-  path: string,
-  visit: (path: string, prop: Record<string, unknown>) => void,
-): void {
-  const props = schema['properties'];
-  if (isObject(props)) {
-    for (const [name, prop] of Object.entries(props)) {
-      if (!isObject(prop)) continue;
-      const p = path ? `${path}.${name}` : name;
-      visit(p, prop);
-      eachProperty(prop, p, visit);
-    }
-  }
-  for (const key of ['items', 'additionalProperties']) {
-    const sub = schema[key];
-    if (isObject(sub)) eachProperty(sub, `${path}[]`, visit);
-  }
-}
 
 const examples: Record<string, Record<string, unknown>> = {
   SharedSecret: {

@@ -335,31 +335,40 @@ export class AggregatorDouble {
       }
     } else {
       // Not aggregated discovery: the legacy document of exactly this group version.
-      const legacyHeaders: Record<string, string> = { Accept: 'application/json' };
-      if (cached && cached.etag) legacyHeaders['If-None-Match'] = cached.etag;
-      const path = `/apis/${group}/${version}`;
-      const legacy = await this.throughProxy(
-        'discovery',
-        KUBE_AGGREGATOR_NO_GROUPS,
-        path,
-        legacyHeaders,
-        DISCOVERY_TIMEOUT_MS,
-      );
-      if (legacy.status !== 200) {
-        error = `failed to download legacy discovery for ${path}: ${legacy.body}`;
-      } else {
-        try {
-          const list = JSON.parse(legacy.body) as { resources?: LegacyAPIResource[] };
-          found = new Map([[key, convertLegacyResources(version, list.resources ?? [])]]);
-        } catch (err) {
-          error = (err as Error).message;
-        }
-      }
+      const legacy = await this.fetchLegacyDiscovery(cached?.etag);
+      if (legacy.error !== undefined) error = legacy.error;
+      else if (legacy.entry) found = new Map([[key, legacy.entry]]);
     }
     const entry: VersionDiscovery = { ...(found?.get(key) ?? { version }) };
     entry.freshness = error === undefined ? 'Current' : 'Stale';
     this.published = entry;
     return error === undefined ? { entry } : { entry, error };
+  }
+
+  /**
+   * The discovery manager's fallback request on its own: `/apis/<group>/<version>`
+   * through the proxy as system:kube-aggregator without groups, Accept
+   * application/json, converted to a v2 version entry as kube-aggregator converts it.
+   */
+  async fetchLegacyDiscovery(etag?: string): Promise<{ entry?: VersionDiscovery; error?: string }> {
+    const { group, version } = this.options.apiService;
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (etag) headers['If-None-Match'] = etag;
+    const path = `/apis/${group}/${version}`;
+    const r = await this.throughProxy(
+      'discovery',
+      KUBE_AGGREGATOR_NO_GROUPS,
+      path,
+      headers,
+      DISCOVERY_TIMEOUT_MS,
+    );
+    if (r.status !== 200) return { error: `failed to download legacy discovery for ${path}: ${r.body}` };
+    try {
+      const list = JSON.parse(r.body) as { resources?: LegacyAPIResource[] };
+      return { entry: convertLegacyResources(version, list.resources ?? []) };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
   }
 
   private serviceKey(): string {

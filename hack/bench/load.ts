@@ -73,7 +73,8 @@ function pool(target: HttpTarget, connections: number): Pool {
       keepAliveMaxTimeout: 600_000,
       bodyTimeout: 0,
       headersTimeout: 120_000,
-      connect: { rejectUnauthorized: false },
+      // A thousand TLS handshakes at once on two cores can take longer than undici's 10 s.
+      connect: { rejectUnauthorized: false, timeout: 120_000 },
     });
     pools.set(key, p);
   }
@@ -302,6 +303,16 @@ async function etcdRangeParse(job: Extract<Job, { kind: 'etcd-range-parse' }>): 
   });
 }
 
+/**
+ * Runs `count` openings of a stream, at most 50 at a time: a thousand at once is a
+ * thousand TLS handshakes queued on the server, and the last ones time out.
+ */
+async function inBatches(count: number, open: () => Promise<void>, batch = 50): Promise<void> {
+  for (let i = 0; i < count; i += batch) {
+    await Promise.all(Array.from({ length: Math.min(batch, count - i) }, () => open()));
+  }
+}
+
 /** Reads newline-delimited watch events and reports each event's resourceVersion. */
 function onEventLines(onRv: (rv: number) => void): (chunk: Buffer) => void {
   let rest = '';
@@ -330,23 +341,21 @@ async function watchFanout(job: Extract<Job, { kind: 'watch-fanout' }>): Promise
   const seen = new Map<number, { count: number; last: number }>();
   const streams: { destroy(): void }[] = [];
   const watchPath = `${API_PATH}/users?watch=1&resourceVersion=${rv}&timeoutSeconds=3600`;
-  await Promise.all(
-    Array.from({ length: job.watchers }, async () => {
-      const res = await watchPool.request({ method: 'GET', path: watchPath, headers: h });
-      if (res.statusCode !== 200) throw new Error(`watch: HTTP ${res.statusCode}: ${await res.body.text()}`);
-      streams.push(res.body);
-      const feed = onEventLines((eventRv) => {
-        const now = performance.now();
-        const s = seen.get(eventRv);
-        if (s) {
-          s.count++;
-          s.last = now;
-        } else seen.set(eventRv, { count: 1, last: now });
-      });
-      res.body.on('data', feed);
-      res.body.on('error', () => undefined);
-    }),
-  );
+  await inBatches(job.watchers, async () => {
+    const res = await watchPool.request({ method: 'GET', path: watchPath, headers: h });
+    if (res.statusCode !== 200) throw new Error(`watch: HTTP ${res.statusCode}: ${await res.body.text()}`);
+    streams.push(res.body);
+    const feed = onEventLines((eventRv) => {
+      const now = performance.now();
+      const s = seen.get(eventRv);
+      if (s) {
+        s.count++;
+        s.last = now;
+      } else seen.set(eventRv, { count: 1, last: now });
+    });
+    res.body.on('data', feed);
+    res.body.on('error', () => undefined);
+  });
   const acks = new Map<number, number>();
   const wh = headers(job.target, true);
   const interval = 1000 / job.writesPerSecond;
@@ -458,23 +467,21 @@ async function openIdleWatches(job: Extract<Job, { kind: 'open-idle-watches' }>)
     pipelining: 1,
     bodyTimeout: 0,
     headersTimeout: 120_000,
-    connect: { rejectUnauthorized: false },
+    connect: { rejectUnauthorized: false, timeout: 120_000 },
   });
   const h = headers(job.target);
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: job.count }, async () => {
-      try {
-        const res = await idlePool!.request({ method: 'GET', path: job.path, headers: h });
-        if (res.statusCode !== 200) throw new Error(`watch: HTTP ${res.statusCode}`);
-        res.body.on('data', () => undefined);
-        res.body.on('error', () => undefined);
-        idle.push(res.body);
-      } catch (err) {
-        errors.note(err instanceof Error ? err.message : String(err));
-      }
-    }),
-  );
+  await inBatches(job.count, async () => {
+    try {
+      const res = await idlePool!.request({ method: 'GET', path: job.path, headers: h });
+      if (res.statusCode !== 200) throw new Error(`watch: HTTP ${res.statusCode}`);
+      res.body.on('data', () => undefined);
+      res.body.on('error', () => undefined);
+      idle.push(res.body);
+    } catch (err) {
+      errors.note(err instanceof Error ? err.message : String(err));
+    }
+  });
   return {
     operations: idle.length,
     throughput: idle.length / ((performance.now() - t0) / 1000),

@@ -359,6 +359,35 @@ test('first start on empty storage moves a stale admin.kubeconfig aside instead 
   assert.equal(readFileSync(join(dataDir, aside[0] ?? ''), 'utf8'), 'stale: true\n');
 });
 
+test('a stale admin.kubeconfig on empty storage cannot block the recovery of a crashed first start', async (t) => {
+  const { dataDir, open } = setup(t);
+  const storage = open();
+  t.after(() => storage.close());
+  const resources = buildResources(GROUP, storage, PREFIX);
+  const file = join(dataDir, ADMIN_KUBECONFIG_FILE);
+  writeFileSync(file, 'stale: true\n', { mode: 0o600 });
+  // The process dies right after the admin User is stored.
+  const crashing = resources.map((r): RESTStorage => {
+    if (r.info.resource !== 'users' || !r.create) return r;
+    const create = r.create.bind(r);
+    return Object.assign(Object.create(r) as RESTStorage, {
+      create: async (...args: Parameters<typeof create>) => {
+        await create(...args);
+        throw new Error('crash');
+      },
+    });
+  });
+  await assert.rejects(bootstrapAdmin(options(dataDir, crashing, recordingLogger())), /crash/);
+  assert.ok(!existsSync(file), 'the stale file was moved aside before the User was made');
+
+  const result = await bootstrapAdmin(options(dataDir, resources, recordingLogger()));
+  assert.equal(result.outcome, 'created');
+  assert.equal(
+    ((await storedKeys(storage))[0]?.spec as { key?: string }).key,
+    hashAccessKey(tokenInFile(dataDir)),
+  );
+});
+
 test('the server started on a store that holds only the admin User serves the admin over the new kube config', async (t) => {
   const { dataDir } = setup(t);
   // The crash: a first start that got as far as the User, on the server's own database file.

@@ -126,6 +126,9 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
   const existing = await users.list(system(), { limit: 1 });
   if (existing.items.length > 0) return finishInterruptedBootstrap(options, users, keys);
 
+  // Empty storage: any admin.kubeconfig here is left from a wiped store and its key is
+  // dead. Move it first, so that a crash right after the User still finds no file.
+  setAsideStaleKubeConfig(options);
   try {
     await users.create(
       system(),
@@ -144,8 +147,6 @@ export async function bootstrapAdmin(options: BootstrapOptions): Promise<Bootstr
     }
     throw err;
   }
-  // Empty storage: any admin.kubeconfig here is left from a wiped store and its key is dead.
-  setAsideStaleKubeConfig(options);
   return issueAdminKey(options, keys, false);
 }
 

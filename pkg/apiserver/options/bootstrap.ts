@@ -186,7 +186,7 @@ async function finishInterruptedBootstrap(
   }
   if (!pending && adminKeys.some((k) => k.metadata.name === keyName)) {
     logger.warn(
-      `bootstrap: the admin user has no usable access key and there is no ${ADMIN_KUBECONFIG_FILE}, but the bootstrap key exists (disabled or expired); delete the access key "${keyName}" and restart to get a new admin kube config`,
+      `bootstrap: the admin user has no usable access key and there is no ${ADMIN_KUBECONFIG_FILE}, but the bootstrap key exists (disabled, expired or revoked by a tokenGeneration bump); delete the access key "${keyName}" and restart to get a new admin kube config`,
       { user: adminUsername, accessKey: keyName },
     );
     return SKIPPED_USERS_EXIST;

@@ -59,7 +59,13 @@ export function extractCurrentContext(text: string, name: string): NamedEntries 
   return { cluster: { name, cluster }, user: { name, user }, context: { name, context } };
 }
 
-/** The kube config file to change: --kubeconfig, else the first existing file of KUBECONFIG, else ~/.kube/config. */
+/**
+ * The kube config file to change, chosen as kubectl chooses where new entries go
+ * (client-go's PathOptions.GetDefaultFilename): --kubeconfig; else with KUBECONFIG
+ * the first of its files that exists, or its last when none does; else
+ * ~/.kube/config. Entries written to the first existing file win kubectl's merge
+ * (the first file to set a name wins), so the new context is the one in effect.
+ */
 export function kubeconfigPath(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
@@ -67,12 +73,18 @@ export function kubeconfigPath(
 ): string {
   if (flag) return flag;
   const list = (env['KUBECONFIG'] ?? '').split(delimiter).filter((p) => p !== '');
-  return list.find((p) => existsSync(p)) ?? list[0] ?? join(home, '.kube', 'config');
+  return list.find((p) => existsSync(p)) ?? list.at(-1) ?? join(home, '.kube', 'config');
 }
 
 function upsertNamed(doc: Document, listKey: string, entry: { name: string }): void {
   let seq = doc.get(listKey, true);
   if (!isSeq(seq)) {
+    // Absent or empty (`clusters:`) becomes a list; anything else is someone's
+    // mistake we must not paper over by replacing it.
+    const value: unknown = doc.get(listKey);
+    if (value !== undefined && value !== null) {
+      throw new CliError(`the existing kube config's "${listKey}" is not a list`);
+    }
     seq = new YAMLSeq();
     doc.set(listKey, seq);
   }
@@ -120,7 +132,13 @@ export function mergeIntoKubeConfigFile(path: string, entries: NamedEntries, swi
       }
     }
   }
-  const merged = mergeKubeConfigText(existing, entries, switchContext);
+  let merged: string;
+  try {
+    merged = mergeKubeConfigText(existing, entries, switchContext);
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    throw new CliError(`${path}: ${err.message}; fix it or use --kubeconfig`);
+  }
   const check = new KubeConfig();
   check.loadFromString(merged, LENIENT);
   if (!check.getContextObject(entries.context.name)) {

@@ -34,7 +34,8 @@
 //               system:masters with the v2 Accept header, If-None-Match with the
 //               cached ETag, 5 s; 304 keeps the cache; 503 is an error; 200 with
 //               the v2 Content-Type is decoded; anything else falls back to
-//               /apis/<group>/<version> (Accept: application/json, no groups).
+//               /apis/<group>/<version> (Accept: application/json, no groups;
+//               also on its own as fetchLegacyDiscovery()).
 //               Only this APIService's group/version entry is published, as
 //               Current, or as an empty Stale version after an error.
 //   openapi     syncOpenAPI(): the v2 and v3 aggregation controllers' downloads

@@ -1,4 +1,10 @@
 // npm run bench [-- --quick] [--out results.json]
+//
+// `npm run bench` builds (tsc, as `npm start` does) and runs the server from dist/,
+// as it runs in production: from the sources through tsx, every closure the server
+// creates also gets a defineProperty('name') (esbuild's keepNames), which in heap
+// snapshots was ~5 KiB of every idle watch, and every Error.stack is source-mapped.
+// The CI test runs the quick run from the sources (it checks the table, not figures).
 // Environment: BENCH_PROFILE=<dir> writes a CPU profile of the measured process per
 // workload; BENCH_DURATION_MS overrides the timed window of each workload, and
 // BENCH_SIZES (JSON) any other size.

@@ -369,6 +369,13 @@ export function checkInvariants(all: readonly KubeObject[], opts: InvariantOptio
   const service = list.find((o) => o.kind === 'Service' && o.metadata.name === serviceName);
   if (!service || !matches(at(service, 'spec.selector'), podLabels))
     problems.push(`Service ${String(serviceName)} does not select the server's pods`);
+  // Tokens signed by one replica are verified by any: all must name one issuer, which a
+  // pod's own address is not. Without a value the chart names the Service.
+  const issuer = f.get('token-issuer');
+  const wantIssuer =
+    str(at(values, 'tokens.issuer')) || `https://${String(serviceName)}.${namespace}.svc/kubernetes/management`;
+  if (issuer !== wantIssuer)
+    problems.push(`${id(deployment)}: --token-issuer is ${String(issuer)}, not ${wantIssuer}`);
   if (at(values, 'apiService.create') === true) {
     if (apiServices.length !== 1 || !apiService) {
       problems.push(`expected one APIService, found ${apiServices.length}`);

@@ -97,6 +97,19 @@ app.kubernetes.io/part-of: platform-apiserver
 {{- default (printf "%s-signing-key" (include "platform-apiserver.fullname" .)) .Values.tokens.signingKeySecret }}
 {{- end }}
 
+{{/*
+The issuer of direct cluster endpoint tokens. Every replica must name the same one (a
+token signed by one replica is verified against any), so the default is the Service's
+name rather than each pod's address.
+*/}}
+{{- define "platform-apiserver.tokenIssuer" -}}
+{{- if .Values.tokens.issuer -}}
+{{- .Values.tokens.issuer -}}
+{{- else -}}
+{{- printf "https://%s.%s.svc/kubernetes/management" (include "platform-apiserver.serviceName" .) .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "platform-apiserver.adminRoleName" -}}
 {{- default (printf "%s-platform-admin" (include "platform-apiserver.fullname" .)) .Values.adminRole.name }}
 {{- end }}

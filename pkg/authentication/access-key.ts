@@ -188,6 +188,15 @@ export interface AccessKeyAuthenticatorOptions {
 }
 
 export class AccessKeyAuthenticator implements Authenticator {
+  /**
+   * The identity of a key object, while its User object is the same: one
+   * AuthenticatedUser per key and not one per request, so what authorization works
+   * out about a caller is remembered across requests (CallerResolver's memo).
+   */
+  private readonly identities = new WeakMap<
+    KubeObject,
+    { readonly owner: KubeObject | undefined; readonly user: AuthenticatedUser }
+  >();
   private readonly checks: readonly AccessKeyCheck[];
   private readonly syncTimeoutMs: number;
   private readonly now: () => number;
@@ -218,9 +227,19 @@ export class AccessKeyAuthenticator implements Authenticator {
       ...(this.options.use ? { use: this.options.use } : {}),
     };
     for (const check of this.checks) check(key, ctx);
-    const user = accessKeyIdentity(key, this.source);
+    const user = this.identityOf(key);
     if (!user) throw newUnauthorized();
     this.options.use?.record(key);
+    return user;
+  }
+
+  private identityOf(key: KubeObject): AuthenticatedUser | undefined {
+    const userName = specString(key, 'user');
+    const owner = userName ? this.source.user(userName) : undefined;
+    const known = this.identities.get(key);
+    if (known && known.owner === owner) return known.user;
+    const user = accessKeyIdentity(key, this.source);
+    if (user) this.identities.set(key, { owner, user });
     return user;
   }
 

@@ -15,7 +15,7 @@
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { TEAM_PREFIX } from '../authentication/access-key.js';
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
-import type { IdentityCache } from '../identity/identity-cache.js';
+import { TEAMS, type IdentityCache } from '../identity/identity-cache.js';
 import { specStrings } from '../identity/membership.js';
 
 export const ADMINS_GROUP = 'platform:admins';
@@ -50,15 +50,30 @@ export function clusterRoleNames(obj: KubeObject | undefined): string[] {
 }
 
 export class CallerResolver {
+  /**
+   * Callers by the AuthenticatedUser they were worked out for (an access key's
+   * identity is one object for as long as the key and its User do not change), valid
+   * while no User or Team changes: key changes, such as recorded activity, keep it.
+   */
   private readonly memo = new WeakMap<object, { version: number; caller: Caller }>();
+  /** Teams holding the admin cluster role, kept from the cache's changes (no per-request scan). */
+  private readonly adminTeams = new Set<string>();
 
   constructor(
     private readonly cache: IdentityCache,
     private readonly policy: AdminPolicy,
-  ) {}
+  ) {
+    if (policy.adminRole === '') return;
+    this.rebuildAdminTeams();
+    cache.subscribe((change) => {
+      if (change.resource !== TEAMS) return;
+      if (change.type === 'replace') this.rebuildAdminTeams();
+      else if (change.obj) this.noteTeam(change.obj, change.type === 'upsert');
+    });
+  }
 
   resolve(user: AuthenticatedUser): Caller {
-    const version = this.cache.version;
+    const version = this.cache.membershipVersion;
     const known = this.memo.get(user);
     if (known && known.version === version) return known.caller;
     const caller = this.compute(user);
@@ -68,8 +83,27 @@ export class CallerResolver {
 
   /** Does the team hold the admin cluster role? */
   teamIsAdmin(team: string): boolean {
-    const role = this.policy.adminRole;
-    return role !== '' && clusterRoleNames(this.cache.team(team)).includes(role);
+    return this.adminTeams.has(team);
+  }
+
+  private rebuildAdminTeams(): void {
+    this.adminTeams.clear();
+    for (const team of this.cache.allTeams()) this.noteTeam(team, true);
+  }
+
+  private noteTeam(team: KubeObject, present: boolean): void {
+    const name = team.metadata.name ?? '';
+    if (present && clusterRoleNames(team).includes(this.policy.adminRole)) this.adminTeams.add(name);
+    else this.adminTeams.delete(name);
+  }
+
+  /** Is one of `teams` an admin team? Walks the smaller of the two sets. */
+  private anyAdminTeam(teams: ReadonlySet<string>): boolean {
+    if (this.adminTeams.size === 0) return false;
+    const [small, large] =
+      teams.size <= this.adminTeams.size ? [teams, this.adminTeams] : [this.adminTeams, teams];
+    for (const t of small) if (large.has(t)) return true;
+    return false;
   }
 
   private compute(user: AuthenticatedUser): Caller {
@@ -85,7 +119,7 @@ export class CallerResolver {
       groups.has(this.policy.adminGroup ?? ADMINS_GROUP) ||
       groups.has(MASTERS_GROUP) ||
       (adminRole !== '' && clusterRoleNames(platformUser).includes(adminRole)) ||
-      [...teams].some((t) => this.teamIsAdmin(t));
+      this.anyAdminTeam(teams);
     return { name: user.name, team, groups, teams, admin };
   }
 }

@@ -95,6 +95,7 @@ export class IdentityCache {
   private readonly listeners = new Set<(change: IdentityChange) => void>();
   private readonly waiters = new Set<() => void>();
   private changeCount = 0;
+  private membershipChangeCount = 0;
 
   constructor(private readonly options: IdentityCacheOptions) {
     const { storage, logger, maxRetryDelayMs } = options;
@@ -179,6 +180,14 @@ export class IdentityCache {
     return this.changeCount;
   }
 
+  /**
+   * Counts changes of Users and Teams only: who someone is and which teams they are
+   * in (not keys, which change with every recorded activity) is stale once this moves.
+   */
+  get membershipVersion(): number {
+    return this.membershipChangeCount;
+  }
+
   user(name: string): KubeObject | undefined {
     return this.users.get(name);
   }
@@ -189,6 +198,11 @@ export class IdentityCache {
 
   allUserNames(): string[] {
     return [...this.users.keys()];
+  }
+
+  /** Every Team (for indexes rebuilt after a relist; never on a request path). */
+  allTeams(): IterableIterator<KubeObject> {
+    return this.teams.values();
   }
 
   accessKey(name: string): KubeObject | undefined {
@@ -333,6 +347,7 @@ export class IdentityCache {
 
   private changed(change: IdentityChange): void {
     this.changeCount++;
+    if (change.resource === USERS || change.resource === TEAMS) this.membershipChangeCount++;
     for (const listener of this.listeners) {
       try {
         listener(change);

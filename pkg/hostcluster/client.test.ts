@@ -131,6 +131,30 @@ describe('ConfigMaps', () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(seen.length, count, 'no callbacks after stop()');
   });
+
+  test('a watch stops at once even while the host has not sent its response headers', async () => {
+    double.holdWatchHeaders = true;
+    const seen: (HostConfigMap | undefined)[] = [];
+    try {
+      const handle = host.watchConfigMap('ns2', 'held', (cm) => seen.push(cm));
+      // The list answers; the watch that follows it hangs before its headers.
+      await nextMatching(seen, (cm) => cm === undefined);
+      await new Promise((r) => setTimeout(r, 50));
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([
+        handle.stop().then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), 10_000))),
+      ]);
+      clearTimeout(timer);
+      assert.ok(stopped, 'stop() waited for a response the host never started');
+      const count = seen.length;
+      double.putConfigMap('ns2', 'held', { a: '1' });
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(seen.length, count, 'no callbacks after stop()');
+    } finally {
+      double.holdWatchHeaders = false;
+    }
+  });
 });
 
 describe('Secrets', () => {

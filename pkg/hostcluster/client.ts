@@ -338,18 +338,30 @@ export class KubeHostCluster implements HostCluster {
           const timeoutSeconds =
             this.watchTimeoutSeconds + Math.floor(Math.random() * this.watchTimeoutSeconds);
           let controller: AbortController | undefined;
-          const onAbort = (): void => controller?.abort();
-          abort.addEventListener('abort', onAbort, { once: true });
+          let finished = false;
           const finish = (err: unknown): void => {
+            if (finished) return;
+            finished = true;
             abort.removeEventListener('abort', onAbort);
             if (err && !abort.aborted) reject(toHostError(`watch ${path}`, err));
             else resolve();
           };
+          // client-node hands out the request's AbortController only once the response
+          // headers have come; a host that has not sent them yet must not hold up a stop
+          // (shutdown would wait for it), so the watch ends here at once, and the request
+          // is aborted as soon as its controller exists.
+          const onAbort = (): void => {
+            controller?.abort();
+            finish(undefined);
+          };
+          abort.addEventListener('abort', onAbort, { once: true });
           this.watcher
             .watch(
               path,
               { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
-              (type: string, object: unknown) => onEvent({ type, object } satisfies RawWatchEvent),
+              (type: string, object: unknown) => {
+                if (!abort.aborted) onEvent({ type, object } satisfies RawWatchEvent);
+              },
               finish,
             )
             .then(

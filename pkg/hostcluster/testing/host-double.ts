@@ -164,6 +164,11 @@ export class HostClusterDouble {
   readonly calls = { tokenReviews: 0, subjectAccessReviews: 0 };
   /** Every SubjectAccessReview spec received, in order. */
   readonly subjectAccessReviews: ReceivedSubjectAccessReview[] = [];
+  /**
+   * Hold a watch's response headers back until its first event, as a slow host or a
+   * buffering proxy in front of it may: clients must still be able to stop such a watch.
+   */
+  holdWatchHeaders = false;
 
   private frontProxy: { ca: CertificateAuthority; bundlePem: string; client: IssuedCertificate };
   private readonly store = new ObjectStore();
@@ -722,8 +727,8 @@ export class HostClusterDouble {
     const rvParam = query.get('resourceVersion') ?? '';
     const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '0');
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
-    // kube-apiserver flushes a watch's headers at once; a client waits for them before it can abort.
-    res.flushHeaders();
+    // kube-apiserver flushes a watch's headers at once.
+    if (!this.holdWatchHeaders) res.flushHeaders();
     this.watchStreams.add(res);
     const send = (type: string, object: unknown): void => {
       if (res.writableEnded || res.destroyed) return;

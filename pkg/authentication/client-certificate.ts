@@ -81,7 +81,11 @@ export class ClientCertificateAuthenticator implements Authenticator {
       return Promise.resolve(known.user);
     const chain = peerCertificateChain(socket);
     const leaf = chain[0];
-    if (!leaf) return Promise.resolve(null);
+    if (!leaf) {
+      // Most connections carry no certificate, and never will: remember that too.
+      this.verified.set(socket, { generation: bundle.generation, expires: Infinity, user: null });
+      return Promise.resolve(null);
+    }
     const result = verifyClientChain(chain, bundle.roots, now);
     let user: AuthenticatedUser | null = null;
     if (!result.ok) {

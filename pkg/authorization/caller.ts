@@ -107,7 +107,9 @@ export class CallerResolver {
   }
 
   private compute(user: AuthenticatedUser): Caller {
-    const isTeam = user.name.startsWith(TEAM_PREFIX);
+    // Only a team's own key speaks for it: a host identity that happens to be called
+    // `team:<name>` (a front-proxy header, a certificate's CN) is a user like any other.
+    const isTeam = user.hostIdentity !== true && user.name.startsWith(TEAM_PREFIX);
     const team = isTeam ? user.name.slice(TEAM_PREFIX.length) : '';
     const groups = new Set(user.groups);
     const platformUser = isTeam ? undefined : this.cache.user(user.name);

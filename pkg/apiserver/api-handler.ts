@@ -203,6 +203,7 @@ class Server implements ApiHandler {
         ? this.resources.get(info.resource)
         : undefined;
     if (!storage) throw newResourceNotFound();
-    await serveResource(scope, storage, this.env);
+    // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
+    return serveResource(scope, storage, this.env);
   }
 }

@@ -110,16 +110,16 @@ export async function serveResource(
 
   if (info.watchViaPath) {
     if (namespaced && info.namespace === '' && pathName !== undefined) throw newResourceNotFound();
-    await serveWatch(scope, storage, pathName, env);
-    return;
+    // Returned, not awaited, here and below: a watch lives long, and every async frame
+    // left waiting on it is heap held per open watch.
+    return serveWatch(scope, storage, pathName, env);
   }
 
   const method = scope.req.method;
   if (pathName === undefined) {
     if (method === 'GET' || method === 'HEAD') {
-      if (info.verb === 'watch') await serveWatch(scope, storage, undefined, env);
-      else await serveList(scope, storage);
-      return;
+      if (info.verb === 'watch') return serveWatch(scope, storage, undefined, env);
+      return serveList(scope, storage);
     }
     if (namespaced && info.namespace === '') throw newMethodNotAllowed();
     if (method === 'POST') return serveCreate(scope, storage, env);
@@ -181,7 +181,7 @@ async function serveWatch(
       fieldSelector: options.fieldSelector ? `${options.fieldSelector},${byName}` : byName,
     };
   }
-  await env.watches.serve(scope, storage, options, output, tableOptions);
+  return env.watches.serve(scope, storage, options, output, tableOptions);
 }
 
 /** A body decoded per Content-Type, with YAML duplicate keys handled per fieldValidation. */

@@ -90,7 +90,8 @@ export class WatchServer {
       },
     );
     this.active.add(watch);
-    await watch.run();
+    // Returned rather than awaited: no frame of this function stays alive with the watch.
+    return watch.run();
   }
 
   /** Ends every open watch cleanly and refuses new ones. */

@@ -61,14 +61,20 @@ export class WatchQueue<T> {
     }
   }
 
-  /** The next item, or undefined once the queue has ended and is drained. */
-  async shift(): Promise<T | undefined> {
-    while (this.length === 0) {
-      if (this.ended) return undefined;
-      await new Promise<void>((resolve) => {
-        this.wakeConsumer = resolve;
-      });
-    }
+  /**
+   * The next item, or undefined once the queue has ended and is drained. Not an async
+   * function: an idle watch waits here for its whole life, and a suspended async frame
+   * is heap per watch.
+   */
+  shift(): Promise<T | undefined> {
+    if (this.length > 0) return Promise.resolve(this.take());
+    if (this.ended) return Promise.resolve(undefined);
+    return new Promise<T | undefined>((resolve) => {
+      this.wakeConsumer = () => resolve(this.shift());
+    });
+  }
+
+  private take(): T {
     const item = this.items[this.head] as T;
     this.head++;
     // Compact now and then so a long-lived watch does not keep consumed items alive.

@@ -142,12 +142,13 @@ export class CacheWatcher implements Watcher {
     };
     return {
       // Like a generator's, calls are meant one at a time (for await, the watch writer).
-      next: async () => {
-        if (done) return { done: true, value: undefined };
-        const event = await this.queue.shift();
-        if (event === undefined) return finish();
-        if (event.type === 'ERROR') finish();
-        return { done: false, value: event };
+      next: () => {
+        if (done) return Promise.resolve({ done: true, value: undefined });
+        return this.queue.shift().then((event): IteratorResult<StorageWatchEvent> => {
+          if (event === undefined) return finish();
+          if (event.type === 'ERROR') finish();
+          return { done: false, value: event };
+        });
       },
       return: () => Promise.resolve(finish()),
     };

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { newUnauthorized } from '../apis/meta/errors.js';
-import type { HostCluster, TokenReviewResult } from '../hostcluster/types.js';
+import type { HostCluster, HostUserInfo, TokenReviewResult } from '../hostcluster/types.js';
 import { TtlCache } from '../hostcluster/ttl-cache.js';
 import { bearerToken } from './bearer-token.js';
 import type { AuthenticatedUser, Authenticator } from './interfaces.js';
@@ -32,6 +32,7 @@ export class TokenReviewAuthenticator implements Authenticator {
   private readonly cache: TtlCache<TokenReviewResult>;
   private readonly ttlMs: number;
   private readonly audiences: readonly string[];
+  private readonly users = new WeakMap<TokenReviewResult, AuthenticatedUser>();
 
   constructor(
     private readonly host: Pick<HostCluster, 'tokenReview'>,
@@ -63,15 +64,21 @@ export class TokenReviewAuthenticator implements Authenticator {
     if (!review.authenticated || !review.user || review.user.username === '') throw newUnauthorized();
     if (this.audiences.length > 0 && !(review.audiences ?? []).some((a) => this.audiences.includes(a)))
       throw newUnauthorized();
-    const u = review.user;
-    const groups = [...u.groups];
-    if (!groups.includes(AUTHENTICATED_GROUP)) groups.push(AUTHENTICATED_GROUP);
-    return {
-      name: u.username,
-      groups,
-      ...(u.uid ? { uid: u.uid } : {}),
-      ...(u.extra && Object.keys(u.extra).length > 0 ? { extra: u.extra } : {}),
-      hostIdentity: true,
-    };
+    // One identity per cached answer, so what authorization works out about it is remembered too.
+    let user = this.users.get(review);
+    if (!user) this.users.set(review, (user = identityOf(review.user)));
+    return user;
   }
+}
+
+function identityOf(u: HostUserInfo): AuthenticatedUser {
+  const groups = [...u.groups];
+  if (!groups.includes(AUTHENTICATED_GROUP)) groups.push(AUTHENTICATED_GROUP);
+  return {
+    name: u.username,
+    groups,
+    ...(u.uid ? { uid: u.uid } : {}),
+    ...(u.extra && Object.keys(u.extra).length > 0 ? { extra: u.extra } : {}),
+    hostIdentity: true,
+  };
 }

@@ -127,6 +127,14 @@ const invalid: { argv: string[]; problem: RegExp }[] = [
     problem: /--admin-username: "Admin User" must be a valid user name/,
   },
   {
+    argv: [`--client-ca-file=${join(dir, 'no-client-ca.crt')}`],
+    problem: /--client-ca-file: cannot read ".*no-client-ca\.crt"/,
+  },
+  {
+    argv: [`--requestheader-client-ca-file=${dir}`],
+    problem: /--requestheader-client-ca-file: ".*" is not a file/,
+  },
+  {
     argv: ['--log-level=chatty'],
     problem: /--log-level: unknown level "chatty" \(supported: debug, info, warn, error\)/,
   },

@@ -11,7 +11,7 @@
 // send every read to storage after a wait. It asks for no previous values, so etcd
 // does no extra read per event.
 
-import type { KV, KVEvent, KVWatch } from '../kv.js';
+import { CompactedError, type KV, type KVEvent, type KVWatch } from '../kv.js';
 import type { CacheLogger } from './cacher.js';
 
 const RETRY_MS = 1000;
@@ -26,6 +26,12 @@ export class GlobalProgress {
   private readonly listeners = new Set<() => void>();
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
+  /**
+   * Which watch is the current one: a replaced watch's late callbacks must not touch
+   * the state (an older watch replaying an old write would lower a prefix's last
+   * write, and prove a cache current that has not applied a newer one).
+   */
+  private epoch = 0;
 
   constructor(
     private readonly kv: KV,
@@ -41,7 +47,6 @@ export class GlobalProgress {
     else if (listRevision + 1 < this.from) {
       // A cache that listed before this watch began could never be proven current
       // (the writes between are unseen): start over from its revision (etcd replays them).
-      this.watch.cancel();
       this.start(listRevision + 1);
     }
   }
@@ -68,33 +73,55 @@ export class GlobalProgress {
 
   stop(): void {
     this.stopped = true;
+    this.epoch++;
     clearTimeout(this.retry);
     this.watch?.cancel();
     this.watch = undefined;
   }
 
-  private start(from: number): void {
-    this.from = from;
+  /** Starts a watch from `from`; `resume` keeps what the previous watch proved (no gap). */
+  private start(from: number, resume = false): void {
+    this.watch?.cancel();
+    const epoch = ++this.epoch;
+    if (!resume) {
+      this.from = from;
+      this.lastWrite.clear();
+    }
     this.seen = from - 1;
-    this.lastWrite.clear();
     this.watch = this.kv.watch('', from, {
       withoutPrevious: true,
-      onEvents: (events) => this.onEvents(events),
+      onEvents: (events) => {
+        if (epoch === this.epoch) this.onEvents(events);
+      },
       onProgress: (revision) => {
-        if (revision <= this.seen) return;
+        if (epoch !== this.epoch || revision <= this.seen) return;
         this.seen = revision;
         this.notify();
       },
       onError: (err) => {
+        if (epoch !== this.epoch) return;
         this.watch = undefined;
         if (this.stopped) return;
         this.logger?.warn('watch cache: the write-order watch failed; restarting it', { error: err.message });
+        if (!(err instanceof CompactedError)) {
+          // Resume where it stopped: every write since is replayed, so what it proved
+          // still holds, and quiet resources keep their proof. (Not at once: storage
+          // that is down would fail it again in a tight loop.)
+          this.retry = setTimeout(() => {
+            this.retry = undefined;
+            if (!this.stopped && !this.watch) this.start(this.seen + 1, true);
+          }, RETRY_MS);
+          return;
+        }
+        // History is gone: start over at the current revision (caches that listed
+        // before it cannot be proven current until they see an event or relist).
         const again = (): void => {
           this.retry = undefined;
-          if (this.stopped) return;
+          if (this.stopped || this.watch) return;
           this.kv.currentRevision().then(
             (current) => {
-              if (!this.stopped) this.start(current + 1);
+              // A cache may have attached (and started a watch) while this read was out.
+              if (!this.stopped && !this.watch) this.start(current + 1);
             },
             () => {
               this.retry = setTimeout(again, RETRY_MS);

@@ -412,3 +412,47 @@ describe('watch timeouts, backpressure and shutdown', SUITE, () => {
       }
     });
 });
+
+describe('HEAD with watch', SUITE, () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  /** The whole raw response of one request on its own connection. */
+  function rawResponse(method: string, path: string): Promise<string> {
+    const port = Number(new URL(s.url).port);
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(
+          `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin-token\r\nConnection: close\r\n\r\n`,
+        );
+      });
+      let data = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (d: string) => (data += d));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+  }
+
+  // Bytes after a HEAD response's headers would be read as the next response on a
+  // kept-alive connection.
+  for (const shared of [false, true])
+    it(`sends headers and no body bytes${shared ? ' (shared events)' : ''}`, async () => {
+      const next = s.teams.nextWatcher();
+      const response = rawResponse('HEAD', `${ROOT}/teams?watch=true&timeoutSeconds=1`);
+      const watcher = await next;
+      watcher.push({
+        type: 'ADDED',
+        object: { apiVersion: `${GROUP}/v1`, kind: 'Team', metadata: { name: 'a', resourceVersion: '2' } },
+        ...(shared ? { shared: new EventMemo() } : {}),
+      });
+      const text = await response;
+      assert.match(text, /^HTTP\/1\.1 200/);
+      assert.equal(text.slice(text.indexOf('\r\n\r\n') + 4), '', 'no body after the headers');
+    });
+});

@@ -190,12 +190,17 @@ class ActiveWatch {
   private write(event: StorageWatchEvent): boolean {
     const res = this.scope.res;
     const socket = res.socket;
-    // Straight to the socket only while nothing of this response waits in front of it.
+    // Straight to the socket only while nothing of this response waits in front of it,
+    // and only when the response has a body (HEAD has none: the response drops what is
+    // written to it, a direct socket write would not) framed in chunks.
     if (
       !this.output.convert &&
       event.shared &&
       socket &&
       !socket.destroyed &&
+      socket.writable &&
+      this.scope.req.method !== 'HEAD' &&
+      res.chunkedEncoding &&
       res.headersSent &&
       !res.writableEnded &&
       res.writableLength === socket.writableLength

@@ -360,8 +360,12 @@ export class Store implements RESTStorage {
               }
             }, fail),
           return: async () => {
-            await it.return?.();
-            return finish();
+            try {
+              await it.return?.();
+            } finally {
+              finish();
+            }
+            return { done: true, value: undefined };
           },
         };
       },

@@ -45,35 +45,44 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (err) => fail('uncaught exception', err));
   process.on('unhandledRejection', (err) => fail('unhandled promise rejection', err));
 
-  let server: RunningServer;
-  try {
-    server = await run(options, logger);
-  } catch (err) {
-    fail('the server failed to start', err);
-    return;
-  }
-
+  // Signal handlers go in before start-up: a SIGTERM that arrives while the server is
+  // still starting (it may already have logged where it serves) must drain and exit 0
+  // once it has started, not kill the process with the signal's default action.
+  let server: RunningServer | undefined;
+  let pending: NodeJS.Signals | undefined;
   // The server bounds its own shutdown; this is the backstop should storage hang on close.
   const HARD_EXIT_MS = 45_000;
   let signals = 0;
+  const shutDown = (running: RunningServer, signal: NodeJS.Signals): void => {
+    logger.info('received signal, shutting down', { signal });
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, HARD_EXIT_MS).unref();
+    running.stop().then(
+      () => process.exit(0),
+      (err: unknown) => fail('shutdown failed', err),
+    );
+  };
   const onSignal = (signal: NodeJS.Signals): void => {
     signals++;
     if (signals > 1) {
       logger.warn('second signal: exiting without waiting', { signal });
       process.exit(1);
     }
-    logger.info('received signal, shutting down', { signal });
-    setTimeout(() => {
-      logger.error('shutdown did not finish in time; exiting');
-      process.exit(1);
-    }, HARD_EXIT_MS).unref();
-    server.stop().then(
-      () => process.exit(0),
-      (err: unknown) => fail('shutdown failed', err),
-    );
+    if (server) shutDown(server, signal);
+    else pending = signal;
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+
+  try {
+    server = await run(options, logger);
+  } catch (err) {
+    fail('the server failed to start', err);
+    return;
+  }
+  if (pending) shutDown(server, pending);
 }
 
 main().catch((err: unknown) => {

@@ -15,6 +15,9 @@ const here = fileURLToPath(import.meta.url);
 const fromSource = here.endsWith('.ts');
 const main = join(here, '..', fromSource ? 'main.ts' : 'main.js');
 
+/** Memory growth the quick run's small counts cannot resolve: measured, sign unknown. */
+const NOISY = new Set(['idle-watch-rss']);
+
 /** Workloads whose figure is compared with a baseline. */
 const COMPARED = [
   'create-throughput',
@@ -65,6 +68,13 @@ test('npm run bench -- --quick produces a complete table and JSON report', { tim
     for (const id of COMPARED) {
       const row = report.rows.find((x) => x.id === id);
       assert.ok(row, `no row for ${id}; rows: ${ids.join(', ')}`);
+      // RSS grows in pages and the allocator returns memory when it likes: over the quick
+      // run's 20 watches its growth may be zero or negative. A figure, whatever its sign.
+      if (NOISY.has(id)) {
+        assert.ok(Number.isFinite(row.server.value), `${id}: no server figure`);
+        assert.ok(row.baseline && Number.isFinite(row.baseline.value), `${id}: no baseline`);
+        continue;
+      }
       assert.ok(Number.isFinite(row.server.value) && row.server.value > 0, `${id}: no server figure`);
       assert.ok(
         row.baseline && Number.isFinite(row.baseline.value) && row.baseline.value > 0,

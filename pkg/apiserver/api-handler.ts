@@ -119,12 +119,12 @@ class Server implements ApiHandler {
     scope.markClosed();
     this.inFlight--;
     const res = scope.res;
-    this.config.logger.info('request', {
-      ...scope.logFields(),
-      code: res.statusCode,
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-      ...(res.writableFinished ? {} : { aborted: true }),
-    });
+    // logFields() is a fresh object: completed in place rather than copied.
+    const fields = scope.logFields();
+    fields.code = res.statusCode;
+    fields.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    if (!res.writableFinished) fields.aborted = true;
+    this.config.logger.info('request', fields);
     if (this.inFlight === 0 && this.shuttingDown) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

@@ -62,17 +62,32 @@ export class RequestScope {
   }
 
   context(namespace: string): RequestContext {
-    if (!this.user) throw new Error('request context without an authenticated user');
+    const user = this.user;
+    if (!user) throw new Error('request context without an authenticated user');
     const userAgent = this.req.headers['user-agent'];
-    const ctx = {
-      user: this.user,
-      namespace,
-      ...(userAgent === undefined ? {} : { userAgent }),
-      warnings: this.warnings,
-    };
-    // Created only if the registry looks: most requests never need one.
-    Object.defineProperty(ctx, 'signal', { enumerable: true, get: () => this.signal });
-    return ctx as RequestContext;
+    const warnings = this.warnings;
+    // The signal is created only if the registry looks: most requests never need one.
+    // A getter in the literal (own and enumerable, so a spread copy keeps the signal)
+    // rather than defineProperty afterwards, which cost ~4 us a request in profiles.
+    const signal = (): AbortSignal => this.signal;
+    return userAgent === undefined
+      ? {
+          user,
+          namespace,
+          warnings,
+          get signal() {
+            return signal();
+          },
+        }
+      : {
+          user,
+          namespace,
+          userAgent,
+          warnings,
+          get signal() {
+            return signal();
+          },
+        };
   }
 
   /** Sets one Warning header per collected warning; a no-op once headers are out. */

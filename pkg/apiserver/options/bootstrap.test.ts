@@ -282,6 +282,64 @@ test('a start after a crash between the key and its hand-over replaces the key n
   assert.equal((keys[0]?.spec as { key?: string }).key, hashAccessKey(tokenInFile(dataDir)));
 });
 
+test('on shared storage, a first start still handing over on another replica is waited for, not replaced', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+  // The other replica (its own data directory) has just made the User; its key comes a moment later.
+  const recovering = bootstrapAdmin({
+    ...options(dataDir, resources, recordingLogger()),
+    handoverGraceMs: 60_000,
+  });
+  let settled = false;
+  void recovering.then(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(settled, false, 'it waits while the admin User is young and has no key');
+  const keys = resourceStore(resources, 'ownedaccesskeys');
+  assert.ok(keys.patch);
+  const theirs = await createKey(
+    resources,
+    'admin-bootstrap',
+    { type: 'User' },
+    { [bootstrapHandoverAnnotation(GROUP)]: 'pending' },
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(settled, false, 'it waits while the young key is pending');
+  await keys.patch(
+    { ...SYSTEM, warnings: [] },
+    'admin-bootstrap',
+    'merge',
+    { metadata: { annotations: { [bootstrapHandoverAnnotation(GROUP)]: null } } },
+    WRITE,
+  );
+  assert.deepEqual(await recovering, { outcome: 'skipped', reason: 'users-exist' });
+  const stored = await storedKeys(storage);
+  assert.deepEqual(
+    stored.map((k) => k.metadata.uid),
+    [theirs.metadata.uid],
+    "the other replica's key is kept",
+  );
+  assert.ok(!existsSync(join(dataDir, ADMIN_KUBECONFIG_FILE)));
+});
+
+test('on shared storage, a pending key older than the grace is a crash, and is replaced', async (t) => {
+  const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
+  const lost = await createKey(
+    resources,
+    'admin-bootstrap',
+    { type: 'User' },
+    { [bootstrapHandoverAnnotation(GROUP)]: 'pending' },
+  );
+  // Timestamps have one-second resolution: a grace of 1 ms is over once the next second starts.
+  await new Promise((r) => setTimeout(r, 1100));
+  const result = await bootstrapAdmin({
+    ...options(dataDir, resources, recordingLogger()),
+    handoverGraceMs: 1,
+  });
+  assert.equal(result.outcome, 'created');
+  const keys = await storedKeys(storage);
+  assert.equal(keys.length, 1);
+  assert.notEqual(keys[0]?.metadata.uid, lost.metadata.uid);
+});
+
 test('no kube config file but a usable admin key: nothing is issued or written', async (t) => {
   const { dataDir, storage, resources } = await crashedAfterAdminUser(t);
   // The operator deleted the file after copying it, or made the admin and a key over the API.

@@ -16,7 +16,10 @@
 // it over as a first start would. The bootstrap key carries a "handover pending"
 // annotation until the hand-over is done; a pending key was never seen by anyone,
 // so it counts as unusable and is replaced. An existing admin.kubeconfig is never
-// overwritten, and a start that finds it does nothing.
+// overwritten, and a start that finds it does nothing. On shared storage a young
+// admin User without a key, or a young pending key, is another replica's first start
+// still at work: a later start waits out a grace period for its hand-over before it
+// calls that a crash.
 
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,7 +75,16 @@ export interface BootstrapOptions {
    * after all, so the key is never lost.
    */
   readonly writeKeySecret?: (key: string) => Promise<string>;
+  /**
+   * On storage other processes share (etcd), how long a first start may take to hand
+   * its key over: a younger admin User without a key, or pending key, is another
+   * replica's first start in progress, not a crash to recover from. 0 (the default)
+   * for storage only this process uses.
+   */
+  readonly handoverGraceMs?: number;
 }
+
+const HANDOVER_POLL_MS = 250;
 
 const SYSTEM_CONTEXT: RequestContext = {
   user: { name: 'system:platform-apiserver', groups: ['system:masters', 'system:authenticated'] },
@@ -171,13 +183,26 @@ async function finishInterruptedBootstrap(
     return SKIPPED_USERS_EXIST;
   }
   const keyName = adminUsername + BOOTSTRAP_KEY_SUFFIX;
-  const list = await keys.list(system(), {});
-  const adminKeys = list.items.filter((k) => specOf(k)['user'] === adminUsername);
-  const pending = adminKeys.find(
-    (k) =>
-      k.metadata.name === keyName &&
-      k.metadata.annotations?.[bootstrapHandoverAnnotation(group)] === HANDOVER_PENDING,
-  );
+  const grace = options.handoverGraceMs ?? 0;
+  const recent = (obj: KubeObject): boolean =>
+    grace > 0 && Date.now() - Date.parse(obj.metadata.creationTimestamp ?? '') < grace;
+  let adminKeys: KubeObject[];
+  let pending: KubeObject | undefined;
+  for (;;) {
+    const list = await keys.list(system(), {});
+    adminKeys = list.items.filter((k) => specOf(k)['user'] === adminUsername);
+    pending = adminKeys.find(
+      (k) =>
+        k.metadata.name === keyName &&
+        k.metadata.annotations?.[bootstrapHandoverAnnotation(group)] === HANDOVER_PENDING,
+    );
+    // On shared storage a fresh admin User without its key, or a fresh pending key, is
+    // another replica's first start at work, not a crash: wait for it to hand over
+    // (or for the grace to run out, which only a crash explains).
+    const bootstrapKey = adminKeys.find((k) => k.metadata.name === keyName);
+    if (!(pending ? recent(pending) : !bootstrapKey && recent(admin))) break;
+    await new Promise((r) => setTimeout(r, HANDOVER_POLL_MS));
+  }
   const usable = adminKeys.filter((k) => k !== pending && isUsableKey(k, admin, group));
   if (usable.length > 0 || specOf(admin)['disabled'] === true) {
     // The admin logs in with a key of their own (or was disabled on purpose): not ours to change.

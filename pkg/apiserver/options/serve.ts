@@ -14,6 +14,9 @@ import { writeBootstrapSecret } from './bootstrap-secret.js';
 import type { JsonLogger } from './logger.js';
 import type { ServerConfig, ServerOptions } from './options.js';
 
+/** How long another replica's first start may take to hand the admin key over (see bootstrap.ts). */
+const BOOTSTRAP_HANDOVER_GRACE_MS = 30_000;
+
 export interface RunningServer {
   /** Where a local client reaches the server, e.g. https://127.0.0.1:8443 */
   readonly url: string;
@@ -99,6 +102,8 @@ export async function startServer(
       serverUrl: localServerUrl(options.bindAddress, port, MANAGEMENT_PATH_PREFIX),
       ...(tls.caPem ? { caPem: tls.caPem } : {}),
       ...(bootstrapSecret ? { writeKeySecret: bootstrapSecret } : {}),
+      // Replicas share etcd; the embedded database is this process's alone.
+      handoverGraceMs: options.storageBackend === 'etcd3' ? BOOTSTRAP_HANDOVER_GRACE_MS : 0,
       logger,
     });
   } catch (err) {

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { stringify as yamlStringify } from 'yaml';
 
 import { isApiError, toApiError, type ApiError } from '../apis/meta/errors.js';
+import { cachedJSON, cachedListJSON } from '../registry/generic/encoded.js';
 import type { Logger } from './config.js';
 import { JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, type MediaType } from './negotiation.js';
 
@@ -24,7 +25,9 @@ export function encode(obj: unknown, format: OutputFormat): string {
     // YAML 1.1 quoting keeps strings like "yes" or "2024-01-01" strings for Go readers.
     return yamlStringify(obj, { version: '1.1' });
   }
-  return `${format.pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj)}\n`;
+  if (format.pretty) return `${JSON.stringify(obj, null, 2)}\n`;
+  // Objects (and lists of them) served from the watch cache are encoded once per state.
+  return `${cachedJSON(obj) ?? cachedListJSON(obj) ?? JSON.stringify(obj)}\n`;
 }
 
 export function writeObject(res: ServerResponse, code: number, obj: unknown, format: OutputFormat): void {

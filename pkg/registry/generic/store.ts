@@ -54,6 +54,7 @@ import type {
   SubresourceStorage,
   UpdateOptions,
 } from '../rest/interfaces.js';
+import { noteOutputOf } from './encoded.js';
 import { decodeObject } from './decode.js';
 import {
   checkDeletePreconditions,
@@ -676,7 +677,10 @@ export class Store implements RESTStorage {
   private output(obj: KubeObject, created: boolean, ctx?: RequestContext): KubeObject {
     const { apiVersion: _v, kind: _k, ...rest } = obj;
     const typed: KubeObject = { apiVersion: this.apiVersion, kind: this.info.kind, ...rest };
-    return this.strategy.decorate ? this.strategy.decorate(typed, created, ctx) : typed;
+    if (this.strategy.decorate) return this.strategy.decorate(typed, created, ctx);
+    // A copy of a cached (frozen) object: its JSON can be encoded once per state.
+    noteOutputOf(typed, obj);
+    return typed;
   }
 
   private restoreEnvelope(obj: KubeObject): void {

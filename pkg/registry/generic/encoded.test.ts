@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { KubeObject } from '../../apis/meta/types.js';
 import { deepFreeze } from '../../storage/cacher/watch-cache.js';
-import { cachedJSON, cachedListJSON, noteOutputOf } from './encoded.js';
+import { cachedJSON, cachedListJSON, encodedCount, MAX_ENCODED_STATES, noteOutputOf } from './encoded.js';
 
 function cached(name: string): KubeObject {
   return deepFreeze({
@@ -51,6 +51,16 @@ describe('JSON of cached objects', () => {
     assert.equal(cachedJSON(output(mutable)), undefined);
     assert.equal(cachedJSON({ plain: true }), undefined);
     assert.equal(cachedJSON('text'), undefined);
+  });
+
+  it('keeps the JSON of at most MAX_ENCODED_STATES states, the most recently encoded', () => {
+    const states = Array.from({ length: MAX_ENCODED_STATES + 10 }, (_, i) => cached(`s-${i}`));
+    for (const state of states) cachedJSON(output(state));
+    assert.equal(encodedCount(states.slice(0, 10)), 0, 'the oldest lost their memo');
+    assert.equal(encodedCount(states.slice(10)), MAX_ENCODED_STATES);
+    // Still the right bytes for an evicted state: encoded again.
+    const again = output(states[0] as KubeObject);
+    assert.equal(cachedJSON(again), JSON.stringify(again));
   });
 
   it('encodes a list of such copies exactly as JSON.stringify, whatever else it holds', () => {

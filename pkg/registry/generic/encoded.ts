@@ -19,6 +19,31 @@ const sources = new WeakMap<object, KubeObject>();
 /** Frozen cached object -> the JSON of its output copy. */
 const encodings = new WeakMap<KubeObject, Encoded>();
 
+/**
+ * At most this many states keep their JSON (~1.9 KiB each with these Users): the most
+ * recently encoded ones. Without a bound a store whose every object is read would hold
+ * a string per object; with it, the memo costs at most ~20 MiB however big the store.
+ */
+export const MAX_ENCODED_STATES = 10_000;
+/** The states holding a memo, oldest first (a ring; weak, so the cache can drop them). */
+const order: (WeakRef<KubeObject> | undefined)[] = [];
+let next = 0;
+
+function remember(source: KubeObject, encoded: Encoded): void {
+  const had = encodings.has(source);
+  encodings.set(source, encoded);
+  if (had) return;
+  const evicted = order[next]?.deref();
+  if (evicted !== undefined) encodings.delete(evicted);
+  order[next] = new WeakRef(source);
+  next = (next + 1) % MAX_ENCODED_STATES;
+}
+
+/** How many of the given states hold a memo (tests). */
+export function encodedCount(states: readonly KubeObject[]): number {
+  return states.filter((s) => encodings.has(s)).length;
+}
+
 /** `output` is `source` with apiVersion and kind (re)set first; remembered when `source` is frozen. */
 export function noteOutputOf(output: KubeObject, source: KubeObject): void {
   if (Object.isFrozen(source)) sources.set(output, source);
@@ -47,7 +72,7 @@ export function cachedJSON(value: unknown): string | undefined {
   const memo = encodings.get(source);
   if (memo && memo.apiVersion === output['apiVersion'] && memo.kind === output['kind']) return memo.json;
   const json = JSON.stringify(output);
-  encodings.set(source, { apiVersion: output['apiVersion'], kind: output['kind'], json });
+  remember(source, { apiVersion: output['apiVersion'], kind: output['kind'], json });
   return json;
 }
 

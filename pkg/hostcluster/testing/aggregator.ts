@@ -45,7 +45,8 @@
 //               no Accept header, 404 meaning "legacy" (the v2-to-v3 conversion
 //               kube-aggregator then does is not implemented).
 //   served      /api (no core group), /apis (v2 aggregated with ETag/304, or an
-//               APIGroupList), /apis/<group>, /version, /openapi/v2 and the merged
+//               APIGroupList), /apis/<group>, /version, /openapi/v2 (JSON, or gnostic
+//               protobuf for kubectl <= 1.2x) and the merged
 //               /openapi/v3 root from what was fetched, and APIService objects
 //               (get, list, Table) under apiregistration.k8s.io so
 //               `kubectl get apiservice` shows the condition.
@@ -58,6 +59,13 @@ import { createServer, request, Agent, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
+// The gnostic encoding is the server's own, reused here: what this double adds is the
+// negotiation the real aggregator does for the merged document.
+import {
+  encodeOpenAPIV2Proto,
+  OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
+  OPENAPI_V2_PROTOBUF_SUBTYPES,
+} from '../../apiserver/openapi/openapi-v2-proto.js';
 import {
   ACCEPT_DISCOVERY_V2,
   authProxyHeaders,
@@ -819,11 +827,21 @@ export class AggregatorDouble {
       writeStatus(res, 503, 'ServiceUnavailable', 'the OpenAPI v2 document has not been aggregated yet');
       return;
     }
+    // kube-openapi's handler serves the merged document as JSON or, to kubectl up to
+    // 1.2x, as gnostic protobuf (a representation with its own ETag).
+    const protobuf = prefersOpenAPIV2Protobuf(req.headers.accept);
+    const etag = protobuf ? `"proto-${doc.served.replace(/"/g, '')}"` : doc.served;
     res.setHeader('Vary', 'Accept');
-    res.setHeader('ETag', doc.served);
-    if (ifNoneMatchHits(req.headers['if-none-match'], doc.served)) {
+    res.setHeader('ETag', etag);
+    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
       res.writeHead(304);
       res.end();
+      return;
+    }
+    if (protobuf) {
+      const bytes = encodeOpenAPIV2Proto(JSON.parse(doc.body));
+      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF_MEDIA_TYPE, 'Content-Length': bytes.length });
+      res.end(bytes);
       return;
     }
     writeBody(res, 200, 'application/json', doc.body);
@@ -937,6 +955,17 @@ function appendHeader(headers: OutgoingHttpHeaders, name: string, value: string)
   if (existing === undefined) headers[name] = value;
   else if (Array.isArray(existing)) existing.push(value);
   else headers[name] = [String(existing), value];
+}
+
+/** Whether an Accept header asks for the protobuf OpenAPI v2 document ahead of JSON. */
+function prefersOpenAPIV2Protobuf(accept: string | undefined): boolean {
+  for (const range of (accept ?? '').split(',')) {
+    const [type = ''] = range.trim().toLowerCase().split(';');
+    const subtype = type.startsWith('application/') ? type.slice('application/'.length) : '';
+    if (OPENAPI_V2_PROTOBUF_SUBTYPES.has(subtype)) return true;
+    if (type === '*/*' || type === 'application/json' || type === 'application/*') return false;
+  }
+  return false;
 }
 
 function writeBody(res: ServerResponse, status: number, contentType: string, body: string): void {

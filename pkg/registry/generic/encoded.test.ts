@@ -44,6 +44,19 @@ describe('JSON of cached objects', () => {
     const removed = output(source) as Partial<KubeObject>;
     delete removed.spec;
     assert.equal(cachedJSON(removed), undefined);
+    // A field swapped for another key (same count, the new one undefined in the source).
+    const swapped = output(source) as Record<string, unknown>;
+    delete swapped['spec'];
+    swapped['extra'] = undefined;
+    assert.equal(cachedJSON(swapped), undefined);
+    // The same fields in another order would encode in that order.
+    const reordered = output(source) as Record<string, unknown>;
+    const spec = reordered['spec'];
+    delete reordered['spec'];
+    reordered['spec'] = spec;
+    delete reordered['metadata'];
+    reordered['metadata'] = source.metadata;
+    assert.equal(cachedJSON(reordered), undefined);
   });
 
   it('is not used for objects that are not frozen cache states', () => {

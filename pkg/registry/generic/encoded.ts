@@ -51,28 +51,34 @@ export function noteOutputOf(output: KubeObject, source: KubeObject): void {
 
 /**
  * JSON.stringify(value) for an output copy of a cached object, from the memo when the
- * copy is still what the Store made (same keys, same values: nested values are frozen);
- * undefined for anything else.
+ * copy is still what the Store made (the same keys in the same order, the same values:
+ * nested values are frozen); undefined for anything else.
  */
 export function cachedJSON(value: unknown): string | undefined {
+  return encode(value, true);
+}
+
+function encode(value: unknown, keep: boolean): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const source = sources.get(value);
   if (source === undefined) return undefined;
   const output = value as Record<string, unknown>;
   const from = source as Record<string, unknown>;
-  // Shallow check: nobody changed the copy after the Store made it.
-  let keys = 0;
-  for (const key in output) {
-    keys++;
-    if (key !== 'apiVersion' && key !== 'kind' && output[key] !== from[key]) return undefined;
+  // Nobody changed the copy after the Store made it: apiVersion and kind first, then
+  // the source's own keys in its order (so a field deleted, or deleted and set again,
+  // shows), each with the identical value.
+  const outputKeys = Object.keys(output);
+  if (outputKeys[0] !== 'apiVersion' || outputKeys[1] !== 'kind') return undefined;
+  let i = 2;
+  for (const key in from) {
+    if (key === 'apiVersion' || key === 'kind') continue;
+    if (outputKeys[i++] !== key || output[key] !== from[key]) return undefined;
   }
-  let expected = 2;
-  for (const key in from) if (key !== 'apiVersion' && key !== 'kind') expected++;
-  if (keys !== expected) return undefined;
+  if (i !== outputKeys.length) return undefined;
   const memo = encodings.get(source);
   if (memo && memo.apiVersion === output['apiVersion'] && memo.kind === output['kind']) return memo.json;
   const json = JSON.stringify(output);
-  remember(source, { apiVersion: output['apiVersion'], kind: output['kind'], json });
+  if (keep) remember(source, { apiVersion: output['apiVersion'], kind: output['kind'], json });
   return json;
 }
 
@@ -87,7 +93,13 @@ export function cachedListJSON(list: unknown): string | undefined {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(list)) {
     if (key === 'items') {
-      const encoded = items.map((item: unknown) => cachedJSON(item) ?? JSON.stringify(item) ?? 'null');
+      // A list longer than the memo would only push out, one by one, the memos it needs
+      // next: it uses those it finds and keeps none of its own.
+      const keep = items.length <= MAX_ENCODED_STATES;
+      const encoded = Array.from(
+        items,
+        (item: unknown) => encode(item, keep) ?? JSON.stringify(item) ?? 'null',
+      );
       parts.push(`"items":[${encoded.join(',')}]`);
       continue;
     }

@@ -107,58 +107,8 @@ export class Suite {
     ]);
     const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
 
-    this.env.log('bench: create throughput, 64 clients (etcd3)');
-    const creates = await this.measured(host, {
-      kind: 'create-users',
-      target,
-      namePrefix: 'ct',
-      concurrency: 64,
-      ...timing,
-    });
-    const valueSize = await this.storedUserSize(target, 'ct-0');
-    const puts = await this.job({
-      kind: 'etcd-put',
-      endpoint: etcd.endpoint,
-      valueSize,
-      concurrency: 64,
-      ...timing,
-    });
-    this.add(
-      new Row(
-        'create-throughput',
-        'create throughput, 64 clients, etcd3',
-        throughputFigure(creates, 'creates/s'),
-      )
-        .against(throughputFigure(puts, 'puts/s'), 'etcd3 puts, same value size and concurrency')
-        .target('>=', 0.5),
-    );
-    this.add(
-      new Row('create-p99', 'create p99, 64 clients, etcd3', latencyFigure(creates, 'p99'))
-        .against(latencyFigure(puts, 'p99'), 'etcd3 put p99, 64 clients')
-        .target('<=', 2),
-    );
-
-    this.env.log('bench: create latency, 1 client (etcd3)');
-    const one = await this.measured(host, {
-      kind: 'create-users',
-      target,
-      namePrefix: 'cl',
-      concurrency: 1,
-      ...timing,
-    });
-    const onePut = await this.job({
-      kind: 'etcd-put',
-      endpoint: etcd.endpoint,
-      valueSize,
-      concurrency: 1,
-      ...timing,
-    });
-    this.add(
-      new Row('create-latency', 'create latency p50, 1 client, etcd3', latencyFigure(one, 'p50'))
-        .against(latencyFigure(onePut, 'p50'), 'etcd3 put p50, 1 client')
-        .target('<=', 1.5),
-    );
-
+    // The list first, while the store holds just the objects filled for it: the create
+    // workloads below leave thousands more, and the row is about listing 10,000.
     this.env.log(`bench: list ${s.listObjects} objects (etcd3)`);
     const total = await this.countUsers(target);
     if (total < s.listObjects) {
@@ -217,6 +167,58 @@ export class Suite {
       )
         .against(latencyFigure(rangeParse, 'p50'), 'raw etcd3 range of the prefix + JSON.parse of each value')
         .target('<=', 0.5),
+    );
+
+    this.env.log('bench: create throughput, 64 clients (etcd3)');
+    const creates = await this.measured(host, {
+      kind: 'create-users',
+      target,
+      namePrefix: 'ct',
+      concurrency: 64,
+      ...timing,
+    });
+    const valueSize = await this.storedUserSize(target, 'ct-0');
+    const puts = await this.job({
+      kind: 'etcd-put',
+      endpoint: etcd.endpoint,
+      valueSize,
+      concurrency: 64,
+      ...timing,
+    });
+    this.add(
+      new Row(
+        'create-throughput',
+        'create throughput, 64 clients, etcd3',
+        throughputFigure(creates, 'creates/s'),
+      )
+        .against(throughputFigure(puts, 'puts/s'), 'etcd3 puts, same value size and concurrency')
+        .target('>=', 0.5),
+    );
+    this.add(
+      new Row('create-p99', 'create p99, 64 clients, etcd3', latencyFigure(creates, 'p99'))
+        .against(latencyFigure(puts, 'p99'), 'etcd3 put p99, 64 clients')
+        .target('<=', 2),
+    );
+
+    this.env.log('bench: create latency, 1 client (etcd3)');
+    const one = await this.measured(host, {
+      kind: 'create-users',
+      target,
+      namePrefix: 'cl',
+      concurrency: 1,
+      ...timing,
+    });
+    const onePut = await this.job({
+      kind: 'etcd-put',
+      endpoint: etcd.endpoint,
+      valueSize,
+      concurrency: 1,
+      ...timing,
+    });
+    this.add(
+      new Row('create-latency', 'create latency p50, 1 client, etcd3', latencyFigure(one, 'p50'))
+        .against(latencyFigure(onePut, 'p50'), 'etcd3 put p50, 1 client')
+        .target('<=', 1.5),
     );
 
     this.env.log('bench: get by name, 32 clients (etcd3)');

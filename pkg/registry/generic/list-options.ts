@@ -4,8 +4,13 @@
 
 import { newBadRequest, newInvalid, type ApiError } from '../../apis/meta/errors.js';
 import { forbidden, notSupported, type FieldError } from '../../apis/meta/field-errors.js';
-import { objectMetaFieldsSet, parseFieldSelector, type FieldSelector } from '../../apis/meta/fields.js';
-import { parseLabelSelector, type LabelSelector } from '../../apis/meta/labels.js';
+import {
+  EVERYTHING_FIELDS,
+  objectMetaFieldsSet,
+  parseFieldSelector,
+  type FieldSelector,
+} from '../../apis/meta/fields.js';
+import { EVERYTHING_LABELS, parseLabelSelector, type LabelSelector } from '../../apis/meta/labels.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { Predicate, ResourceVersionMatch } from '../../storage/interfaces.js';
 import type { ListOptions } from '../rest/interfaces.js';
@@ -101,12 +106,19 @@ export interface SelectionPredicate extends Predicate {
 export function selectionPredicate(
   options: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>,
 ): SelectionPredicate {
+  // Most lists and watches select nothing: share one predicate rather than keep two
+  // parsed selectors and their closures alive with every open watch.
+  if (!options.labelSelector && !options.fieldSelector) return SELECT_EVERYTHING;
   const labels = parseLabelSelector(options.labelSelector ?? '');
   if (!labels.ok) throw selectorError(labels.error);
   const fields = parseFieldSelector(options.fieldSelector ?? '');
   if (!fields.ok) throw newBadRequest(fields.error);
   return predicateFrom(labels.value, fields.value);
 }
+
+const SELECT_EVERYTHING: SelectionPredicate = Object.freeze(
+  predicateFrom(EVERYTHING_LABELS, EVERYTHING_FIELDS),
+);
 
 function selectorError(message: string): ApiError {
   return newBadRequest(`unable to parse labelSelector: ${message}`);

@@ -4,7 +4,7 @@
 // replicas (and the upstream e2e tests) decode it, so the bytes must match Go's
 // encoding/json output and decoding must reject what upstream rejects.
 
-import { invalidContinue } from './errors.js';
+import { invalidContinue, StorageError } from './errors.js';
 
 const TOKEN_VERSION = 'meta.k8s.io/v1';
 
@@ -131,4 +131,25 @@ export function decodeContinue(token: string, keyPrefix: string): DecodedContinu
   const cleaned = cleanPath(rooted);
   if (cleaned !== rooted) fail(`${INVALID}: ${start}`);
   return { key: keyPrefix + cleaned.slice(1), resourceVersion: rv };
+}
+
+/**
+ * Where a continued list resumes: the token's start key, and the revision its first
+ * page was read at (0: the token says "latest", rv -1). A continue token carries its
+ * own revision, so one given beside it (other than "" or "0") is refused, as upstream.
+ */
+export function continuePoint(
+  token: string,
+  keyPrefix: string,
+  resourceVersion: string,
+): { key: string; revision: number } {
+  const decoded = decodeContinue(token, keyPrefix);
+  if (resourceVersion !== '' && resourceVersion !== '0') {
+    throw new StorageError(
+      'InvalidError',
+      '',
+      'specifying resource version is not allowed when using continue',
+    );
+  }
+  return { key: decoded.key, revision: Math.max(0, decoded.resourceVersion) };
 }

@@ -6,7 +6,7 @@
 
 import type { KubeObject, Preconditions } from '../apis/meta/types.js';
 import { cloneObject, decodeObject, encodeObject } from './codec.js';
-import { decodeContinue, encodeContinue } from './continue.js';
+import { continuePoint, encodeContinue } from './continue.js';
 import {
   expired,
   expiredContinue,
@@ -151,17 +151,10 @@ export class KVStorage implements Storage {
     let continueKey: string | undefined;
     let minimum = 0;
     if (recursive && options.continue) {
-      const decoded = decodeContinue(options.continue, keyPrefix);
-      if (rv !== '' && rv !== '0') {
-        throw new StorageError(
-          'InvalidError',
-          '',
-          'specifying resource version is not allowed when using continue',
-        );
-      }
-      continueKey = decoded.key;
-      // rv > 0 pins the page to the first page's revision; rv -1 continues at the latest.
-      if (decoded.resourceVersion > 0) withRev = decoded.resourceVersion;
+      // A revision pins the page to the first page's; 0 continues at the latest.
+      const resume = continuePoint(options.continue, keyPrefix, rv);
+      continueKey = resume.key;
+      withRev = resume.revision;
     } else if (rv !== '') {
       const parsed = parseResourceVersion(rv);
       switch (options.resourceVersionMatch ?? '') {

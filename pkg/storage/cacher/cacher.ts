@@ -20,7 +20,7 @@
 import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { decodeObject } from '../codec.js';
-import { decodeContinue, encodeContinue } from '../continue.js';
+import { continuePoint, encodeContinue } from '../continue.js';
 import { keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
 import type {
   GetOptions,
@@ -205,17 +205,10 @@ export class Cacher {
     let point: ReadPoint = { kind: 'latest' };
     let start = keyPrefix;
     if (recursive && options.continue) {
-      const decoded = decodeContinue(options.continue, keyPrefix);
-      if (given !== '' && given !== '0') {
-        throw new StorageError(
-          'InvalidError',
-          '',
-          'specifying resource version is not allowed when using continue',
-        );
-      }
-      start = decoded.key;
-      // rv > 0 pins the page to the first page's revision; rv -1 continues at the latest.
-      if (decoded.resourceVersion > 0) point = { kind: 'exact', revision: decoded.resourceVersion };
+      // A revision pins the page to the first page's; 0 continues at the latest.
+      const resume = continuePoint(options.continue, keyPrefix, given);
+      start = resume.key;
+      if (resume.revision > 0) point = { kind: 'exact', revision: resume.revision };
     } else if (given !== '') {
       const parsed = parseResourceVersion(given);
       switch (options.resourceVersionMatch ?? '') {

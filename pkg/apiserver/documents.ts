@@ -17,7 +17,7 @@ import {
 import {
   encodeOpenAPIV2Proto,
   OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
-  OPENAPI_V2_PROTOBUF_SUBTYPES,
+  prefersOpenAPIV2Protobuf,
 } from './openapi/openapi-v2-proto.js';
 import { encode, writeBytes, type OutputFormat } from './responses.js';
 import type { RequestScope } from './scope.js';
@@ -116,7 +116,7 @@ export class Documents {
         this.serveNegotiated(scope, this.apiResourceList);
         return true;
       case '/openapi/v2':
-        if (this.prefersProtobuf(scope)) this.serveOpenAPIV2Proto(scope);
+        if (prefersOpenAPIV2Protobuf(scope.req.headers.accept)) this.serveOpenAPIV2Proto(scope);
         else this.serveOpenAPI(scope.res, scope, this.openAPIV2);
         return true;
       case '/swagger-2.0.0.pb-v1':
@@ -183,7 +183,7 @@ export class Documents {
     }
   }
 
-  /** JSON OpenAPI (v2 is also served as protobuf, see prefersProtobuf). */
+  /** JSON OpenAPI (v2 is also served as protobuf, see prefersOpenAPIV2Protobuf). */
   private acceptsJSON(scope: RequestScope): boolean {
     const accept = scope.req.headers.accept;
     if (!accept) return true;
@@ -192,20 +192,6 @@ export class Documents {
         (c.type === '*' && c.subtype === '*') ||
         (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*')),
     );
-  }
-
-  /** The protobuf media type is accepted ahead of (or instead of) JSON. */
-  private prefersProtobuf(scope: RequestScope): boolean {
-    const accept = scope.req.headers.accept;
-    if (!accept) return false;
-    for (const c of parseAccept(accept)) {
-      if (c.q <= 0) continue;
-      if (c.type === 'application' && OPENAPI_V2_PROTOBUF_SUBTYPES.has(c.subtype)) return true;
-      if (c.type === '*' || (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*'))) {
-        return false;
-      }
-    }
-    return false;
   }
 
   private serveOpenAPIV2Proto(scope: RequestScope): void {

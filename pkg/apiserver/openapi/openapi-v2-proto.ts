@@ -8,6 +8,7 @@
 
 import protobuf from 'protobufjs';
 import { stringify as toYAML } from 'yaml';
+import { parseAccept } from '../negotiation.js';
 
 /**
  * The media type the protobuf document is served as. Clients up to 1.2x ask for the
@@ -22,6 +23,22 @@ export const OPENAPI_V2_PROTOBUF_SUBTYPES: ReadonlySet<string> = new Set([
   'com.github.proto-openapi.spec.v2@v1.0+protobuf',
   'com.github.proto-openapi.spec.v2.v1.0+protobuf',
 ]);
+
+/**
+ * Whether an Accept header asks for the protobuf document ahead of (or instead of)
+ * JSON, as kube-openapi's handler negotiates it (kubectl up to 1.2x does).
+ */
+export function prefersOpenAPIV2Protobuf(accept: string | undefined): boolean {
+  if (!accept) return false;
+  for (const c of parseAccept(accept)) {
+    if (c.q <= 0) continue;
+    if (c.type === 'application' && OPENAPI_V2_PROTOBUF_SUBTYPES.has(c.subtype)) return true;
+    if (c.type === '*' || (c.type === 'application' && (c.subtype === 'json' || c.subtype === '*'))) {
+      return false;
+    }
+  }
+  return false;
+}
 
 // Snake-case names with keepCase, so objects built below match the proto text.
 // Oneof names are ours (they never reach the wire); field numbers are gnostic's.

@@ -59,12 +59,12 @@ import { createServer, request, Agent, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-// The gnostic encoding is the server's own, reused here: what this double adds is the
+// The gnostic encoding and media-type negotiation are the server's own, reused here: what this double adds is the
 // negotiation the real aggregator does for the merged document.
 import {
   encodeOpenAPIV2Proto,
   OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
-  OPENAPI_V2_PROTOBUF_SUBTYPES,
+  prefersOpenAPIV2Protobuf,
 } from '../../apiserver/openapi/openapi-v2-proto.js';
 import {
   ACCEPT_DISCOVERY_V2,
@@ -955,17 +955,6 @@ function appendHeader(headers: OutgoingHttpHeaders, name: string, value: string)
   if (existing === undefined) headers[name] = value;
   else if (Array.isArray(existing)) existing.push(value);
   else headers[name] = [String(existing), value];
-}
-
-/** Whether an Accept header asks for the protobuf OpenAPI v2 document ahead of JSON. */
-function prefersOpenAPIV2Protobuf(accept: string | undefined): boolean {
-  for (const range of (accept ?? '').split(',')) {
-    const [type = ''] = range.trim().toLowerCase().split(';');
-    const subtype = type.startsWith('application/') ? type.slice('application/'.length) : '';
-    if (OPENAPI_V2_PROTOBUF_SUBTYPES.has(subtype)) return true;
-    if (type === '*/*' || type === 'application/json' || type === 'application/*') return false;
-  }
-  return false;
 }
 
 function writeBody(res: ServerResponse, status: number, contentType: string, body: string): void {

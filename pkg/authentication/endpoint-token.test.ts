@@ -1,18 +1,27 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { before, describe, it } from 'node:test';
+import { before, beforeEach, describe, it } from 'node:test';
 import jwt from 'jsonwebtoken';
 
 import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
+import type { AccessKeyScope } from '../apis/management/v1/common.js';
+import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { SigningKeyManager } from '../tokens/key-manager.js';
 import { MemoryKeyStore } from '../tokens/key-store.js';
 import { TokenIssuer } from '../tokens/token-issuer.js';
-import { EndpointTokenAuthenticator, TOKEN_EXPIRED_MESSAGE } from './endpoint-token.js';
+import { AccessKeyUsability, EXPIRED_MESSAGE } from './access-key-usability.js';
+import {
+  EndpointTokenAuthenticator,
+  TOKEN_EXPIRED_MESSAGE,
+  TOKEN_NOT_FOR_MANAGEMENT_MESSAGE,
+} from './endpoint-token.js';
+import { memoryIdentitySource } from './testing/identity-source.js';
 
 const ISSUER = 'https://platform.example.com';
 const AUDIENCE = 'management.platform.dev';
+const ANNOTATION = tokenGenerationAnnotation(AUDIENCE);
 
 let time = new Date('2026-07-01T00:00:00Z');
 const now = (): Date => time;
@@ -21,7 +30,19 @@ function user(name: string, spec: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: `${AUDIENCE}/v1`, kind: 'User', metadata: { name }, spec };
 }
 
-const users = new Map<string, KubeObject>();
+function accessKey(name: string, uid: string, spec: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: `${AUDIENCE}/v1`,
+    kind: 'OwnedAccessKey',
+    metadata: { name, uid, creationTimestamp: time.toISOString() },
+    spec,
+  };
+}
+
+/** The identity cache as the authenticators read it. */
+const cache = memoryIdentitySource();
+const { users, teams, keys } = cache;
+
 let issuer: TokenIssuer;
 let authenticator: EndpointTokenAuthenticator;
 
@@ -29,88 +50,208 @@ function request(token: string): IncomingMessage {
   return { headers: { authorization: `Bearer ${token}` } } as IncomingMessage;
 }
 
-async function unauthorized(token: string): Promise<string> {
+async function failure(token: string): Promise<{ code: number; message: string }> {
   try {
     await authenticator.authenticate(request(token));
   } catch (err) {
     assert.ok(isApiError(err));
-    assert.equal(err.code, 401);
-    return err.message;
+    return { code: err.code, message: err.message };
   }
-  assert.fail('expected a 401');
+  assert.fail('expected the token to be refused');
 }
 
+async function unauthorized(token: string): Promise<string> {
+  const { code, message } = await failure(token);
+  assert.equal(code, 401, message);
+  return message;
+}
+
+/** A token minted with key `name` of `owner` (as the DirectClusterEndpointToken resource mints one). */
+async function tokenOfKey(
+  name: string,
+  owner: string,
+  options: { scope?: AccessKeyScope; tokenGeneration?: number; groups?: string[] } = {},
+): Promise<string> {
+  const key = keys.get(name);
+  assert.ok(key?.metadata.uid);
+  const { token } = await issuer.issue({
+    subject: owner,
+    ttlSeconds: 600,
+    accessKey: { name, uid: key.metadata.uid },
+    ...options,
+  });
+  return token;
+}
+
+const REVOKED_BY_KEY =
+  /^this direct cluster endpoint token no longer works because the access key it was minted with does not: /;
+
 before(async () => {
-  const keys = new SigningKeyManager({
+  const signing = new SigningKeyManager({
     store: new MemoryKeyStore(),
     rotationPeriodMs: 0,
     gracePeriodMs: 3600_000,
     now,
   });
-  await keys.init();
-  issuer = new TokenIssuer(keys, { issuer: ISSUER, audience: AUDIENCE, now });
-  authenticator = new EndpointTokenAuthenticator(issuer, { user: (name) => users.get(name) });
+  await signing.init();
+  issuer = new TokenIssuer(signing, { issuer: ISSUER, audience: AUDIENCE, now });
+  const usability = new AccessKeyUsability(cache, {
+    generationAnnotation: ANNOTATION,
+    now: () => time.getTime(),
+    syncTimeoutMs: 10,
+  });
+  authenticator = new EndpointTokenAuthenticator(issuer, usability);
 });
 
+beforeEach(() => cache.clear());
+
 describe('EndpointTokenAuthenticator', () => {
-  it('authenticates the user the token was issued to, with its groups and scope', async () => {
+  it('authenticates the user of a usable key, with the token’s groups and scope, marked token-derived', async () => {
     users.set('alice', user('alice', { tokenGeneration: 2 }));
+    keys.set('k-alice', accessKey('k-alice', 'u1', { user: 'alice' }));
+    keys.get('k-alice')!.metadata.annotations = { [ANNOTATION]: '2' };
     const scope = { projects: [{ project: 'a' }] };
-    const { token } = await issuer.issue({
-      subject: 'alice',
-      groups: ['dev'],
-      ttlSeconds: 600,
-      scope,
-      tokenGeneration: 2,
-    });
+    const token = await tokenOfKey('k-alice', 'alice', { groups: ['dev'], scope, tokenGeneration: 2 });
     assert.deepEqual(await authenticator.authenticate(request(token)), {
       name: 'alice',
       groups: ['dev', 'system:authenticated'],
+      tokenDerived: true,
       scope,
     });
   });
 
   it('fails once the token expired, saying so', async () => {
     users.set('alice', user('alice'));
-    const { token } = await issuer.issue({ subject: 'alice', ttlSeconds: 60, tokenGeneration: 0 });
+    keys.set('k-alice', accessKey('k-alice', 'u1', { user: 'alice' }));
+    const { token } = await issuer.issue({
+      subject: 'alice',
+      ttlSeconds: 60,
+      tokenGeneration: 0,
+      accessKey: { name: 'k-alice', uid: 'u1' },
+    });
     time = new Date(time.getTime() + 60_000);
     assert.equal(await unauthorized(token), TOKEN_EXPIRED_MESSAGE);
   });
 
-  it('fails after the user bumps tokenGeneration', async () => {
+  it('refuses tokens minted without an access key (front-proxy, x509, TokenReview callers, older tokens)', async () => {
+    users.set('alice', user('alice'));
+    const { token } = await issuer.issue({ subject: 'alice', ttlSeconds: 600, tokenGeneration: 0 });
+    assert.equal(await unauthorized(token), TOKEN_NOT_FOR_MANAGEMENT_MESSAGE);
+    assert.match(TOKEN_NOT_FOR_MANAGEMENT_MESSAGE, /for the connected cluster, not the management API/);
+  });
+
+  it('fails once the key is deleted, or replaced by another key of the same name', async () => {
+    users.set('bob', user('bob'));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob' }));
+    const token = await tokenOfKey('k-bob', 'bob');
+    assert.equal((await authenticator.authenticate(request(token)))?.name, 'bob');
+    const gone = `the access key "k-bob" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key`;
+    keys.delete('k-bob');
+    assert.equal(await unauthorized(token), gone);
+    keys.set('k-bob', accessKey('k-bob', 'u2', { user: 'bob' }));
+    assert.equal(await unauthorized(token), gone);
+  });
+
+  it('fails while the key is disabled, and works again when it is enabled', async () => {
+    users.set('bob', user('bob'));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob', disabled: true }));
+    const token = await tokenOfKey('k-bob', 'bob');
+    const message = await unauthorized(token);
+    assert.match(message, REVOKED_BY_KEY);
+    assert.match(message, /the access key "k-bob" is disabled/);
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob', disabled: false }));
+    assert.equal((await authenticator.authenticate(request(token)))?.name, 'bob');
+  });
+
+  it('fails once the key’s ttl ran out, though the token itself has not', async () => {
+    users.set('bob', user('bob'));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob', ttl: 30 }));
+    const token = await tokenOfKey('k-bob', 'bob');
+    assert.equal((await authenticator.authenticate(request(token)))?.name, 'bob');
+    time = new Date(time.getTime() + 30_000);
+    const message = await unauthorized(token);
+    assert.match(message, REVOKED_BY_KEY);
+    assert.ok(message.endsWith(EXPIRED_MESSAGE), message);
+  });
+
+  it('fails after the user bumps tokenGeneration past the key’s and the token’s', async () => {
     users.set('bob', user('bob', { tokenGeneration: 1 }));
-    const { token } = await issuer.issue({ subject: 'bob', ttlSeconds: 600, tokenGeneration: 1 });
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob' }));
+    keys.get('k-bob')!.metadata.annotations = { [ANNOTATION]: '1' };
+    const token = await tokenOfKey('k-bob', 'bob', { tokenGeneration: 1 });
     assert.equal((await authenticator.authenticate(request(token)))?.name, 'bob');
     users.set('bob', user('bob', { tokenGeneration: 2 }));
+    const message = await unauthorized(token);
+    assert.match(message, REVOKED_BY_KEY);
+    assert.match(message, /the tokens of user "bob" were invalidated/);
+  });
+
+  it('fails after a tokenGeneration bump even when the key was made under the new generation', async () => {
+    users.set('bob', user('bob', { tokenGeneration: 2 }));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob' }));
+    keys.get('k-bob')!.metadata.annotations = { [ANNOTATION]: '2' };
+    const token = await tokenOfKey('k-bob', 'bob', { tokenGeneration: 1 });
     assert.match(await unauthorized(token), /revoked .*tokens of user "bob" were invalidated/);
   });
 
   it('fails while the user is disabled and when the user is gone', async () => {
     users.set('carol', user('carol', { disabled: true }));
-    const { token } = await issuer.issue({ subject: 'carol', ttlSeconds: 600, tokenGeneration: 0 });
+    keys.set('k-carol', accessKey('k-carol', 'u1', { user: 'carol' }));
+    const token = await tokenOfKey('k-carol', 'carol', { tokenGeneration: 0 });
     assert.match(await unauthorized(token), /user "carol" is disabled/);
     users.set('carol', user('carol', { disabled: false }));
     assert.equal((await authenticator.authenticate(request(token)))?.name, 'carol');
     users.delete('carol');
-    assert.match(await unauthorized(token), /user "carol" .* does not exist/);
+    assert.match(await unauthorized(token), /user "carol" of the access key "k-carol" does not exist/);
   });
 
-  it('accepts a token of a non-user subject (a team key) without a User', async () => {
-    const { token } = await issuer.issue({ subject: 'team:dev', groups: ['team:dev'], ttlSeconds: 60 });
+  it('accepts a token of a team key while the team exists, and refuses it once the team is deleted', async () => {
+    teams.set('dev', { apiVersion: `${AUDIENCE}/v1`, kind: 'Team', metadata: { name: 'dev' }, spec: {} });
+    keys.set('k-dev', accessKey('k-dev', 'u1', { team: 'dev' }));
+    const token = await tokenOfKey('k-dev', 'team:dev', { groups: ['team:dev'] });
     assert.deepEqual(await authenticator.authenticate(request(token)), {
       name: 'team:dev',
       groups: ['team:dev', 'system:authenticated'],
+      tokenDerived: true,
     });
+    teams.delete('dev');
+    assert.match(await unauthorized(token), /the team "dev" of the access key "k-dev" does not exist/);
+  });
+
+  it('refuses a token whose key now speaks for someone else', async () => {
+    users.set('bob', user('bob'));
+    users.set('eve', user('eve'));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'eve' }));
+    const token = await tokenOfKey('k-bob', 'bob');
+    assert.match(await unauthorized(token), /no longer belongs to "bob"/);
+  });
+
+  it('answers 503, not 401, while the identity cache has not loaded', async () => {
+    users.set('bob', user('bob'));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob' }));
+    const token = await tokenOfKey('k-bob', 'bob');
+    cache.hasSynced = false;
+    assert.equal((await failure(token)).code, 503);
   });
 
   it('refuses a forged token that claims to be ours', async () => {
     users.set('admin', user('admin'));
+    keys.set('k-admin', accessKey('k-admin', 'u1', { user: 'admin' }));
     const { token } = await issuer.issue({ subject: 'alice', ttlSeconds: 60 });
     const kid = jwt.decode(token, { complete: true })?.header.kid;
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const t = Math.floor(time.getTime() / 1000);
     const forged = jwt.sign(
-      { iss: ISSUER, aud: AUDIENCE, sub: 'admin', iat: t, exp: t + 60, jti: 'x', tokenGeneration: 0 },
+      {
+        iss: ISSUER,
+        aud: AUDIENCE,
+        sub: 'admin',
+        iat: t,
+        exp: t + 60,
+        jti: 'x',
+        tokenGeneration: 0,
+        accessKey: { name: 'k-admin', uid: 'u1' },
+      },
       privateKey,
       { algorithm: 'RS256', ...(kid ? { keyid: kid } : {}) },
     );

@@ -1,9 +1,26 @@
 // Direct cluster endpoint tokens as bearer tokens of the platform itself. They are
-// made for connected clusters, which verify them on their own, but the platform
-// accepts them too, with the checks an access key gets: the token must verify
-// (signature by a live key, issuer, audience, expiry), and when it was issued to a
-// User that user must still exist, not be disabled, and not have bumped its
-// tokenGeneration since. The token's scope goes with the identity, so the
+// made for connected clusters, which verify them on their own (signature by a live
+// key, issuer, audience, expiry). The platform accepts one only while the
+// credential it was minted with still works, so that revoking anything upstream of
+// a token revokes the token ("a token is only as good as its key"):
+//
+//   - the token must carry the `accessKey` claim (name and uid of the OwnedAccessKey
+//     its caller authenticated with). Tokens minted by callers that used no key
+//     (front-proxy, client certificates, the host's TokenReview) and tokens minted
+//     before the claim existed are for connected clusters only: 401 here.
+//   - that key must be usable now by exactly the access-key authenticator's rules
+//     (AccessKeyUsability: same object, same identity cache): it exists with the
+//     same uid, is not disabled or expired, its User or Team exists, the User is not
+//     disabled and has not bumped tokenGeneration past the key's. Deleting,
+//     disabling, expiring or rotating the key, or disabling or deleting its owner,
+//     therefore ends every token it minted, on every replica, within the bound of
+//     the key itself. A token's use is no activity of the key: it does not extend
+//     a key's ttlAfterLastActivity.
+//   - the key must still speak for the token's subject, and the User must not have
+//     bumped tokenGeneration past the token's own claim.
+//
+// The identity is marked tokenDerived: such a caller may never mint credentials
+// (pkg/authorization/credential-minting.ts). Its scope goes with it, so the
 // authorizer narrows what the token may do exactly as it does for a scoped key.
 //
 // Tokens that are not ours (not a JWT, or another issuer's JWT such as a host
@@ -12,31 +29,35 @@
 
 import type { IncomingMessage } from 'node:http';
 
-import { newUnauthorized } from '../apis/meta/errors.js';
-import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
+import type { KubeObject } from '../apis/meta/types.js';
+import { userTokenGeneration } from '../identity/token-generation.js';
 import {
   looksLikeJwt,
   TokenVerificationError,
+  type AccessKeyClaim,
   type EndpointTokenClaims,
   type TokenIssuer,
 } from '../tokens/token-issuer.js';
 import { isUnlimitedScope } from '../tokens/scope.js';
+import { accessKeyIdentity } from './access-key.js';
+import type { AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
 import type { AuthenticatedUser, Authenticator } from './interfaces.js';
 
 const AUTHENTICATED_GROUP = 'system:authenticated';
 
-/** Where the authenticator reads Users: the identity cache, or storage. */
-export interface EndpointTokenUserSource {
-  user(name: string): KubeObject | undefined | Promise<KubeObject | undefined>;
-}
-
 export const TOKEN_EXPIRED_MESSAGE = 'direct cluster endpoint token expired, please request a new one';
+
+/** The 401 for a token minted without an access key (or before tokens named their key). */
+export const TOKEN_NOT_FOR_MANAGEMENT_MESSAGE =
+  'this direct cluster endpoint token is for the connected cluster, not the management API: it was not minted with an access key; use an access key here';
 
 export class EndpointTokenAuthenticator implements Authenticator {
   constructor(
     private readonly issuer: Pick<TokenIssuer, 'verify'>,
-    private readonly users: EndpointTokenUserSource,
+    /** The access-key authenticator's own checks and identity cache. */
+    private readonly keys: AccessKeyUsability,
   ) {}
 
   async authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
@@ -65,25 +86,43 @@ export class EndpointTokenAuthenticator implements Authenticator {
           throw newUnauthorized('the direct cluster endpoint token is invalid; request a new token');
       }
     }
-    await this.checkUser(claims);
+    if (!claims.accessKey) throw newUnauthorized(TOKEN_NOT_FOR_MANAGEMENT_MESSAGE);
+    await this.keys.whenSynced();
+    const key = this.usableKey(claims.accessKey);
+    this.checkSubject(claims, key);
     return identityOf(claims);
   }
 
-  /** A token issued to a User (it carries tokenGeneration) stands or falls with that User. */
-  private async checkUser(claims: EndpointTokenClaims): Promise<void> {
-    if (claims.tokenGeneration === undefined) return;
-    const user = await this.users.user(claims.sub);
-    if (!user) {
+  /** The key the token was minted with, when it may still authenticate; a 401 otherwise. */
+  private usableKey(claim: AccessKeyClaim): KubeObject {
+    const key = this.keys.source.accessKey(claim.name);
+    if (!key || key.metadata.uid !== claim.uid) {
       throw newUnauthorized(
-        `the user "${claims.sub}" of the direct cluster endpoint token does not exist; request a new token as an existing user`,
+        `the access key "${claim.name}" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key`,
       );
     }
-    const spec = isObject(user['spec']) ? user['spec'] : {};
-    if (spec['disabled'] === true) {
-      throw newUnauthorized(`the user "${claims.sub}" is disabled; ask an administrator to enable the user`);
+    try {
+      this.keys.check(key);
+    } catch (err) {
+      if (!isApiError(err) || err.code !== 401) throw err;
+      throw newUnauthorized(
+        `this direct cluster endpoint token no longer works because the access key it was minted with does not: ${err.message}`,
+      );
     }
-    const generation = typeof spec['tokenGeneration'] === 'number' ? spec['tokenGeneration'] : 0;
-    if (generation > claims.tokenGeneration) {
+    return key;
+  }
+
+  /** The key must still speak for the token's subject, and the User must not have revoked the token's generation. */
+  private checkSubject(claims: EndpointTokenClaims, key: KubeObject): void {
+    const keyOwner = accessKeyIdentity(key)?.name;
+    if (keyOwner !== claims.sub) {
+      throw newUnauthorized(
+        `the access key "${claims.accessKey?.name ?? ''}" no longer belongs to "${claims.sub}", the subject of this direct cluster endpoint token; request a new token`,
+      );
+    }
+    if (claims.tokenGeneration === undefined) return;
+    const user = this.keys.source.user(claims.sub);
+    if (user && userTokenGeneration(user) > claims.tokenGeneration) {
       throw newUnauthorized(
         `the direct cluster endpoint token was revoked (the tokens of user "${claims.sub}" were invalidated); request a new one`,
       );
@@ -93,6 +132,6 @@ export class EndpointTokenAuthenticator implements Authenticator {
 
 function identityOf(claims: EndpointTokenClaims): AuthenticatedUser {
   const groups = [...new Set([...(claims.groups ?? []), AUTHENTICATED_GROUP])];
-  const user: AuthenticatedUser = { name: claims.sub, groups };
+  const user: AuthenticatedUser = { name: claims.sub, groups, tokenDerived: true };
   return isUnlimitedScope(claims.scope) ? user : { ...user, scope: claims.scope };
 }

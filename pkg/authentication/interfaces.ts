@@ -9,6 +9,8 @@ import type { UserInfo } from '../registry/rest/interfaces.js';
 export interface AuthenticatedUser extends UserInfo {
   /** Name of the OwnedAccessKey the request used, when it used one. */
   readonly accessKeyName?: string;
+  /** `metadata.uid` of that key: a token minted with it names the key by name and uid. */
+  readonly accessKeyUid?: string;
   /** `spec.type` of that key ('' when unset). */
   readonly accessKeyType?: string;
   /**
@@ -21,6 +23,13 @@ export interface AuthenticatedUser extends UserInfo {
    * its TokenReview): the host's SubjectAccessReview is asked about such callers.
    */
   readonly hostIdentity?: boolean;
+  /**
+   * Authenticated by a direct cluster endpoint token. Such a caller may never mint
+   * credentials (access keys, tokens, kube configs): they would outlive the
+   * revocation of the key the token was minted with (see
+   * pkg/authorization/credential-minting.ts).
+   */
+  readonly tokenDerived?: boolean;
 }
 
 export interface Authenticator {

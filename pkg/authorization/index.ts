@@ -2,6 +2,8 @@
 // request, in this order; the first that allows or denies wins, and nobody's
 // opinion is a denial (403 with Kubernetes' wording):
 //
+//   0. minting      a direct cluster endpoint token may never mint credentials
+//                   (access keys, tokens, kube configs), not even an admin's
 //   1. scope        a scoped key (or token) is denied what its scope does not allow
 //   2. admin        administrators may do everything
 //   3. delegated    the seam for the host cluster's SubjectAccessReview (host identities)
@@ -10,7 +12,7 @@
 //                   and manage their own access keys (and their teams' keys)
 //   6. access rules spec.owner and spec.access on the object named by the request
 //   7. collections  everyone may list and watch; the storage returns only what the
-//                   caller may get (the strict chain: 1-6, scope strict on names)
+//                   caller may get (the strict chain: 0-6, scope strict on names)
 //
 // Admission then checks the object of a write against its caller: access-key
 // owners, groups and scopes; escalation through owners, access rules, groups,
@@ -29,6 +31,7 @@ import {
 } from './admission/index.js';
 import { CallerResolver } from './caller.js';
 import { AuthorizerChain } from './chain.js';
+import { CredentialMintingAuthorizer } from './credential-minting.js';
 import { DiscoveryAuthorizer } from './discovery.js';
 import type { Authorizer } from './interfaces.js';
 import { CollectionAuthorizer, withListFiltering } from './list-filter.js';
@@ -82,6 +85,7 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
         ? { projectNamespacePrefix: options.projectNamespacePrefix }
         : {}),
     });
+  const minting = new CredentialMintingAuthorizer(group);
   const rules: Authorizer[] = [
     new AdminAuthorizer(callers),
     ...(options.delegated ?? []),
@@ -89,12 +93,13 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
     new SelfAuthorizer(group, callers, cache),
     new AccessRuleAuthorizer(group, callers, cache),
   ];
-  const strict = new AuthorizerChain([scope('strict'), ...rules]);
+  const strict = new AuthorizerChain([minting, scope('strict'), ...rules]);
   // Object by object in a filtered list or watch: the platform's own rules only, so
   // a list is never one host SubjectAccessReview per object (see list-filter.ts).
   const platformRules = rules.filter((r) => !(options.delegated ?? []).includes(r));
-  const perObject = new AuthorizerChain([scope('strict'), ...platformRules]);
+  const perObject = new AuthorizerChain([minting, scope('strict'), ...platformRules]);
   const authorizer = new AuthorizerChain([
+    minting,
     scope('lenient'),
     ...rules,
     new CollectionAuthorizer(group, new Set(options.listableResources ?? [])),
@@ -119,6 +124,11 @@ export { AccessRuleAuthorizer } from './access-rules.js';
 export { AdminAuthorizer } from './admin.js';
 export { ADMINS_GROUP, MASTERS_GROUP, CallerResolver, type Caller } from './caller.js';
 export { AuthorizerChain } from './chain.js';
+export {
+  CredentialMintingAuthorizer,
+  mintsCredentials,
+  TOKEN_CANNOT_MINT_REASON,
+} from './credential-minting.js';
 export { DiscoveryAuthorizer, isDiscoveryRequest } from './discovery.js';
 export { CollectionAuthorizer, withListFiltering } from './list-filter.js';
 export { Permissions, deniedMessage } from './permissions.js';

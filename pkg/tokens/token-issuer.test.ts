@@ -96,6 +96,7 @@ for (const alg of ['RS256', 'ES256'] as const) {
         ttlSeconds: 600,
         scope,
         tokenGeneration: 3,
+        accessKey: { name: 'alice-ci', uid: 'a1b2' },
       });
 
       const header = jwt.decode(token, { complete: true })?.header;
@@ -113,6 +114,7 @@ for (const alg of ['RS256', 'ES256'] as const) {
       assert.deepEqual(payload['scope'], scope);
       assert.equal(payload['tokenGeneration'], 3);
       assert.deepEqual(payload['groups'], ['dev']);
+      assert.deepEqual(payload['accessKey'], { name: 'alice-ci', uid: 'a1b2' });
       assert.deepEqual(await issuer.verify(token), claims);
     });
 
@@ -152,6 +154,27 @@ describe('verification', () => {
     assert.throws(() => verifyWithJwks(forged, { keys: [] }, clock.seconds), /no key/);
     const jwks = await keys.jwks();
     assert.throws(() => verifyWithJwks(forged, jwks, clock.seconds), /invalid signature/);
+  });
+
+  it('refuses a token of ours whose accessKey claim is not a name and a uid', async () => {
+    const { issuer, keys, clock } = await setup();
+    const key = await keys.signingKey();
+    for (const accessKey of ['alice-ci', { name: 'alice-ci' }, { name: '', uid: 'x' }, [1]]) {
+      const token = jwt.sign(
+        {
+          iss: ISSUER,
+          sub: 'alice',
+          aud: AUDIENCE,
+          iat: clock.seconds,
+          exp: clock.seconds + 60,
+          jti: 'x',
+          accessKey,
+        },
+        key.privateKey,
+        { algorithm: key.alg, keyid: key.kid },
+      );
+      assert.equal(await rejection(issuer.verify(token)), 'invalid', JSON.stringify(accessKey));
+    }
   });
 
   it('refuses a token of another installation (own keys, own issuer)', async () => {

@@ -1,20 +1,29 @@
 // Direct cluster endpoint tokens: JWTs signed with the current signing key and
 // verifiable by anyone holding the published JWKS. A connected cluster checks the
-// signature, issuer, audience and expiry on its own; the platform, which also
-// accepts these tokens, additionally checks the user's state (see
+// signature, issuer, audience and expiry on its own; the platform accepts only
+// tokens minted with an access key, and only while that key is still usable (see
 // pkg/authentication/endpoint-token.ts).
 //
 // Claims: iss, sub (the caller), aud, iat, nbf, exp (iat + ttl), jti (unique per
 // token), plus `groups` (the caller's groups when the token was issued), `scope`
 // (an access-key scope that narrows what the token may do; absent = not narrowed)
-// and `tokenGeneration` (the User's spec.tokenGeneration at issue time; absent when
-// the caller is not a User, e.g. a team's key).
+// `tokenGeneration` (the User's spec.tokenGeneration at issue time; absent when
+// the caller is not a User, e.g. a team's key) and `accessKey` (the name and uid of
+// the OwnedAccessKey the caller authenticated with; absent when the caller used no
+// key): the credential the token is derived from, which the platform re-checks on
+// every request so that revoking the key revokes the token.
 
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import type { SigningKeyManager } from './key-manager.js';
+
+/** The OwnedAccessKey a token was minted with: its name, and its uid so that a new key of the same name is another key. */
+export interface AccessKeyClaim {
+  readonly name: string;
+  readonly uid: string;
+}
 
 export interface EndpointTokenClaims {
   readonly iss: string;
@@ -27,6 +36,7 @@ export interface EndpointTokenClaims {
   readonly groups?: readonly string[];
   readonly scope?: AccessKeyScope;
   readonly tokenGeneration?: number;
+  readonly accessKey?: AccessKeyClaim;
 }
 
 export interface IssueRequest {
@@ -36,6 +46,8 @@ export interface IssueRequest {
   readonly ttlSeconds: number;
   readonly scope?: AccessKeyScope;
   readonly tokenGeneration?: number;
+  /** The access key the caller authenticated with, if any. */
+  readonly accessKey?: AccessKeyClaim;
 }
 
 export interface IssuedToken {
@@ -113,6 +125,9 @@ export class TokenIssuer {
       ...(request.groups && request.groups.length > 0 ? { groups: [...request.groups] } : {}),
       ...(request.scope ? { scope: request.scope } : {}),
       ...(request.tokenGeneration !== undefined ? { tokenGeneration: request.tokenGeneration } : {}),
+      ...(request.accessKey
+        ? { accessKey: { name: request.accessKey.name, uid: request.accessKey.uid } }
+        : {}),
     };
     const token = jwt.sign({ ...claims }, key.privateKey, {
       algorithm: key.alg,
@@ -184,5 +199,19 @@ function checkedClaims(payload: unknown): EndpointTokenClaims {
   if (p.groups !== undefined && !(Array.isArray(p.groups) && p.groups.every((g) => typeof g === 'string'))) {
     throw new TokenVerificationError('invalid', 'the token has a malformed groups claim');
   }
+  if (p.accessKey !== undefined && !isAccessKeyClaim(p.accessKey)) {
+    throw new TokenVerificationError('invalid', 'the token has a malformed accessKey claim');
+  }
   return payload as EndpointTokenClaims;
+}
+
+function isAccessKeyClaim(value: unknown): value is AccessKeyClaim {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const claim = value as Record<string, unknown>;
+  return (
+    typeof claim['name'] === 'string' &&
+    claim['name'] !== '' &&
+    typeof claim['uid'] === 'string' &&
+    claim['uid'] !== ''
+  );
 }

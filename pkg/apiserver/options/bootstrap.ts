@@ -29,7 +29,7 @@ import type { Logger } from '../config.js';
 import type { RequestContext, RESTStorage, WriteOptions } from '../../registry/rest/interfaces.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
 import { hashAccessKey, tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
-import { DEFAULT_ACCESS_KEY_CHECKS } from '../../authentication/access-key.js';
+import { AccessKeyUsability } from '../../authentication/access-key-usability.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { resourceStore } from './resources.js';
 import { isUnspecified } from './serving-certs.js';
@@ -366,12 +366,12 @@ function isUsableKey(key: KubeObject, owner: KubeObject, group: string): boolean
     hasSynced: true,
     waitForSync: () => Promise.resolve(true),
     accessKeyByHash: () => undefined,
+    accessKey: () => undefined,
     user: (name: string) => (name === owner.metadata.name ? owner : undefined),
     team: () => undefined,
   };
-  const ctx = { source, now: Date.now(), generationAnnotation: tokenGenerationAnnotation(group) };
   try {
-    for (const check of DEFAULT_ACCESS_KEY_CHECKS) check(key, ctx);
+    new AccessKeyUsability(source, { generationAnnotation: tokenGenerationAnnotation(group) }).check(key);
     return true;
   } catch {
     return false;

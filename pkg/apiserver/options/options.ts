@@ -25,7 +25,7 @@ import {
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
 import { buildResources, collectionPrefix } from './resources.js';
-import { buildTokenServices, syncedUsers } from './tokens.js';
+import { buildTokenServices } from './tokens.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
@@ -218,11 +218,18 @@ export class ServerOptions {
       });
       const readUser = async (name: string): Promise<KubeObject | undefined> =>
         (await storage.get(prefixOf('users') + name, { ignoreNotFound: true })) ?? undefined;
+      const accessKeyAuthenticator = new AccessKeyAuthenticator(accessKeys.cache, {
+        use: accessKeys.activity,
+        generationAnnotation: tokenGenerationAnnotation(group),
+        passUnknownTokens: hostServices.tokenReview !== undefined,
+      });
       const tokens = await buildTokenServices({
         options,
         host: hostServices.host,
-        // Authentication reads the watch-fed cache; a new token records the User as stored now.
-        users: { cached: syncedUsers(accessKeys.cache), current: { user: readUser } },
+        // A new token records the User as stored now.
+        users: { user: readUser },
+        // A token is accepted only while its key passes the key authenticator's own checks.
+        accessKeys: accessKeyAuthenticator.usability,
         logger: log,
       });
       const resources = buildResources(group, storage, options.etcdPrefix, {
@@ -269,11 +276,7 @@ export class ServerOptions {
           ...(hostServices.clientCertificates ? [hostServices.clientCertificates] : []),
           // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
           tokens.authenticator,
-          new AccessKeyAuthenticator(accessKeys.cache, {
-            use: accessKeys.activity,
-            generationAnnotation: tokenGenerationAnnotation(group),
-            passUnknownTokens: hostServices.tokenReview !== undefined,
-          }),
+          accessKeyAuthenticator,
           ...(hostServices.tokenReview ? [hostServices.tokenReview] : []),
         ]),
         authorizer: authorization.authorizer,

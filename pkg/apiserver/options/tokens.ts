@@ -7,8 +7,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-import { newServiceUnavailable } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
+import type { AccessKeyUsability } from '../../authentication/access-key-usability.js';
 import { EndpointTokenAuthenticator } from '../../authentication/endpoint-token.js';
 import type { Authorizer } from '../../authorization/interfaces.js';
 import { isHostAlreadyExists, isHostConflict } from '../../hostcluster/errors.js';
@@ -51,12 +51,9 @@ export type TokenOptionValues = Pick<
   | 'csrTimeoutMs'
 >;
 
-/** Reads Users for the token authenticator and the tokenGeneration claim. */
-export interface TokenUserSources {
-  /** For authentication: fast, watch-fed (the identity cache). */
-  readonly cached: { user(name: string): KubeObject | undefined | Promise<KubeObject | undefined> };
-  /** For issuing: the User as storage has it now. */
-  readonly current: { user(name: string): Promise<KubeObject | undefined> };
+/** Reads Users for the tokenGeneration claim of a new token: the User as storage has it now. */
+export interface TokenUserSource {
+  user(name: string): Promise<KubeObject | undefined>;
 }
 
 export interface TokenServices {
@@ -77,7 +74,12 @@ export interface TokenServices {
 export async function buildTokenServices(input: {
   readonly options: TokenOptionValues;
   readonly host: HostCluster | undefined;
-  readonly users: TokenUserSources;
+  readonly users: TokenUserSource;
+  /**
+   * The access-key authenticator's checks over the identity cache: a token is
+   * accepted by the management API only while the key it was minted with passes them.
+   */
+  readonly accessKeys: AccessKeyUsability;
   readonly logger: JsonLogger;
 }): Promise<TokenServices> {
   const { options, host, users } = input;
@@ -109,14 +111,14 @@ export async function buildTokenServices(input: {
   // The tokens' iss, the discovery document's issuer and its jwks_uri: one URL, where the documents are served.
   const issuer = new TokenIssuer(keys, { issuer: () => issuerUrl.get(), audience: options.apiGroup });
   const documents = new IssuerDocuments(keys, { issuer: () => issuerUrl.get() });
-  const tokens = { issuer, users: users.current };
+  const tokens = { issuer, users };
   return {
     keys,
     issuerUrl,
     listening,
     issuer,
     documents,
-    authenticator: new EndpointTokenAuthenticator(issuer, users.cached),
+    authenticator: new EndpointTokenAuthenticator(issuer, input.accessKeys),
     tokenResource: (authorizer) =>
       new DirectClusterEndpointTokenStorage({
         group: options.apiGroup,
@@ -184,22 +186,6 @@ export function hostSecrets(host: HostCluster): SecretAccess {
         if (isHostConflict(err)) return false;
         throw err;
       }
-    },
-  };
-}
-
-/** A user source that waits for the identity cache's first sync instead of calling everyone unknown. */
-export function syncedUsers(cache: {
-  readonly hasSynced: boolean;
-  waitForSync(timeoutMs: number): Promise<boolean>;
-  user(name: string): KubeObject | undefined;
-}): TokenUserSources['cached'] {
-  return {
-    async user(name) {
-      if (!cache.hasSynced && !(await cache.waitForSync(10_000))) {
-        throw newServiceUnavailable('users are not loaded yet, please try again');
-      }
-      return cache.user(name);
     },
   };
 }

@@ -1,12 +1,15 @@
 // A platform token for the caller of a request: subject the caller, groups the
 // caller's own (without `system:` groups, which are each cluster's business and
-// which Kubernetes refuses from JWTs), and the tokenGeneration of the caller's User
-// when the caller is one, so that bumping it revokes the token. Shared by the
-// DirectClusterEndpointToken resource and the kubeconfig subresource.
+// which Kubernetes refuses from JWTs), the tokenGeneration of the caller's User
+// when the caller is one, so that bumping it revokes the token, and the access key
+// the caller authenticated with (name and uid), without which the management API
+// does not accept the token: the platform re-checks that key on every request, so
+// revoking it revokes the token. Shared by the DirectClusterEndpointToken resource
+// and the kubeconfig subresource.
 
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import type { AccessKeyScope } from '../../../apis/management/v1/common.js';
-import type { UserInfo } from '../../rest/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
 import type { TokenIssuer } from '../../../tokens/token-issuer.js';
 
 export interface CallerTokenIssuer {
@@ -17,7 +20,7 @@ export interface CallerTokenIssuer {
 
 export async function issueCallerToken(
   tokens: CallerTokenIssuer,
-  caller: UserInfo,
+  caller: AuthenticatedUser,
   ttlSeconds: number,
   scope: AccessKeyScope | undefined,
 ): Promise<string> {
@@ -30,6 +33,9 @@ export async function issueCallerToken(
     ttlSeconds,
     ...(scope ? { scope } : {}),
     ...(user ? { tokenGeneration: typeof generation === 'number' ? generation : 0 } : {}),
+    ...(caller.accessKeyName && caller.accessKeyUid
+      ? { accessKey: { name: caller.accessKeyName, uid: caller.accessKeyUid } }
+      : {}),
   });
   return token;
 }

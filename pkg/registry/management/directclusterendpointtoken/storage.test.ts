@@ -49,6 +49,7 @@ const alice: AuthenticatedUser = {
   name: 'alice',
   groups: ['dev', 'system:authenticated'],
   accessKeyName: 'k',
+  accessKeyUid: 'uid-of-k',
 };
 
 function body(spec: Record<string, unknown>): Record<string, unknown> {
@@ -101,6 +102,7 @@ describe('DirectClusterEndpointToken create', () => {
     assert.equal(claims.tokenGeneration, 4);
     assert.deepEqual(claims.groups, ['dev']);
     assert.equal(claims.scope, undefined);
+    assert.deepEqual(claims.accessKey, { name: 'k', uid: 'uid-of-k' });
     const rest: RESTStorage = storage;
     assert.equal(rest.get, undefined);
     assert.equal(rest.list, undefined);
@@ -208,5 +210,13 @@ describe('DirectClusterEndpointToken create', () => {
     const claims = await issuer.verify(tokenOf(created));
     assert.equal(claims.sub, 'team:dev');
     assert.equal(claims.tokenGeneration, undefined);
+  });
+
+  it('names no access key when the caller used none (its token is for connected clusters only)', async () => {
+    const proxied: AuthenticatedUser = { name: 'alice', groups: ['dev'], hostIdentity: true };
+    const created = await storage.create(ctx(proxied), body({ ttl: 60 }), WRITE);
+    const claims = await issuer.verify(tokenOf(created));
+    assert.equal(claims.sub, 'alice');
+    assert.equal(claims.accessKey, undefined);
   });
 });

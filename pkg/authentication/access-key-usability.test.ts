@@ -1,0 +1,111 @@
+// The one rule both authenticators hold a key to (an access key presented itself,
+// and a direct cluster endpoint token minted with it): each way a key stops being
+// usable, and the 503 while the cache has not loaded.
+
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+
+import { isApiError } from '../apis/meta/errors.js';
+import type { KubeObject } from '../apis/meta/types.js';
+import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { AccessKeyUsability, EXPIRED_MESSAGE, type AccessKeyUse } from './access-key-usability.js';
+import { memoryIdentitySource } from './testing/identity-source.js';
+
+const GROUP = 'management.platform.dev';
+const ANNOTATION = tokenGenerationAnnotation(GROUP);
+const START = Date.parse('2026-07-01T00:00:00Z');
+
+const source = memoryIdentitySource();
+const { users, teams } = source;
+const clock = { now: START };
+const recorded: string[] = [];
+const use: AccessKeyUse = {
+  record: (key) => recorded.push(key.metadata.name ?? ''),
+  lastUse: () => undefined,
+};
+const usability = new AccessKeyUsability(source, {
+  generationAnnotation: ANNOTATION,
+  now: () => clock.now,
+  use,
+  syncTimeoutMs: 10,
+});
+
+function object(kind: string, name: string, spec: Record<string, unknown>, generation?: number): KubeObject {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind,
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      creationTimestamp: new Date(START).toISOString(),
+      ...(generation !== undefined ? { annotations: { [ANNOTATION]: String(generation) } } : {}),
+    },
+    spec,
+  };
+}
+
+function refusal(key: KubeObject): string {
+  try {
+    usability.check(key);
+  } catch (err) {
+    assert.ok(isApiError(err));
+    assert.equal(err.code, 401);
+    return err.message;
+  }
+  assert.fail('expected the key to be refused');
+}
+
+beforeEach(() => {
+  source.clear();
+  clock.now = START;
+  users.set('alice', object('User', 'alice', { tokenGeneration: 1 }));
+  teams.set('devs', object('Team', 'devs', {}));
+});
+
+describe('AccessKeyUsability', () => {
+  it('passes a key of an enabled, existing owner within its ttl', () => {
+    usability.check(object('OwnedAccessKey', 'k', { user: 'alice', ttl: 60 }, 1));
+    usability.check(object('OwnedAccessKey', 'k', { team: 'devs' }));
+  });
+
+  it('refuses a disabled key', () => {
+    assert.match(
+      refusal(object('OwnedAccessKey', 'k', { user: 'alice', disabled: true }, 1)),
+      /"k" is disabled/,
+    );
+  });
+
+  it('refuses a key past its ttl, counted from creation or from the last activity', () => {
+    clock.now = START + 60_000;
+    assert.equal(refusal(object('OwnedAccessKey', 'k', { user: 'alice', ttl: 60 }, 1)), EXPIRED_MESSAGE);
+    const idle = object('OwnedAccessKey', 'k', { user: 'alice', ttl: 60, ttlAfterLastActivity: true }, 1);
+    idle['status'] = { lastActivity: new Date(START + 30_000).toISOString() };
+    usability.check(idle);
+    clock.now = START + 90_000;
+    assert.equal(refusal(idle), EXPIRED_MESSAGE);
+  });
+
+  it('refuses a key of a missing or disabled user, or of a user whose tokenGeneration moved past it', () => {
+    const key = object('OwnedAccessKey', 'k', { user: 'alice' }, 1);
+    users.set('alice', object('User', 'alice', { tokenGeneration: 2 }));
+    assert.match(refusal(key), /"k" was revoked: the tokens of user "alice" were invalidated/);
+    users.set('alice', object('User', 'alice', { tokenGeneration: 1, disabled: true }));
+    assert.match(refusal(key), /user "alice" is disabled/);
+    users.delete('alice');
+    assert.match(refusal(key), /user "alice" of the access key "k" does not exist/);
+  });
+
+  it('refuses a team key once its team is gone', () => {
+    teams.delete('devs');
+    assert.match(refusal(object('OwnedAccessKey', 'k', { team: 'devs' })), /team "devs" .* does not exist/);
+  });
+
+  it('answers 503 while the identity cache has not loaded, and records only what it is told', async () => {
+    source.hasSynced = false;
+    await assert.rejects(usability.whenSynced(), (err) => isApiError(err) && err.code === 503);
+    source.hasSynced = true;
+    await usability.whenSynced();
+    usability.recordUse(object('OwnedAccessKey', 'k', { user: 'alice' }, 1));
+    assert.deepEqual(recorded, ['k']);
+  });
+});

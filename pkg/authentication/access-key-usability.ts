@@ -1,0 +1,176 @@
+// Whether an OwnedAccessKey may authenticate right now: the one rule shared by the
+// access-key authenticator (the key presented itself) and the direct cluster
+// endpoint token authenticator (a token minted with the key), so that a token is
+// never good for longer than its key. Both read keys, users and teams from the same
+// watch-fed identity cache, so a revocation reaches every replica within the same
+// bound for the key and for every token it minted.
+//
+// Each AccessKeyCheck is a small function that throws a 401 ApiError whose message
+// tells the person what to do; a key that passes them all is usable.
+
+import { newServiceUnavailable, newUnauthorized } from '../apis/meta/errors.js';
+import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { storedLastActivity } from '../identity/activity.js';
+import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
+
+/** What the authenticators read: the identity cache, or a test's stand-in. */
+export interface AccessKeySource {
+  readonly hasSynced: boolean;
+  waitForSync(timeoutMs: number): Promise<boolean>;
+  accessKeyByHash(hash: string): KubeObject | undefined;
+  /** The key of that name (tokens name the key they were minted with). */
+  accessKey(name: string): KubeObject | undefined;
+  user(name: string): KubeObject | undefined;
+  team(name: string): KubeObject | undefined;
+}
+
+/** Where a successful use of a key is noted (status.lastActivity). */
+export interface AccessKeyUse {
+  record(key: KubeObject): void;
+  /** The last use this replica saw (ms since the epoch). */
+  lastUse(name: string): number | undefined;
+}
+
+export interface CheckContext {
+  readonly source: AccessKeySource;
+  /** Now, in ms since the epoch. */
+  readonly now: number;
+  readonly use?: AccessKeyUse;
+  /** The annotation holding the tokenGeneration the key was made under. */
+  readonly generationAnnotation: string;
+}
+
+/** Throws a 401 ApiError when the key must not authenticate; returns when it may. */
+export type AccessKeyCheck = (key: KubeObject, ctx: CheckContext) => void;
+
+export const EXPIRED_MESSAGE = 'access key expired, please log in again';
+
+function keyName(key: KubeObject): string {
+  return key.metadata.name ?? '';
+}
+
+export function specOf(key: KubeObject): Record<string, unknown> {
+  return isObject(key['spec']) ? key['spec'] : {};
+}
+
+/** `spec.disabled: true` keys exist but authenticate nothing. */
+export const rejectDisabledKey: AccessKeyCheck = (key) => {
+  if (specOf(key)['disabled'] === true) {
+    throw newUnauthorized(
+      `the access key "${keyName(key)}" is disabled; ask an administrator to enable it or use another key`,
+    );
+  }
+};
+
+/** When the key stops working (ms since the epoch), or undefined when it never does. */
+export function accessKeyExpiry(key: KubeObject, lastUse?: number): number | undefined {
+  const spec = specOf(key);
+  const ttl = spec['ttl'];
+  if (typeof ttl !== 'number' || ttl <= 0) return undefined;
+  const created = Date.parse(key.metadata.creationTimestamp ?? '');
+  // A ttl with no start to count from: treat the key as already expired.
+  let start = Number.isNaN(created) ? -Infinity : created;
+  if (spec['ttlAfterLastActivity'] === true) {
+    start = Math.max(start, storedLastActivity(key) ?? -Infinity, lastUse ?? -Infinity);
+  }
+  return start + ttl * 1000;
+}
+
+/** `spec.ttl` seconds after creation, or after the last activity with ttlAfterLastActivity. */
+export const rejectExpiredKey: AccessKeyCheck = (key, ctx) => {
+  const expiry = accessKeyExpiry(key, ctx.use?.lastUse(keyName(key)));
+  if (expiry !== undefined && ctx.now >= expiry) throw newUnauthorized(EXPIRED_MESSAGE);
+};
+
+/**
+ * The key's owner must be able to log in: a user key needs its User, enabled and
+ * with no tokenGeneration newer than the key's; a team key needs its Team. A
+ * subject key is checked against the User of that name when there is one, since
+ * rules that name users apply to it too.
+ */
+export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
+  const spec = specOf(key);
+  const team = typeof spec['team'] === 'string' ? spec['team'] : '';
+  const userName = typeof spec['user'] === 'string' ? spec['user'] : '';
+  const subject = typeof spec['subject'] === 'string' ? spec['subject'] : '';
+  if (!userName && team) {
+    if (!ctx.source.team(team)) {
+      throw newUnauthorized(
+        `the team "${team}" of the access key "${keyName(key)}" does not exist; use another key`,
+      );
+    }
+    return;
+  }
+  const name = userName || subject;
+  if (!name) return;
+  const user = ctx.source.user(name);
+  if (!user) {
+    if (!userName) return;
+    throw newUnauthorized(
+      `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
+    );
+  }
+  if (specOf(user)['disabled'] === true) {
+    throw newUnauthorized(`the user "${name}" is disabled; ask an administrator to enable the user`);
+  }
+  if (userTokenGeneration(user) > keyTokenGeneration(key, ctx.generationAnnotation)) {
+    throw newUnauthorized(
+      `the access key "${keyName(key)}" was revoked: the tokens of user "${name}" were invalidated; please log in again`,
+    );
+  }
+};
+
+export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
+  rejectDisabledKey,
+  rejectExpiredKey,
+  rejectKeyOfUnusableOwner,
+];
+
+export interface AccessKeyUsabilityOptions {
+  readonly checks?: readonly AccessKeyCheck[];
+  /** How long a request waits for the cache's first sync before a 503. */
+  readonly syncTimeoutMs?: number;
+  readonly use?: AccessKeyUse;
+  readonly now?: () => number;
+  /** The annotation holding the key's tokenGeneration (tokenGenerationAnnotation(group)). */
+  readonly generationAnnotation: string;
+}
+
+/** The checks of a key, as one object both authenticators hold (see the file comment). */
+export class AccessKeyUsability {
+  private readonly checks: readonly AccessKeyCheck[];
+  private readonly syncTimeoutMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    readonly source: AccessKeySource,
+    private readonly options: AccessKeyUsabilityOptions,
+  ) {
+    this.checks = options.checks ?? DEFAULT_ACCESS_KEY_CHECKS;
+    this.syncTimeoutMs = options.syncTimeoutMs ?? 10_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Resolves once the cache has listed everything; a 503 when it does not in time. */
+  async whenSynced(): Promise<void> {
+    if (this.source.hasSynced || (await this.source.waitForSync(this.syncTimeoutMs))) return;
+    // Saying 401 here would tell a valid caller their credential is wrong; it is the server that is not ready.
+    throw newServiceUnavailable('the access key index is not ready yet, please try again');
+  }
+
+  /** Throws the first check's 401; returns when the key may authenticate now. */
+  check(key: KubeObject): void {
+    const ctx: CheckContext = {
+      source: this.source,
+      now: this.now(),
+      generationAnnotation: this.options.generationAnnotation,
+      ...(this.options.use ? { use: this.options.use } : {}),
+    };
+    for (const check of this.checks) check(key, ctx);
+  }
+
+  /** Notes a use of the key itself (not of a token it minted: that is no activity of the key). */
+  recordUse(key: KubeObject): void {
+    this.options.use?.record(key);
+  }
+}

@@ -18,16 +18,30 @@ import { ADMIN_KUBECONFIG_FILE } from '../apiserver/options/bootstrap.js';
 import { JsonLogger } from '../apiserver/options/logger.js';
 import { ServerOptions } from '../apiserver/options/options.js';
 import { startServer } from '../apiserver/options/serve.js';
+import { accessKeyIdentity } from '../authentication/access-key.js';
+import { TOKEN_NOT_FOR_MANAGEMENT_MESSAGE } from '../authentication/endpoint-token.js';
+import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import { issueCallerToken } from '../registry/management/directclusterendpointtoken/caller-token.js';
+import { SigningKeyManager } from '../tokens/key-manager.js';
+import { FileKeyStore } from '../tokens/key-store.js';
+import { TokenIssuer } from '../tokens/token-issuer.js';
+import { TOKEN_CANNOT_MINT_REASON } from './credential-minting.js';
 import { ADMIN_ROLE, GROUP, KEY_PREFIX, plainKey, seedFixtures } from './testing/security-fixtures.js';
 
 const API = `/apis/${GROUP}/v1`;
+const TOKEN_ISSUER = 'https://platform.security-table.test';
 const EXPIRED = 'access key expired, please log in again';
+const KEY_REVOKED =
+  'this direct cluster endpoint token no longer works because the access key it was minted with does not: ';
 
 type Expect = 200 | 201 | 401 | 403 | 404 | 422;
 
 interface Row {
   readonly name: string;
-  /** The fixture key used (`admin`: the bootstrap admin's key; null: no credentials). */
+  /**
+   * The fixture key used (`admin`: the bootstrap admin's key; null: no credentials), or a
+   * direct cluster endpoint token (`token:<key>`, `token-without-key:<user>`, `token-wrong-uid:<key>`).
+   */
   readonly as: string | null;
   readonly method?: string;
   readonly path: string;
@@ -152,6 +166,168 @@ const ROWS: readonly Row[] = [
     path: `${API}/users`,
     expect: 200,
     names: ['bob', 'hank', 'ivan', 'alice'],
+  },
+
+  // ---- direct cluster endpoint tokens: only as good as their key, and they mint nothing ----------
+  // `token:<key>` is a token minted with that fixture key (as POST directclusterendpointtokens
+  // mints one), `token-without-key:<user>` one minted by a caller that used no key (front-proxy,
+  // x509, TokenReview; or minted before tokens named their key), `token-wrong-uid:<key>` one
+  // naming an earlier key of that name.
+  { name: 'token of a usable key', as: 'token:k-bob', path: `${API}/users/bob`, expect: 200 },
+  {
+    name: 'token of a usable key: lists stay the key owner’s',
+    as: 'token:k-bob',
+    path: `${API}/users`,
+    expect: 200,
+    names: ['bob', 'hank', 'ivan', 'alice'],
+  },
+  {
+    name: 'token of a usable key may ask who it is',
+    as: 'token:k-bob',
+    method: 'POST',
+    path: `${API}/selves`,
+    body: { apiVersion: `${GROUP}/v1`, kind: 'Self' },
+    expect: 201,
+  },
+  {
+    name: 'token minted without an access key',
+    as: 'token-without-key:bob',
+    path: `${API}/users/bob`,
+    expect: 401,
+    message: TOKEN_NOT_FOR_MANAGEMENT_MESSAGE,
+  },
+  {
+    name: 'token of an earlier key of the same name',
+    as: 'token-wrong-uid:k-bob',
+    path: `${API}/users/bob`,
+    expect: 401,
+    message:
+      'the access key "k-bob" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key',
+  },
+  {
+    name: 'token of a disabled key',
+    as: 'token:k-alice-disabled',
+    path: `${API}/users/alice`,
+    expect: 401,
+    message: `${KEY_REVOKED}the access key "k-alice-disabled" is disabled; ask an administrator to enable it or use another key`,
+  },
+  {
+    name: 'token of an expired key',
+    as: 'token:k-alice-expired',
+    path: `${API}/users/alice`,
+    expect: 401,
+    message: `${KEY_REVOKED}${EXPIRED}`,
+  },
+  {
+    name: 'token of a key expired after its last activity',
+    as: 'token:k-alice-idle-expired',
+    path: `${API}/users/alice`,
+    expect: 401,
+    message: `${KEY_REVOKED}${EXPIRED}`,
+  },
+  {
+    name: 'token of a key of a disabled user',
+    as: 'token:k-carol',
+    path: `${API}/users/carol`,
+    expect: 401,
+    message: `${KEY_REVOKED}the user "carol" is disabled; ask an administrator to enable the user`,
+  },
+  {
+    name: 'token of a key made before the tokenGeneration was bumped',
+    as: 'token:k-dave-old',
+    path: `${API}/users/dave`,
+    expect: 401,
+    message: `${KEY_REVOKED}the access key "k-dave-old" was revoked: the tokens of user "dave" were invalidated; please log in again`,
+  },
+  {
+    name: 'token of a key made under the current tokenGeneration',
+    as: 'token:k-dave-new',
+    path: `${API}/users/dave`,
+    expect: 200,
+  },
+  {
+    name: 'token of a key of a user that does not exist',
+    as: 'token:k-ghost',
+    path: `${API}/users/ghost`,
+    expect: 401,
+    message:
+      /^this direct cluster endpoint token no longer works .*user "ghost" of the access key "k-ghost" does not exist/,
+  },
+  { name: 'token of a team key', as: 'token:k-team-ops', path: `${API}/users/alice`, expect: 200 },
+  {
+    name: 'token of a scoped key keeps the scope',
+    as: 'token:k-alice-proj',
+    path: `${API}/users/alice`,
+    expect: 403,
+    message: /the scope of the token does not allow this request \(scope: projects \[p1\]\)$/,
+  },
+  {
+    name: 'token may not create access keys',
+    as: 'token:k-bob',
+    method: 'POST',
+    path: `${API}/ownedaccesskeys`,
+    body: keyBody({ user: 'bob' }),
+    expect: 403,
+    message: `${forbidden('bob', 'create', 'ownedaccesskeys', '')}: ${TOKEN_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'token may not change access keys',
+    as: 'token:k-bob',
+    method: 'PATCH',
+    path: `${API}/ownedaccesskeys/k-bob`,
+    body: { spec: { ttl: 0 } },
+    contentType: merge,
+    expect: 403,
+    message: `${forbidden('bob', 'patch', 'ownedaccesskeys', 'k-bob')}: ${TOKEN_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'token may not delete access keys',
+    as: 'token:k-bob',
+    method: 'DELETE',
+    path: `${API}/ownedaccesskeys/k-bob`,
+    expect: 403,
+    message: `${forbidden('bob', 'delete', 'ownedaccesskeys', 'k-bob')}: ${TOKEN_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'token may not mint tokens',
+    as: 'token:k-bob',
+    method: 'POST',
+    path: `${API}/directclusterendpointtokens`,
+    body: { apiVersion: `${GROUP}/v1`, kind: 'DirectClusterEndpointToken', spec: { ttl: 60 } },
+    expect: 403,
+    message: `${forbidden('bob', 'create', 'directclusterendpointtokens', '')}: ${TOKEN_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'token may not mint kube configs',
+    as: 'token:k-bob',
+    method: 'POST',
+    path: `${API}/namespaces/p-p1/virtualclusterinstances/vc1/kubeconfig`,
+    body: { spec: { clientCert: true } },
+    expect: 403,
+    message: `virtualclusterinstances.${GROUP} "vc1" is forbidden: User "bob" cannot create resource "virtualclusterinstances/kubeconfig" in API group "${GROUP}" in the namespace "p-p1": ${TOKEN_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'an administrator’s token mints nothing either',
+    as: 'token:k-erin',
+    method: 'POST',
+    path: `${API}/ownedaccesskeys`,
+    body: keyBody({ user: 'erin' }),
+    expect: 403,
+    message: `${forbidden('erin', 'create', 'ownedaccesskeys', '')}: ${TOKEN_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'an administrator’s token administers',
+    as: 'token:k-erin',
+    path: `${API}/users/carol`,
+    expect: 200,
+  },
+  {
+    name: 'the key itself still mints',
+    as: 'k-bob',
+    method: 'POST',
+    path: `${API}/directclusterendpointtokens`,
+    body: { apiVersion: `${GROUP}/v1`, kind: 'DirectClusterEndpointToken', spec: { ttl: 60 } },
+    expect: 201,
   },
 
   // ---- administrators ---------------------------------------------------------------------
@@ -970,6 +1146,7 @@ test('the security table', { timeout: 120_000 }, async (t) => {
     securePort: 0,
     etcdPrefix: KEY_PREFIX,
     adminRole: ADMIN_ROLE,
+    tokenIssuer: TOKEN_ISSUER,
   }).complete();
   const logLines: string[] = [];
   const logger = new JsonLogger('debug', {
@@ -998,10 +1175,40 @@ test('the security table', { timeout: 120_000 }, async (t) => {
   );
   assert.ok(ready, 'the fixtures reached the identity cache');
 
+  // Tokens are minted by the minting code of POST directclusterendpointtokens, signed with
+  // the server's own keys: also for keys no API call could mint with any more.
+  const signingKeys = new SigningKeyManager({
+    store: new FileKeyStore(join(dataDir, 'tokens')),
+    rotationPeriodMs: 0,
+    gracePeriodMs: 0,
+  });
+  await signingKeys.init();
+  const minter = {
+    issuer: new TokenIssuer(signingKeys, { issuer: TOKEN_ISSUER, audience: GROUP }),
+    users: { user: (name: string) => Promise.resolve(cache.user(name)) },
+  };
+  const tokenOf = async (as: string): Promise<string> => {
+    const [kind, name = ''] = as.split(':');
+    if (kind === 'token-without-key') return issueCallerToken(minter, { name, groups: [] }, 600, undefined);
+    const key = cache.accessKey(name);
+    const identity = key && accessKeyIdentity(key, cache);
+    assert.ok(identity, `no fixture key ${name}`);
+    const caller: AuthenticatedUser =
+      kind === 'token-wrong-uid' ? { ...identity, accessKeyUid: randomUUID() } : identity;
+    return issueCallerToken(minter, caller, 600, caller.scope);
+  };
+
   assert.ok(ROWS.length >= 80, `${ROWS.length} rows`);
   for (const row of ROWS) {
     await t.test(row.name, async () => {
-      const token = row.as === null ? null : row.as === 'admin' ? adminToken : plainKey(row.as);
+      const token =
+        row.as === null
+          ? null
+          : row.as === 'admin'
+            ? adminToken
+            : row.as.startsWith('token')
+              ? await tokenOf(row.as)
+              : plainKey(row.as);
       const reply = await call(server.url, ca, token, row);
       const where = `${row.method ?? 'GET'} ${row.path} as ${row.as ?? 'nobody'}: ${JSON.stringify(reply.body)}`;
       assert.equal(reply.status, row.expect, where);

@@ -10,13 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { createAccessKey } from './access-keys.js';
 import { runCommand } from './commands.js';
+import { eventually } from './eventually.js';
 import type { CommandResult } from './commands.js';
 import { GROUP, GROUP_VERSION, kubectlBinary, startServer } from './harness.js';
 import type { TestServer } from './harness.js';
 
 const TEST = { timeout: 120_000 };
-const V1 = `/apis/${GROUP}/v1`;
 
 interface KubeConfigDoc {
   users: { name: string; user: { token?: string } }[];
@@ -28,17 +29,8 @@ let server: TestServer;
 const keys: Record<string, string> = {};
 const kubeconfigs: Record<string, string> = {};
 
-async function createKey(name: string, spec: Record<string, unknown>): Promise<string> {
-  const r = await server.api('POST', `${V1}/ownedaccesskeys`, {
-    apiVersion: GROUP_VERSION,
-    kind: 'OwnedAccessKey',
-    metadata: { name },
-    spec,
-  });
-  assert.equal(r.status, 201, r.text);
-  const key = (JSON.parse(r.text) as { spec: { key: string } }).spec.key;
-  assert.match(key, /^[a-z]{64}$/);
-  return key;
+function createKey(name: string, spec: Record<string, unknown>): Promise<string> {
+  return createAccessKey(server, name, spec);
 }
 
 /** The admin's kube config with another user's key in it. */
@@ -70,19 +62,6 @@ async function names(who: string, args: readonly string[]): Promise<string[]> {
     .filter((l) => l !== '')
     .map((l) => l.slice(l.indexOf('/') + 1))
     .sort();
-}
-
-/** Retries while a change travels through the server's watches. */
-async function eventually(fn: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 }
 
 const manifest = (objects: Record<string, unknown>[]): string => objects.map((o) => toYaml(o)).join('---\n');

@@ -14,6 +14,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
+import { createAccessKey } from './access-keys.js';
+import { eventually } from './eventually.js';
 import { apiRequest, type ApiResponse, type RequestBody } from './https-client.js';
 import { backends, GROUP, GROUP_VERSION, startServer, type TestServer } from './harness.js';
 
@@ -31,18 +33,8 @@ interface Status {
   readonly message?: string;
 }
 
-/** Polls `fn` until it passes or 20 s have gone by (watch propagation, a short ttl running out). */
-async function eventually(fn: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+/** Long enough for watch propagation on a busy machine, and for a short ttl to run out. */
+const PROPAGATION_MS = 20_000;
 
 function messageOf(r: ApiResponse): string {
   return r.json<Status>().message ?? '';
@@ -149,16 +141,8 @@ for (const backend of backends()) {
     const as = (credential: string, method: string, path: string, body?: RequestBody): Promise<ApiResponse> =>
       apiRequest({ baseUrl: server.apiBase, ca: server.ca, token: credential }, method, path, body);
 
-    async function createKey(name: string, spec: Record<string, unknown>): Promise<string> {
-      const r = await server.api('POST', `${V1}/ownedaccesskeys`, {
-        apiVersion: GROUP_VERSION,
-        kind: 'OwnedAccessKey',
-        metadata: { name },
-        spec,
-      });
-      assert.equal(r.status, 201, r.text);
-      return r.json<{ spec: { key: string } }>().spec.key;
-    }
+    const createKey = (name: string, spec: Record<string, unknown>): Promise<string> =>
+      createAccessKey(server, name, spec);
 
     async function mintToken(key: string): Promise<string> {
       const r = await as(key, 'POST', `${V1}/directclusterendpointtokens`, {
@@ -200,7 +184,7 @@ for (const backend of backends()) {
         assert.equal(r.status, 401, r.text);
         if (typeof message === 'string') assert.equal(messageOf(r), message);
         else assert.match(messageOf(r), message);
-      });
+      }, PROPAGATION_MS);
     }
 
     for (const [i, revocation] of REVOCATIONS.entries()) {
@@ -218,7 +202,7 @@ for (const backend of backends()) {
         );
         const key = await createKey(keyName, { user: owner, type: 'User', ...(revocation.keySpec ?? {}) });
         const self = `${V1}/users/${owner}`;
-        await eventually(async () => expectOk(await as(key, 'GET', self), 200));
+        await eventually(async () => expectOk(await as(key, 'GET', self), 200), PROPAGATION_MS);
         const token = await mintToken(key);
         // The token works while the key does, as the key's owner, and mints nothing.
         expectOk(await as(token, 'GET', self), 200);
@@ -247,7 +231,7 @@ for (const backend of backends()) {
       const key = await createKey('rev-team-key', { team: 'rev-team' });
       const selves = `${V1}/selves`;
       const self = { apiVersion: GROUP_VERSION, kind: 'Self' };
-      await eventually(async () => expectOk(await as(key, 'POST', selves, self), 201));
+      await eventually(async () => expectOk(await as(key, 'POST', selves, self), 201), PROPAGATION_MS);
       const token = await mintToken(key);
       expectOk(await as(token, 'POST', selves, self), 201);
       await expectCannotMint(token, 'team:rev-team', { team: 'rev-team' });

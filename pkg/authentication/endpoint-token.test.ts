@@ -106,18 +106,43 @@ before(async () => {
 beforeEach(() => cache.clear());
 
 describe('EndpointTokenAuthenticator', () => {
-  it('authenticates the user of a usable key, with the token’s groups and scope, marked token-derived', async () => {
-    users.set('alice', user('alice', { tokenGeneration: 2 }));
-    keys.set('k-alice', accessKey('k-alice', 'u1', { user: 'alice' }));
+  it('authenticates the user of a usable key, with the key’s groups and the token’s scope, marked token-derived', async () => {
+    users.set('alice', user('alice', { tokenGeneration: 2, groups: ['sso'] }));
+    keys.set('k-alice', accessKey('k-alice', 'u1', { user: 'alice', groups: ['dev'] }));
     keys.get('k-alice')!.metadata.annotations = { [ANNOTATION]: '2' };
     const scope = { projects: [{ project: 'a' }] };
-    const token = await tokenOfKey('k-alice', 'alice', { groups: ['dev'], scope, tokenGeneration: 2 });
+    const token = await tokenOfKey('k-alice', 'alice', { groups: ['dev', 'sso'], scope, tokenGeneration: 2 });
     assert.deepEqual(await authenticator.authenticate(request(token)), {
       name: 'alice',
-      groups: ['dev', 'system:authenticated'],
+      groups: ['dev', 'sso', 'system:authenticated'],
       tokenDerived: true,
       scope,
     });
+  });
+
+  it('has only the groups the key and its user have now, whatever the token claims', async () => {
+    users.set('alice', user('alice'));
+    keys.set('k-alice', accessKey('k-alice', 'u1', { user: 'alice' }));
+    const token = await tokenOfKey('k-alice', 'alice', { groups: ['dev', 'platform:admins'] });
+    assert.deepEqual((await authenticator.authenticate(request(token)))?.groups, ['system:authenticated']);
+  });
+
+  it('fails once the key’s scope no longer covers the token’s', async () => {
+    users.set('alice', user('alice'));
+    const wide = { projects: [{ project: '*' }] };
+    keys.set('k-alice', accessKey('k-alice', 'u1', { user: 'alice', scope: wide }));
+    const token = await tokenOfKey('k-alice', 'alice', { scope: { projects: [{ project: 'a' }] } });
+    assert.equal((await authenticator.authenticate(request(token)))?.name, 'alice');
+    keys.set(
+      'k-alice',
+      accessKey('k-alice', 'u1', { user: 'alice', scope: { projects: [{ project: 'b' }] } }),
+    );
+    assert.match(
+      await unauthorized(token),
+      /^the scope of the access key "k-alice" no longer covers this direct cluster endpoint token's \(projects\[0\] \(a\)\); request a new token$/,
+    );
+    const unscoped = await tokenOfKey('k-alice', 'alice');
+    assert.match(await unauthorized(unscoped), /no longer covers .*an unlimited scope/);
   });
 
   it('fails once the token expired, saying so', async () => {

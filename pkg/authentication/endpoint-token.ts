@@ -39,13 +39,11 @@ import {
   type EndpointTokenClaims,
   type TokenIssuer,
 } from '../tokens/token-issuer.js';
-import { isUnlimitedScope } from '../tokens/scope.js';
+import { isUnlimitedScope, scopeExcess } from '../tokens/scope.js';
 import { accessKeyIdentity } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
 import type { AuthenticatedUser, Authenticator } from './interfaces.js';
-
-const AUTHENTICATED_GROUP = 'system:authenticated';
 
 export const TOKEN_EXPIRED_MESSAGE = 'direct cluster endpoint token expired, please request a new one';
 
@@ -89,8 +87,16 @@ export class EndpointTokenAuthenticator implements Authenticator {
     if (!claims.accessKey) throw newUnauthorized(TOKEN_NOT_FOR_MANAGEMENT_MESSAGE);
     await this.keys.whenSynced();
     const key = this.usableKey(claims.accessKey);
-    this.checkSubject(claims, key);
-    return identityOf(claims);
+    const owner = accessKeyIdentity(key, this.keys.source);
+    if (owner?.name !== claims.sub) {
+      throw newUnauthorized(
+        `the access key "${claims.accessKey.name}" no longer belongs to "${claims.sub}", the subject of this direct cluster endpoint token; request a new token`,
+      );
+    }
+    this.checkNotNarrowed(claims, owner);
+    this.checkTokenGeneration(claims);
+    const user: AuthenticatedUser = { name: owner.name, groups: owner.groups, tokenDerived: true };
+    return isUnlimitedScope(claims.scope) ? user : { ...user, scope: claims.scope };
   }
 
   /** The key the token was minted with, when it may still authenticate; a 401 otherwise. */
@@ -112,14 +118,16 @@ export class EndpointTokenAuthenticator implements Authenticator {
     return key;
   }
 
-  /** The key must still speak for the token's subject, and the User must not have revoked the token's generation. */
-  private checkSubject(claims: EndpointTokenClaims, key: KubeObject): void {
-    const keyOwner = accessKeyIdentity(key)?.name;
-    if (keyOwner !== claims.sub) {
-      throw newUnauthorized(
-        `the access key "${claims.accessKey?.name ?? ''}" no longer belongs to "${claims.sub}", the subject of this direct cluster endpoint token; request a new token`,
-      );
-    }
+  /** A key whose scope was narrowed since the token was minted narrows its tokens too: they are refused. */
+  private checkNotNarrowed(claims: EndpointTokenClaims, owner: AuthenticatedUser): void {
+    const excess = scopeExcess(claims.scope, owner.scope);
+    if (excess.length === 0) return;
+    throw newUnauthorized(
+      `the scope of the access key "${claims.accessKey?.name ?? ''}" no longer covers this direct cluster endpoint token's (${excess.join(', ')}); request a new token`,
+    );
+  }
+
+  private checkTokenGeneration(claims: EndpointTokenClaims): void {
     if (claims.tokenGeneration === undefined) return;
     const user = this.keys.source.user(claims.sub);
     if (user && userTokenGeneration(user) > claims.tokenGeneration) {
@@ -128,10 +136,4 @@ export class EndpointTokenAuthenticator implements Authenticator {
       );
     }
   }
-}
-
-function identityOf(claims: EndpointTokenClaims): AuthenticatedUser {
-  const groups = [...new Set([...(claims.groups ?? []), AUTHENTICATED_GROUP])];
-  const user: AuthenticatedUser = { name: claims.sub, groups, tokenDerived: true };
-  return isUnlimitedScope(claims.scope) ? user : { ...user, scope: claims.scope };
 }

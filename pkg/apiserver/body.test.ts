@@ -75,13 +75,22 @@ describe('hostile bodies', () => {
     );
     const max = decodeBody(Buffer.from('{"spec":{"ttl":9223372036854775807}}'), 'json');
     assert.deepEqual(max.duplicates, []);
-    assert.throws(() => decodeYAML('spec:\n  ttl: 9223372036854775808\n'), badRequest(/cannot unmarshal number/));
-    assert.throws(() => decodeYAML('spec:\n  ttl: 0x8000000000000000\n'), badRequest(/cannot unmarshal number/));
+    assert.throws(
+      () => decodeYAML('spec:\n  ttl: 9223372036854775808\n'),
+      badRequest(/cannot unmarshal number/),
+    );
+    assert.throws(
+      () => decodeYAML('spec:\n  ttl: 0x8000000000000000\n'),
+      badRequest(/cannot unmarshal number/),
+    );
     assert.deepEqual(decodeYAML('spec:\n  ttl: 9223372036854775807\n').duplicates, []);
   });
 
   it('reports JSON duplicate fields with their path for Warn and as one strict error', () => {
-    const decoded = decodeBody(Buffer.from('{"metadata":{"name":"a","name":"b"},"kind":"T","kind":"U"}'), 'json');
+    const decoded = decodeBody(
+      Buffer.from('{"metadata":{"name":"a","name":"b"},"kind":"T","kind":"U"}'),
+      'json',
+    );
     assert.deepEqual(decoded.value, { metadata: { name: 'b' }, kind: 'U' });
     assert.deepEqual(decoded.duplicates, ['duplicate field "metadata.name"', 'duplicate field "kind"']);
     assert.equal(decoded.strictError, 'duplicate field "metadata.name", duplicate field "kind"');
@@ -93,7 +102,10 @@ describe('hostile bodies', () => {
       badRequest(/^yaml: anchor 'm' value contains itself$/),
     );
     assert.throws(() => decodeYAML('a: &a [*a]\n'), badRequest(/^yaml: anchor 'a' value contains itself$/));
-    assert.throws(() => decodeYAML('a: &a\n  b:\n    - c: *a\n'), badRequest(/anchor 'a' value contains itself/));
+    assert.throws(
+      () => decodeYAML('a: &a\n  b:\n    - c: *a\n'),
+      badRequest(/anchor 'a' value contains itself/),
+    );
     // An alias to an earlier, closed anchor is ordinary YAML.
     assert.deepEqual(decodeYAML('a: &a {x: 1}\nb: *a\n').value, { a: { x: 1 }, b: { x: 1 } });
   });

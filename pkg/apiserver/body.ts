@@ -31,7 +31,6 @@ export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 /** Aliases a YAML document may expand before we call it an attack. Real manifests use a handful. */
 const MAX_YAML_ALIAS_COUNT = 100;
 
-
 /**
  * The 400 for a body nested past MAX_NESTING_DEPTH (the registry's bound), in
  * apimachinery's words; without the number when the YAML parser's own recursion gave
@@ -225,14 +224,17 @@ function checkYAMLTree(doc: Document, lines: LineCounter): string[] {
   const visit = (node: YamlNode | null): void => {
     if (isAlias(node)) {
       const target = node.resolve(doc);
-      if (target && open.has(target)) throw newBadRequest(`yaml: anchor '${node.source}' value contains itself`);
+      if (target && open.has(target))
+        throw newBadRequest(`yaml: anchor '${node.source}' value contains itself`);
       return;
     }
     if (isScalar(node)) {
       if (typeof node.value === 'number' && !Number.isSafeInteger(node.value) && node.source !== undefined) {
         const n = yamlInteger(node.source.trim());
         if (n !== undefined && outsideInt64(n)) {
-          throw newBadRequest(`yaml: cannot unmarshal number ${node.source.trim()} into Go value of type int64`);
+          throw newBadRequest(
+            `yaml: cannot unmarshal number ${node.source.trim()} into Go value of type int64`,
+          );
         }
       }
       return;

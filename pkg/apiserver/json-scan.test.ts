@@ -20,7 +20,8 @@ describe('scanJSON', () => {
   });
 
   it('names duplicate keys with their path, as kjson strict errors do', () => {
-    const text = '{"metadata":{"name":"a","name":"b"},"spec":{"items":[{"x":1},{"x":1,"x":2}]},"kind":"T","kind":"U"}';
+    const text =
+      '{"metadata":{"name":"a","name":"b"},"spec":{"items":[{"x":1},{"x":1,"x":2}]},"kind":"T","kind":"U"}';
     assert.deepEqual(scanJSON(text, 10).duplicates, ['metadata.name', 'spec.items[1].x', 'kind']);
   });
 

@@ -22,7 +22,9 @@ describe('fieldManager validation (apimachinery ValidateFieldManager)', () => {
   });
 
   it('names each unprintable character with its byte position (unicode.IsPrint)', () => {
-    assert.deepEqual(messages('a\nb'), ['fieldManager: Invalid value: "a\\nb": invalid character U+000A (at position 1)']);
+    assert.deepEqual(messages('a\nb'), [
+      'fieldManager: Invalid value: "a\\nb": invalid character U+000A (at position 1)',
+    ]);
     assert.deepEqual(messages('é\u0000'), [
       'fieldManager: Invalid value: "é\\u0000": invalid character U+0000 (at position 2)',
     ]);

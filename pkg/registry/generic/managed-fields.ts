@@ -22,7 +22,8 @@ const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
  */
 export function fieldManagerErrors(fieldManager: string, path = 'fieldManager'): FieldError[] {
   const errs: FieldError[] = [];
-  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH) errs.push(tooLong(path, FIELD_MANAGER_MAX_LENGTH));
+  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH)
+    errs.push(tooLong(path, FIELD_MANAGER_MAX_LENGTH));
   let offset = 0;
   for (const ch of fieldManager) {
     if (!PRINTABLE.test(ch)) {

@@ -59,19 +59,28 @@ describe('patches that would nest too deep or grow without bound', () => {
       { op: 'add', path: '/spec/d', value },
       { op: 'copy', from: '/spec/d', path: '/spec/d/a/a/a/e' },
     ];
-    assert.throws(() => applyPatch(current, preparePatch('json', ops), SCHEMA), refused(422, /exceeded max depth of 1000/));
+    assert.throws(
+      () => applyPatch(current, preparePatch('json', ops), SCHEMA),
+      refused(422, /exceeded max depth of 1000/),
+    );
     const moves = [
       { op: 'add', path: '/spec/d', value },
       { op: 'add', path: '/spec/e', value: { f: {} } },
       { op: 'move', from: '/spec/d', path: '/spec/e/f/g' },
     ];
-    assert.throws(() => applyPatch(current, preparePatch('json', moves), SCHEMA), refused(422, /exceeded max depth/));
+    assert.throws(
+      () => applyPatch(current, preparePatch('json', moves), SCHEMA),
+      refused(422, /exceeded max depth/),
+    );
   });
 
   it('refuses merge and strategic merge results past the limit', () => {
     const patch = { spec: { d: nested(MAX_NESTING_DEPTH - 1) } };
     for (const type of ['merge', 'strategic'] as const) {
-      assert.throws(() => applyPatch(current, preparePatch(type, patch), SCHEMA), refused(422, /exceeded max depth/));
+      assert.throws(
+        () => applyPatch(current, preparePatch(type, patch), SCHEMA),
+        refused(422, /exceeded max depth/),
+      );
       const fits = { spec: { d: nested(MAX_NESTING_DEPTH - 2) } };
       assert.equal(nestingDepth(applyPatch(current, preparePatch(type, fits), SCHEMA)), MAX_NESTING_DEPTH);
     }

@@ -118,7 +118,10 @@ function pointerDepth(pointer: string): number {
  * upper bound of its depth is raised by what each operation puts where, and the
  * document is measured only when that bound passes the limit.
  */
-function applyJSONPatch(current: Record<string, unknown>, operations: readonly jsonpatch.Operation[]): unknown {
+function applyJSONPatch(
+  current: Record<string, unknown>,
+  operations: readonly jsonpatch.Operation[],
+): unknown {
   let document: unknown = clone(current);
   let depthBound = nestingDepth(document);
   let copied = 0;
@@ -158,7 +161,12 @@ function applyJSONPatch(current: Record<string, unknown>, operations: readonly j
 /** The 422 for a patched object nested past MAX_NESTING_DEPTH (the value is too big to quote). */
 function tooDeep(): ApiError {
   return newInvalid({ group: '', kind: '' }, '', [
-    { type: 'FieldValueInvalid', field: 'patch', detail: `exceeded max depth of ${MAX_NESTING_DEPTH}`, omitValue: true },
+    {
+      type: 'FieldValueInvalid',
+      field: 'patch',
+      detail: `exceeded max depth of ${MAX_NESTING_DEPTH}`,
+      omitValue: true,
+    },
   ]);
 }
 

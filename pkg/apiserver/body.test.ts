@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { ApiError } from '../apis/meta/errors.js';
+import { MAX_NESTING_DEPTH } from '../registry/generic/object.js';
 import { decodeBody, decodeYAML } from './body.js';
 
 function badRequest(pattern: RegExp) {
@@ -41,12 +42,90 @@ describe('body decoding', () => {
       'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
       'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
     ].join('\n');
-    assert.throws(() => decodeYAML(bomb), badRequest(/not valid YAML/));
+    assert.throws(() => decodeYAML(bomb), badRequest(/^yaml: document contains excessive aliasing$/));
     assert.throws(() => decodeYAML('a: 1\n---\nb: 2\n'), badRequest(/single YAML document/));
     assert.throws(() => decodeYAML('- 1\n- 2\n'), badRequest(/YAML map/));
     assert.throws(() => decodeYAML('just a string'), badRequest(/YAML map/));
     assert.throws(() => decodeYAML(''), badRequest(/empty/));
     assert.throws(() => decodeYAML('# only a comment\n'), badRequest(/empty/));
     assert.throws(() => decodeYAML('a: [1,\n'), badRequest(/^the request body is not valid YAML: line \d+/));
+  });
+});
+
+describe('hostile bodies', () => {
+  const nested = (levels: number): string => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+
+  it('decodes JSON nested to the limit and refuses one level more', () => {
+    assert.equal(decodeBody(Buffer.from(nested(MAX_NESTING_DEPTH)), 'json').value !== undefined, true);
+    assert.throws(
+      () => decodeBody(Buffer.from(nested(MAX_NESTING_DEPTH + 1)), 'json'),
+      badRequest(/^the request body is nested too deeply: exceeded max depth of 1000$/),
+    );
+    const huge = `{"spec":{"x":${'['.repeat(500_000)}${']'.repeat(500_000)}}}`;
+    assert.throws(() => decodeBody(Buffer.from(huge), 'json'), badRequest(/exceeded max depth/));
+  });
+
+  it('refuses integers beyond int64 that JSON.parse would round into range', () => {
+    const body = '{"spec":{"tokenGeneration":9223372036854775808}}';
+    assert.throws(
+      () => decodeBody(Buffer.from(body), 'json'),
+      badRequest(
+        /^json: cannot unmarshal number 9223372036854775808 into Go value of type int64 \(field spec\.tokenGeneration\)$/,
+      ),
+    );
+    const max = decodeBody(Buffer.from('{"spec":{"ttl":9223372036854775807}}'), 'json');
+    assert.deepEqual(max.duplicates, []);
+    assert.throws(
+      () => decodeYAML('spec:\n  ttl: 9223372036854775808\n'),
+      badRequest(/cannot unmarshal number/),
+    );
+    assert.throws(
+      () => decodeYAML('spec:\n  ttl: 0x8000000000000000\n'),
+      badRequest(/cannot unmarshal number/),
+    );
+    assert.deepEqual(decodeYAML('spec:\n  ttl: 9223372036854775807\n').duplicates, []);
+  });
+
+  it('reports JSON duplicate fields with their path for Warn and as one strict error', () => {
+    const decoded = decodeBody(
+      Buffer.from('{"metadata":{"name":"a","name":"b"},"kind":"T","kind":"U"}'),
+      'json',
+    );
+    assert.deepEqual(decoded.value, { metadata: { name: 'b' }, kind: 'U' });
+    assert.deepEqual(decoded.duplicates, ['duplicate field "metadata.name"', 'duplicate field "kind"']);
+    assert.equal(decoded.strictError, 'duplicate field "metadata.name", duplicate field "kind"');
+  });
+
+  it('refuses YAML anchors whose value contains their own alias', () => {
+    assert.throws(
+      () => decodeYAML('metadata: &m {name: x, labels: *m}\n'),
+      badRequest(/^yaml: anchor 'm' value contains itself$/),
+    );
+    assert.throws(() => decodeYAML('a: &a [*a]\n'), badRequest(/^yaml: anchor 'a' value contains itself$/));
+    assert.throws(
+      () => decodeYAML('a: &a\n  b:\n    - c: *a\n'),
+      badRequest(/anchor 'a' value contains itself/),
+    );
+    // An alias to an earlier, closed anchor is ordinary YAML.
+    assert.deepEqual(decodeYAML('a: &a {x: 1}\nb: *a\n').value, { a: { x: 1 }, b: { x: 1 } });
+  });
+
+  it('refuses YAML nested past the limit, by text or through aliases', () => {
+    const block = (levels: number): string =>
+      Array.from({ length: levels }, (_, i) => `${'  '.repeat(i)}a:`).join('\n') + ' 1\n';
+    // The YAML parser's own recursion gives out some hundreds of levels deep: a 400 too.
+    assert.doesNotThrow(() => decodeYAML(block(100)));
+    assert.throws(() => decodeYAML(block(MAX_NESTING_DEPTH + 1)), badRequest(/exceeded max depth/));
+    assert.throws(
+      () => decodeYAML(`a: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`),
+      badRequest(/^the request body is nested too deeply: exceeded max depth/),
+    );
+    // Each anchor is 400 levels deep and holds the one before: 1,200 levels in all.
+    const chained = [
+      `x: &x ${'['.repeat(400)}1${']'.repeat(400)}`,
+      `y: &y ${'['.repeat(399)}*x${']'.repeat(399)}`,
+      `z: ${'['.repeat(399)}*y${']'.repeat(399)}`,
+    ].join('\n');
+    assert.throws(() => decodeYAML(chained), badRequest(/exceeded max depth/));
   });
 });

@@ -1,20 +1,45 @@
 // Reading and decoding request bodies. The size limit is enforced while reading (and
 // up front from Content-Length), so an oversized body is never held in memory: as
 // kube-apiserver, more than the limit is a 413 `Request entity too large: limit is N`.
-// YAML goes through the `yaml` package with alias expansion bounded (a "billion
-// laughs" document is a 400, not an out-of-memory) and duplicate keys collected for
-// fieldValidation, the way sigs.k8s.io/yaml's strict mode reports them.
+// Decoding refuses what kube-apiserver's decoders refuse, with a 400 and nothing
+// stored: nesting deeper than a fixed limit, integers outside int64, YAML anchors
+// whose value contains their own alias, and excessive alias expansion ("billion
+// laughs"). Duplicate keys are collected for fieldValidation (Strict refuses them,
+// Warn warns), in sigs.k8s.io/json's words for JSON and sigs.k8s.io/yaml's for YAML.
 
 import type { IncomingMessage } from 'node:http';
-import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Node as YamlNode } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  Lexer,
+  LineCounter,
+  parseAllDocuments,
+  type Document,
+  type Node as YamlNode,
+} from 'yaml';
 
-import { newBadRequest, newRequestEntityTooLarge } from '../apis/meta/errors.js';
+import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
+import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
+import { outsideInt64, scanJSON } from './json-scan.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Aliases a YAML document may expand before we call it an attack. Real manifests use a handful. */
 const MAX_YAML_ALIAS_COUNT = 100;
+
+/**
+ * The 400 for a body nested past MAX_NESTING_DEPTH (the registry's bound), in
+ * apimachinery's words; without the number when the YAML parser's own recursion gave
+ * out first (flow collections, some hundreds of levels).
+ */
+function newTooDeep(limitKnown = true): ApiError {
+  const limit = limitKnown ? ` of ${MAX_NESTING_DEPTH}` : '';
+  return newBadRequest(`the request body is nested too deeply: exceeded max depth${limit}`);
+}
 
 /**
  * Reads the whole body, at most `limit` bytes. Rejects with a 413 ApiError as soon as
@@ -65,30 +90,75 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 export interface DecodedBody {
   readonly value: unknown;
-  /** Duplicate keys, as `line 3: key "a" already set in map` (YAML only). */
+  /**
+   * Duplicate keys, one message each as fieldValidation=Warn sends them: JSON
+   * `duplicate field "metadata.name"`, YAML `line 3: key "a" already set in map`.
+   */
   readonly duplicates: readonly string[];
+  /** The duplicates as one strict decoding error, for fieldValidation=Strict. */
+  readonly strictError: string;
 }
 
 /** Decodes a body in the given format. Empty or malformed bodies are 400s. */
 export function decodeBody(raw: Buffer, format: BodyFormat): DecodedBody {
-  if (format === 'json') return { value: decodeJSON(raw), duplicates: [] };
+  if (format === 'json') return decodeJSON(raw);
   return decodeYAML(raw.toString('utf8'));
 }
 
-export function decodeJSON(raw: Buffer): unknown {
+/** The 400 for an integer literal no int64 holds, as encoding/json words an overflow. */
+function outOfInt64(literal: string, path: string): ApiError {
+  const where = path === '' ? '' : ` (field ${path})`;
+  return newBadRequest(`json: cannot unmarshal number ${literal} into Go value of type int64${where}`);
+}
+
+export function decodeJSON(raw: Buffer): DecodedBody {
   const text = raw.toString('utf8');
   if (text.trim() === '') throw newBadRequest('the request body is empty');
+  // Depth first: the scan stops at the limit, while JSON.parse would build (slowly) whatever nests.
+  const scan = scanJSON(text, MAX_NESTING_DEPTH);
+  if (scan.tooDeep) throw newTooDeep();
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     // V8's message names the offending token and position, nothing more.
     const detail = err instanceof Error ? err.message : 'invalid JSON';
     throw newBadRequest(`the request body is not valid JSON: ${detail}`);
   }
+  const big = scan.outOfRange[0];
+  if (big) throw outOfInt64(big.literal, big.path);
+  const duplicates = scan.duplicates.map((path) => `duplicate field ${JSON.stringify(path)}`);
+  return { value, duplicates, strictError: duplicates.join(', ') };
+}
+
+/**
+ * Whether YAML text certainly nests past MAX_NESTING_DEPTH, decided before the yaml
+ * library builds anything: a million `[` make its parser run for minutes and then
+ * exhaust the heap. Flow collections are counted on the lexer's tokens (quotes,
+ * comments and block scalars are the lexer's business), stopping at the limit; block
+ * collections nest by indentation, or by indicators on one line (`- - - x`), so a
+ * line's indentation plus its leading indicators bounds how deep it sits.
+ */
+function yamlNestsTooDeep(text: string): boolean {
+  for (const line of text.split('\n')) {
+    const m = /^( *)((?:[-?:](?: +|$))*)/.exec(line);
+    const indicators = m?.[2]?.replace(/ /g, '').length ?? 0;
+    if ((m?.[1]?.length ?? 0) + indicators > MAX_NESTING_DEPTH) return true;
+  }
+  let depth = 0;
+  for (const token of new Lexer().lex(text)) {
+    if (token === '[' || token === '{') {
+      if (++depth > MAX_NESTING_DEPTH) return true;
+    } else if (token === ']' || token === '}') {
+      depth--;
+    }
+  }
+  return false;
 }
 
 /** A single YAML document whose top level is a map. */
 export function decodeYAML(text: string): DecodedBody {
+  if (yamlNestsTooDeep(text)) throw newTooDeep();
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
   const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false });
@@ -99,22 +169,27 @@ export function decodeYAML(text: string): DecodedBody {
   const doc = nonEmpty[0];
   if (!doc) throw newBadRequest('the request body is empty');
   const first = doc.errors[0];
+  // The parser's own recursion gives up on extreme nesting: that is our depth limit too.
+  if (first?.message.includes('Maximum call stack size exceeded')) throw newTooDeep(false);
   if (first) {
     const pos = first.linePos?.[0];
     const where = pos ? `line ${pos.line}, column ${pos.col}: ` : '';
     throw newBadRequest(`the request body is not valid YAML: ${where}${firstLine(first.message)}`);
   }
   if (!isMap(doc.contents)) throw newBadRequest('the request body must be a YAML map (an object)');
-  const duplicates: string[] = [];
-  collectDuplicates(doc.contents, lineCounter, duplicates);
+  const duplicates = checkYAMLTree(doc, lineCounter);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
   } catch (err) {
     const detail = err instanceof Error ? err.message : 'cannot be decoded';
+    // go-yaml's words for a "billion laughs" document.
+    if (/alias count/i.test(detail)) throw newBadRequest('yaml: document contains excessive aliasing');
     throw newBadRequest(`the request body is not valid YAML: ${detail}`);
   }
-  return { value, duplicates };
+  // Aliases may nest one anchor's value inside another's, deeper than the text shows.
+  if (nestsDeeperThan(value)) throw newTooDeep();
+  return { value, duplicates, strictError: `yaml: unmarshal errors:\n  ${duplicates.join('\n  ')}` };
 }
 
 function firstLine(message: string): string {
@@ -122,22 +197,88 @@ function firstLine(message: string): string {
   return (nl < 0 ? message : message.slice(0, nl)).replace(/ at line \d+, column \d+:?$/, '');
 }
 
-function collectDuplicates(node: YamlNode | null | undefined, lines: LineCounter, out: string[]): void {
-  if (isMap(node)) {
-    const seen = new Set<string>();
-    for (const pair of node.items) {
-      const key = pair.key;
-      const name = isScalar(key) ? String(key.value) : undefined;
-      if (name !== undefined) {
-        if (seen.has(name)) {
-          const offset = isScalar(key) && key.range ? key.range[0] : 0;
-          out.push(`line ${lines.linePos(offset).line}: key ${JSON.stringify(name)} already set in map`);
-        }
-        seen.add(name);
-      }
-      collectDuplicates(pair.value as YamlNode | null, lines, out);
-    }
-  } else if (isSeq(node)) {
-    for (const item of node.items) collectDuplicates(item as YamlNode | null, lines, out);
+/** A YAML integer's value when it is one (decimal, 0x hex or 0o octal, as YAML 1.2's core schema reads them). */
+function yamlInteger(source: string): bigint | undefined {
+  const m = /^([-+]?)(0x[0-9a-fA-F]+|0o[0-7]+|[0-9]+)$/.exec(source);
+  if (!m) return undefined;
+  const magnitude = BigInt(m[2] ?? '0');
+  return m[1] === '-' ? -magnitude : magnitude;
+}
+
+/**
+ * One iterative walk of the parsed tree (no input can exhaust the stack): refuses
+ * nesting past MAX_NESTING_DEPTH, an anchor whose value contains its own alias (which
+ * would decode to a circular object), and integers outside int64; returns the
+ * duplicate keys, as `line 3: key "a" already set in map`.
+ */
+function checkYAMLTree(doc: Document, lines: LineCounter): string[] {
+  const duplicates: { offset: number; message: string }[] = [];
+  // Collections on the path from the root to the node being visited: an alias to one of them is a cycle.
+  const open = new Set<YamlNode>();
+  interface Frame {
+    readonly node: YamlNode;
+    readonly children: readonly (YamlNode | null)[];
+    next: number;
   }
+  const frames: Frame[] = [];
+  const visit = (node: YamlNode | null): void => {
+    if (isAlias(node)) {
+      const target = node.resolve(doc);
+      if (target && open.has(target))
+        throw newBadRequest(`yaml: anchor '${node.source}' value contains itself`);
+      return;
+    }
+    if (isScalar(node)) {
+      if (typeof node.value === 'number' && !Number.isSafeInteger(node.value) && node.source !== undefined) {
+        const n = yamlInteger(node.source.trim());
+        if (n !== undefined && outsideInt64(n)) {
+          throw newBadRequest(
+            `yaml: cannot unmarshal number ${node.source.trim()} into Go value of type int64`,
+          );
+        }
+      }
+      return;
+    }
+    const children: (YamlNode | null)[] = [];
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const key = pair.key as YamlNode | null;
+        const name = isScalar(key) ? String(key.value) : undefined;
+        if (name !== undefined) {
+          if (seen.has(name)) {
+            const offset = isScalar(key) && key.range ? key.range[0] : 0;
+            duplicates.push({ offset, message: `key ${JSON.stringify(name)} already set in map` });
+          }
+          seen.add(name);
+        }
+        children.push(key, pair.value as YamlNode | null);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) {
+        if (isPair(item)) children.push(item.key as YamlNode | null, item.value as YamlNode | null);
+        else children.push(item as YamlNode | null);
+      }
+    } else {
+      return;
+    }
+    if (frames.length >= MAX_NESTING_DEPTH) throw newTooDeep();
+    open.add(node);
+    frames.push({ node, children, next: 0 });
+  };
+  visit(doc.contents as YamlNode | null);
+  for (;;) {
+    const top = frames[frames.length - 1];
+    if (!top) break;
+    if (top.next >= top.children.length) {
+      open.delete(top.node);
+      frames.pop();
+      continue;
+    }
+    visit(top.children[top.next++] ?? null);
+  }
+  // In document order, as go-yaml reports them.
+  return duplicates
+    .sort((a, b) => a.offset - b.offset)
+    .map((d) => `line ${lines.linePos(d.offset).line}: ${d.message}`);
 }

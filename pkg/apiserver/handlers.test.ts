@@ -4,20 +4,10 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { parse as parseYAML } from 'yaml';
 
 import { newConflict, newTooManyRequests } from '../apis/meta/errors.js';
-import { call, GROUP, startTestServer, type TestServer } from './testing/fakes.js';
+import { call, GROUP, startTestServer, type StatusBody, type TestServer } from './testing/fakes.js';
 
 const ROOT = `/apis/${GROUP}/v1`;
 const PREFIXED = `/kubernetes/management${ROOT}`;
-
-interface StatusBody {
-  kind: string;
-  apiVersion: string;
-  status: string;
-  message: string;
-  reason?: string;
-  code: number;
-  details?: Record<string, unknown>;
-}
 
 describe('resource handlers over HTTP', () => {
   let s: TestServer;

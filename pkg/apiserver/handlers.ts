@@ -19,7 +19,8 @@ import type {
   SubresourceStorage,
   WriteOptions,
 } from '../registry/rest/interfaces.js';
-import { decodeBody, decodeJSON, decodeYAML, readBody, type DecodedBody } from './body.js';
+import { invalidPatch } from '../registry/generic/decode.js';
+import { decodeBody, decodeJSON, decodeYAML, readBody } from './body.js';
 import {
   negotiateInput,
   negotiateOutput,
@@ -110,6 +111,8 @@ export async function serveResource(
 
   if (info.watchViaPath) {
     if (namespaced && info.namespace === '' && pathName !== undefined) throw newResourceNotFound();
+    // installer.go registers the deprecated watch paths for GET only: any other method is a 405.
+    if (scope.req.method !== 'GET') throw newMethodNotAllowed();
     // Returned, not awaited, here and below: a watch lives long, and every async frame
     // left waiting on it is heap held per open watch.
     return serveWatch(scope, storage, pathName, env);
@@ -197,16 +200,12 @@ async function readObjectBody(
   if (decoded.duplicates.length > 0) {
     if (options.fieldValidation === 'Strict') {
       throw newBadRequest(
-        `${kind.kind} in version ${JSON.stringify(kind.version)} cannot be handled as a ${kind.kind}: strict decoding error: ${duplicatesText(decoded)}`,
+        `${kind.kind} in version ${JSON.stringify(kind.version)} cannot be handled as a ${kind.kind}: strict decoding error: ${decoded.strictError}`,
       );
     }
     if (options.fieldValidation === 'Warn') scope.warnings.push(...decoded.duplicates);
   }
   return decoded.value;
-}
-
-function duplicatesText(decoded: DecodedBody): string {
-  return `yaml: unmarshal errors:\n  ${decoded.duplicates.join('\n  ')}`;
 }
 
 async function serveCreate(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
@@ -252,18 +251,20 @@ async function servePatch(
     force === null ? write : { ...write, force: force !== '0' && force.toLowerCase() !== 'false' };
   const patchType = negotiatePatchType(scope.req.headers['content-type']);
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
-  let patch: unknown;
-  if (patchType === 'apply') {
-    const decoded = decodeYAML(raw.toString('utf8'));
-    if (decoded.duplicates.length > 0) {
-      if (options.fieldValidation === 'Strict') {
-        throw newBadRequest(`error strict decoding patch: ${duplicatesText(decoded)}`);
-      }
-      if (options.fieldValidation === 'Warn') scope.warnings.push(...decoded.duplicates);
+  const decoded = patchType === 'apply' ? decodeYAML(raw.toString('utf8')) : decodeJSON(raw);
+  const patch = decoded.value;
+  if (decoded.duplicates.length > 0) {
+    // handlers/patch.go: apply refuses with 400 while decoding; the other types decode
+    // the patch strictly and report with the patched object (422, field `patch`).
+    if (options.fieldValidation === 'Strict') {
+      if (patchType === 'apply') throw newBadRequest(`error strict decoding patch: ${decoded.strictError}`);
+      const prefix = patchType === 'json' ? 'json patch ' : '';
+      const errors = decoded.duplicates.map((d) => `${prefix}${d}`).join(', ');
+      throw invalidPatch(patch, `strict decoding error: ${errors}`);
     }
-    patch = decoded.value;
-  } else {
-    patch = decodeJSON(raw);
+    if (options.fieldValidation === 'Warn') {
+      scope.warnings.push(...decoded.duplicates.map((d) => (patchType === 'json' ? `json patch ${d}` : d)));
+    }
   }
   const ctx = scope.context(scope.info?.namespace ?? '');
   const { object, created } = await storage.patch(ctx, name, patchType, patch, options);

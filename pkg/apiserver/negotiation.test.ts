@@ -72,6 +72,19 @@ describe('Accept negotiation', () => {
     );
   });
 
+  it('converts watch events to PartialObjectMetadata, never to a list (406 when that is all that is asked)', () => {
+    const one = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+    assert.equal(negotiateOutput(one, RESOURCE, true)?.convert?.kind, 'PartialObjectMetadata');
+    const list = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    assert.equal(negotiateOutput(list, RESOURCE, true), undefined);
+    // A later plain clause still serves the watch, unconverted.
+    const out = negotiateOutput(`${list},application/json`, RESOURCE, true);
+    assert.equal(out?.mediaType, 'application/json');
+    assert.equal(out?.convert, undefined);
+    // Lists still convert to the list form.
+    assert.equal(negotiateOutput(list, RESOURCE)?.convert?.kind, 'PartialObjectMetadataList');
+  });
+
   it('recognises aggregated discovery params in any order on /apis only', () => {
     const v2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
     assert.equal(negotiateOutput(v2, { kind: 'discovery' })?.convert?.kind, 'APIGroupDiscoveryList');

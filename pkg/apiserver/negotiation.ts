@@ -101,6 +101,7 @@ function allowsConversion(
   endpoint: EndpointKind,
   subtype: string,
   target: ConversionTarget | undefined,
+  stream: boolean,
 ): boolean {
   if (!target) return true;
   switch (endpoint.kind) {
@@ -114,6 +115,10 @@ function allowsConversion(
       if (target.group !== META_GROUP || (target.version !== 'v1' && target.version !== 'v1beta1'))
         return false;
       if (target.kind === 'Table') return endpoint.table && (subtype === 'json' || subtype === 'yaml');
+      // A watch event carries one object: it converts to PartialObjectMetadata, never
+      // to a list (client-go's metadata watch asks for the former). A watch asking only
+      // for the list form is refused up front (406), not streamed unconverted.
+      if (stream) return target.kind === 'PartialObjectMetadata';
       return target.kind === 'PartialObjectMetadata' || target.kind === 'PartialObjectMetadataList';
   }
 }
@@ -143,7 +148,7 @@ export function negotiateOutput(
         as !== undefined || g !== undefined || v !== undefined
           ? { kind: as ?? '', group: g ?? '', version: v ?? '' }
           : undefined;
-      if (!allowsConversion(endpoint, s.subtype, convert)) continue;
+      if (!allowsConversion(endpoint, s.subtype, convert, stream)) continue;
       // Upstream matches the clause first and only then finds the serializer has no
       // stream framing: a YAML clause ahead of JSON makes a watch fail with 406.
       if (stream && !s.streams) return undefined;

@@ -5,6 +5,7 @@
 import { newBadRequest, newInvalid, type ApiError } from '../apis/meta/errors.js';
 import { notSupported, type FieldError } from '../apis/meta/field-errors.js';
 import type { DeleteOptions, PropagationPolicy } from '../apis/meta/types.js';
+import { fieldManagerErrors } from '../registry/generic/managed-fields.js';
 import type { FieldValidation, GetOptions, ListOptions, WriteOptions } from '../registry/rest/interfaces.js';
 import { queryBool } from './request-info.js';
 
@@ -31,14 +32,17 @@ const FIELD_VALIDATION_VALUES: readonly string[] = ['', 'Ignore', 'Strict', 'War
 export function writeOptionsFrom(query: URLSearchParams, kind: OptionsKind): WriteOptions {
   const dryRun = query.getAll('dryRun');
   const fieldValidation = query.get('fieldValidation') ?? '';
-  const errs = dryRunErrors(dryRun);
+  const fieldManager = query.get('fieldManager') ?? '';
+  // ValidateCreate/Update/PatchOptions' order: fieldManager, dryRun, fieldValidation;
+  // checked before the body is read, on every write path (subresources included).
+  const errs = [...fieldManagerErrors(fieldManager), ...dryRunErrors(dryRun)];
   if (!FIELD_VALIDATION_VALUES.includes(fieldValidation)) {
     errs.push(notSupported('fieldValidation', fieldValidation, FIELD_VALIDATION_VALUES));
   }
   if (errs.length > 0) throw invalidOptions(kind, errs);
   return {
     dryRun: dryRun.length > 0,
-    fieldManager: query.get('fieldManager') ?? '',
+    fieldManager,
     fieldValidation: (fieldValidation || 'Warn') as FieldValidation,
   };
 }

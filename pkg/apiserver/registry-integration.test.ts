@@ -3,65 +3,26 @@
 // libraries see, end to end inside one process.
 
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 
 import type { KubeObject, Table } from '../apis/meta/types.js';
-import { buildResources } from './options/resources.js';
-import { KVStorage } from '../storage/store.js';
-import { SqliteKV } from '../storage/sqlite/index.js';
-import { createApiHandler, type ApiHandler } from './server.js';
-import {
-  ADMIN,
-  call,
-  FakeAuthenticator,
-  FakeAuthorizer,
-  openWatch,
-  RecordingLogger,
-} from './testing/fakes.js';
+import { call, openWatch } from './testing/fakes.js';
+import { startRegistryServer, type RegistryServer } from './testing/registry-server.js';
 
 const GROUP = 'management.platform.dev';
 const ROOT = `/kubernetes/management/apis/${GROUP}/v1`;
 
 describe('HTTP layer over the generic registry and SQLite', { timeout: 60_000 }, () => {
-  let storage: KVStorage;
-  let handler: ApiHandler;
-  let server: Server;
+  let server: RegistryServer;
   let url: string;
 
   before(async () => {
-    storage = new KVStorage(SqliteKV.open(':memory:'));
-    handler = createApiHandler({
-      group: GROUP,
-      version: 'v1',
-      resources: buildResources(GROUP, storage, '/registry'),
-      authenticator: new FakeAuthenticator({ 'admin-token': ADMIN }),
-      authorizer: new FakeAuthorizer(),
-      pathPrefixes: ['/kubernetes/management'],
-      versionInfo: {
-        major: '1',
-        minor: '0',
-        gitVersion: 'v1.0.0',
-        gitCommit: '',
-        gitTreeState: '',
-        buildDate: '',
-        goVersion: '',
-        compiler: '',
-        platform: '',
-      },
-      logger: new RecordingLogger(),
-    });
-    server = createServer((req, res) => handler.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startRegistryServer(['/kubernetes/management']);
+    url = server.url;
   });
 
   after(async () => {
-    await handler.shutdown();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await storage.close();
+    await server.close();
   });
 
   it('creates from YAML, reads, lists as a Table, patches, and deletes a team', async () => {

@@ -387,6 +387,30 @@ export const fakeDocumentBuilders: DocumentBuilders = {
   }),
 };
 
+/** A version document with nothing but the numbers, for servers built in tests. */
+export const TEST_VERSION_INFO: ApiServerConfig['versionInfo'] = {
+  major: '1',
+  minor: '0',
+  gitVersion: 'v1.0.0',
+  gitCommit: '',
+  gitTreeState: '',
+  buildDate: '',
+  goVersion: '',
+  compiler: '',
+  platform: '',
+};
+
+/** A Status as clients parse it from an error response. */
+export interface StatusBody {
+  kind: string;
+  apiVersion: string;
+  status: string;
+  message: string;
+  reason?: string;
+  code: number;
+  details?: Record<string, unknown>;
+}
+
 export const ADMIN: AuthenticatedUser = { name: 'alice', groups: ['system:authenticated'] };
 export const BOB: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'] };
 

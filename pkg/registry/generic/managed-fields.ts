@@ -11,20 +11,33 @@ export const FIELD_MANAGER_MAX_LENGTH = 128;
 
 export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions';
 
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/**
+ * What is wrong with a fieldManager, as apimachinery's ValidateFieldManager says it:
+ * more than 128 bytes, or a character that is not printable (its byte offset given).
+ * Empty means "not set" and is fine here (apply requires it separately). Shared by
+ * every write path, the query-parameter check and server-side apply alike.
+ */
+export function fieldManagerErrors(fieldManager: string, path = 'fieldManager'): FieldError[] {
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH)
+    errs.push(tooLong(path, FIELD_MANAGER_MAX_LENGTH));
+  let offset = 0;
+  for (const ch of fieldManager) {
+    if (!PRINTABLE.test(ch)) {
+      const code = (ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+      errs.push(invalid(path, fieldManager, `invalid character U+${code} (at position ${offset})`));
+    }
+    offset += Buffer.byteLength(ch);
+  }
+  return errs;
+}
+
 /** 422 on <kind>.meta.k8s.io when fieldManager is too long or not printable. */
 export function validateFieldManager(fieldManager: string, kind: OptionsKind): void {
-  const errs: FieldError[] = [];
-  if (fieldManager.length > FIELD_MANAGER_MAX_LENGTH)
-    errs.push(tooLong('fieldManager', FIELD_MANAGER_MAX_LENGTH));
-  let i = 0;
-  for (const ch of fieldManager) {
-    if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(ch) || (/\s/u.test(ch) && ch !== ' ')) {
-      const code = ch.codePointAt(0) ?? 0;
-      const hex = code.toString(16).toUpperCase().padStart(4, '0');
-      errs.push(invalid('fieldManager', fieldManager, `invalid character U+${hex} (at position ${i})`));
-    }
-    i += Buffer.byteLength(ch);
-  }
+  const errs = fieldManagerErrors(fieldManager);
   if (errs.length > 0) throw newInvalid({ group: 'meta.k8s.io', kind }, '', errs);
 }
 

@@ -2,6 +2,40 @@
 
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
 
+/**
+ * How deep objects and arrays may nest in anything a client sends (the top-level
+ * object is 1). kube-apiserver's decoders stop at 10000 ("exceeded max depth"), a
+ * bound for Go's stack; ours is lower because every walk of a decoded object
+ * (validation, patches, managedFields, the copy before a write) must stay far within
+ * V8's stack, and no Kubernetes object comes near it (real ones nest a few dozen levels).
+ */
+export const MAX_NESTING_DEPTH = 1000;
+
+/**
+ * How deep objects and arrays nest in `value` (a scalar is 0, `{}` is 1), counting no
+ * further than `stopAbove` + 1. Iterative, so any depth is safe to ask about.
+ */
+export function nestingDepth(value: unknown, stopAbove: number = MAX_NESTING_DEPTH): number {
+  let deepest = 0;
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const v = next.value;
+    if (v === null || typeof v !== 'object') continue;
+    const depth = next.depth + 1;
+    if (depth > deepest) deepest = depth;
+    if (depth > stopAbove) return depth;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') pending.push({ value: child, depth });
+    }
+  }
+  return deepest;
+}
+
+/** Whether objects and arrays in `value` nest deeper than `limit`. */
+export function nestsDeeperThan(value: unknown, limit: number = MAX_NESTING_DEPTH): boolean {
+  return nestingDepth(value, limit) > limit;
+}
+
 export function clone<T>(value: T): T {
   return structuredClone(value);
 }

@@ -10,15 +10,23 @@ import jsonpatch from 'fast-json-patch';
 import {
   ApiError,
   newBadRequest,
+  newInvalid,
   newRequestEntityTooLarge,
   newUnsupportedMediaType,
 } from '../../apis/meta/errors.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { PatchType } from '../rest/interfaces.js';
-import { clone } from './object.js';
+import { clone, MAX_NESTING_DEPTH, nestingDepth, nestsDeeperThan } from './object.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
+
+/**
+ * How many bytes `copy` operations of one JSON patch may add in total: kube-apiserver
+ * arms json-patch's AccumulatedCopySizeLimit with JSONPatchMaxCopyBytes (the request
+ * body limit, 3 MiB), so forty doublings of a value cannot take the server's memory.
+ */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
 /** What this server accepts as a PATCH body, in the order the 415 message lists them. */
 export const ACCEPTED_PATCH_TYPES = [
@@ -91,14 +99,78 @@ export function applyPatch(
 ): unknown {
   switch (prepared.type) {
     case 'json':
-      try {
-        return jsonpatch.applyPatch(clone(current), clone(prepared.operations), true, true).newDocument;
-      } catch (err) {
-        throw rejected(jsonPatchDetail(err));
-      }
+      return applyJSONPatch(current, prepared.operations);
     case 'merge':
-      return mergePatch(current, prepared.patch);
+      return boundedDepth(mergePatch(current, prepared.patch));
     case 'strategic':
-      return strategicMergePatch(current, prepared.patch, schema);
+      return boundedDepth(strategicMergePatch(current, prepared.patch, schema));
   }
+}
+
+/** How many levels a JSON pointer descends (`/spec/a` is 2). */
+function pointerDepth(pointer: string): number {
+  return pointer === '' ? 0 : pointer.split('/').length - 1;
+}
+
+/**
+ * RFC 6902 one operation at a time, counting what `copy` adds against
+ * MAX_JSON_PATCH_COPY_BYTES and keeping the document within MAX_NESTING_DEPTH: an
+ * upper bound of its depth is raised by what each operation puts where, and the
+ * document is measured only when that bound passes the limit.
+ */
+function applyJSONPatch(
+  current: Record<string, unknown>,
+  operations: readonly jsonpatch.Operation[],
+): unknown {
+  let document: unknown = clone(current);
+  let depthBound = nestingDepth(document);
+  let copied = 0;
+  try {
+    for (const operation of clone(operations)) {
+      let placed = 0;
+      if (operation.op === 'add' || operation.op === 'replace') {
+        placed = pointerDepth(operation.path) + nestingDepth(operation.value);
+      } else if (operation.op === 'copy' || operation.op === 'move') {
+        const value: unknown = jsonpatch.getValueByPointer(document, operation.from);
+        if (operation.op === 'copy') {
+          copied += Buffer.byteLength(JSON.stringify(value) ?? '');
+          if (copied > MAX_JSON_PATCH_COPY_BYTES) {
+            throw rejected(
+              `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`,
+            );
+          }
+          placed = pointerDepth(operation.path) + nestingDepth(value);
+        } else {
+          placed = pointerDepth(operation.path) + depthBound;
+        }
+      }
+      document = jsonpatch.applyOperation(document, operation, true, true).newDocument;
+      depthBound = Math.max(depthBound, placed);
+      if (depthBound > MAX_NESTING_DEPTH) {
+        depthBound = nestingDepth(document);
+        if (depthBound > MAX_NESTING_DEPTH) throw tooDeep();
+      }
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw rejected(jsonPatchDetail(err));
+  }
+  return document;
+}
+
+/** The 422 for a patched object nested past MAX_NESTING_DEPTH (the value is too big to quote). */
+function tooDeep(): ApiError {
+  return newInvalid({ group: '', kind: '' }, '', [
+    {
+      type: 'FieldValueInvalid',
+      field: 'patch',
+      detail: `exceeded max depth of ${MAX_NESTING_DEPTH}`,
+      omitValue: true,
+    },
+  ]);
+}
+
+function boundedDepth(patched: unknown): unknown {
+  if (nestsDeeperThan(patched)) throw tooDeep();
+  return patched;
 }

@@ -1,0 +1,132 @@
+// One pass over a JSON body's text for what JSON.parse cannot tell us: how deep it
+// nests, which keys repeat within an object, and which integer literals lie outside
+// int64. kube-apiserver's decoder (sigs.k8s.io/json, a fork of encoding/json) stops at
+// a nesting depth limit ("exceeded max depth"), reports duplicate fields as strict
+// decoding errors (`duplicate field "metadata.name"`) and refuses an integer that does
+// not fit an int64 field; JSON.parse silently keeps the last duplicate and rounds
+// 9223372036854775808 to a double that passes an int64 range check.
+//
+// The scan is iterative (an explicit stack), so no input can exhaust the call stack.
+// It never throws: on text that is not JSON its findings mean nothing but its depth
+// verdict still holds, so callers bound depth first and leave syntax to JSON.parse.
+
+/** What the scan found besides the parsed value. */
+export interface JSONScan {
+  /** True when objects and arrays nest deeper than the limit; nothing else is then reported. */
+  readonly tooDeep: boolean;
+  /** Paths of keys set twice in one object, as kjson prints them: `metadata.name`, `spec.items[0].a`. */
+  readonly duplicates: readonly string[];
+  /** Integer literals outside int64, with their path. */
+  readonly outOfRange: readonly { readonly path: string; readonly literal: string }[];
+}
+
+interface Level {
+  readonly isObject: boolean;
+  /** The key (object) or index (array) of this level's current member, for paths. */
+  member: string | number | undefined;
+  keys: Set<string> | undefined;
+}
+
+const INT64_MAX = 9223372036854775807n;
+const INT64_MIN = -9223372036854775808n;
+
+/** Whether an integer does not fit an int64 (what Go's decoder refuses for int64 fields). */
+export function outsideInt64(value: bigint): boolean {
+  return value > INT64_MAX || value < INT64_MIN;
+}
+
+/** A key or index path the way kjson names fields: dots between keys, brackets for indexes. */
+function pathOf(stack: readonly Level[], last?: string): string {
+  let out = '';
+  const add = (member: string | number | undefined): void => {
+    if (member === undefined) return;
+    if (typeof member === 'number') out += `[${member}]`;
+    else out += out === '' ? member : `.${member}`;
+  };
+  for (const level of stack) add(level.member);
+  if (last !== undefined) add(last);
+  return out;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/** The end (exclusive) of the string literal that opens at `start` (a quote). */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  for (;;) {
+    const q = text.indexOf('"', i);
+    if (q < 0) return text.length;
+    let backslashes = 0;
+    for (let j = q - 1; j > start && text.charCodeAt(j) === 0x5c; j--) backslashes++;
+    if (backslashes % 2 === 0) return q + 1;
+    i = q + 1;
+  }
+}
+
+/** A key's text with its escapes decoded; as written when they are malformed (JSON.parse reports those). */
+function unescapeKey(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
+}
+
+/** Scans JSON text; `maxDepth` is the deepest nesting allowed (the top-level object is 1). */
+export function scanJSON(text: string, maxDepth: number): JSONScan {
+  const stack: Level[] = [];
+  const duplicates: string[] = [];
+  const outOfRange: { path: string; literal: string }[] = [];
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (stack.length >= maxDepth) return { tooDeep: true, duplicates: [], outOfRange: [] };
+      const isObject = c === 0x7b;
+      stack.push({ isObject, member: isObject ? undefined : 0, keys: undefined });
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      i++;
+    } else if (c === 0x2c /* , */) {
+      if (top && !top.isObject) top.member = (top.member as number) + 1;
+      i++;
+    } else if (c === 0x22 /* " */) {
+      const end = stringEnd(text, i);
+      // A string directly followed by a colon is a key.
+      let k = end;
+      while (k < n && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) <= 0x0d)) k++;
+      if (top?.isObject && text.charCodeAt(k) === 0x3a /* : */) {
+        const raw = text.slice(i + 1, end - 1);
+        const key = raw.includes('\\') ? unescapeKey(raw) : raw;
+        top.keys ??= new Set();
+        if (top.keys.has(key)) duplicates.push(pathOf(stack.slice(0, -1), key));
+        top.keys.add(key);
+        top.member = key;
+        i = k + 1;
+      } else {
+        i = end;
+      }
+    } else if (c === 0x2d /* - */ || isDigit(c)) {
+      let j = i + 1;
+      while (j < n && isDigit(text.charCodeAt(j))) j++;
+      const next = text.charCodeAt(j);
+      const integral = next !== 0x2e /* . */ && next !== 0x65 /* e */ && next !== 0x45; /* E */
+      // 19 digits is where int64 ends; shorter literals always fit.
+      if (integral && j - i >= 19 && isDigit(text.charCodeAt(j - 1))) {
+        const literal = text.slice(i, j);
+        const value = BigInt(literal);
+        if (outsideInt64(value)) outOfRange.push({ path: pathOf(stack), literal });
+      }
+      while (j < n && /[0-9.eE+-]/.test(text.charAt(j))) j++;
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return { tooDeep: false, duplicates, outOfRange };
+}

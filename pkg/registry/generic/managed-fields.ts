@@ -79,8 +79,8 @@ export function fieldsV1(obj: KubeObject): FieldSet {
 }
 
 /**
- * Records an Update by `manager` on `obj`: the manager's entry (main resource,
- * operation Update) is replaced in place, or appended; other entries stay.
+ * Records an Update by `manager` on `obj`: the manager's entry (operation Update,
+ * same subresource) is replaced in place, or appended; other entries stay.
  */
 export function recordUpdate(
   obj: KubeObject,
@@ -88,6 +88,7 @@ export function recordUpdate(
   manager: string,
   apiVersion: string,
   time: string,
+  subresource = '',
 ): void {
   const entry: ManagedFieldsEntry = {
     manager,
@@ -97,8 +98,12 @@ export function recordUpdate(
     fieldsType: 'FieldsV1',
     fieldsV1: fieldsV1(obj),
   };
+  // Entries made through a subresource say which (upstream's managedFields `subresource`).
+  if (subresource) entry.subresource = subresource;
   const entries = (previous ?? []).map((e) => ({ ...e }));
-  const i = entries.findIndex((e) => e.manager === manager && e.operation === 'Update' && !e.subresource);
+  const i = entries.findIndex(
+    (e) => e.manager === manager && e.operation === 'Update' && (e.subresource ?? '') === subresource,
+  );
   if (i >= 0) entries[i] = entry;
   else entries.push(entry);
   obj.metadata.managedFields = entries;

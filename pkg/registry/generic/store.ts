@@ -72,8 +72,9 @@ import {
 } from './list-options.js';
 import { managerName, recordUpdate, validateFieldManager } from './managed-fields.js';
 import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
-import { clone, deepEqual, nowTimestamp, sameContent, sameNonMetadata } from './object.js';
+import { clone, deepEqual, nowTimestamp, sameContent, sameDesiredState } from './object.js';
 import { applyPatch, preparePatch } from './patch.js';
+import { keepAllButStatus, STATUS_SUBRESOURCE, statusSubresourceInfo } from './status.js';
 import { convertToTable } from './table.js';
 
 export interface StoreOptions {
@@ -88,9 +89,15 @@ export interface StoreOptions {
   readonly randomSuffix?: () => string;
   /** Checks every create and update after validation, before storage (see Admission). */
   readonly admission?: Admission;
-  /** Subresource handlers (`users/<name>/accesskeys`), served beside the stored kind. */
-  readonly subresources?: ReadonlyMap<string, SubresourceStorage>;
+  /**
+   * Subresource handlers (`users/<name>/accesskeys`), served beside the stored kind.
+   * A kind with a status strategy gets `status` added to this map (a new one when absent).
+   */
+  readonly subresources?: Map<string, SubresourceStorage>;
 }
+
+/** Which part of the object a write may change: all but status, or only status (`<resource>/status`). */
+type WriteTarget = '' | typeof STATUS_SUBRESOURCE;
 
 /** How many objects deletecollection reads per page (store.go deleteCollectionPageSize). */
 const DELETE_COLLECTION_PAGE_SIZE = 10000;
@@ -106,7 +113,7 @@ const DUPLICATE_OWNER_REFERENCES_WARNING =
 export class Store implements RESTStorage {
   readonly info: ResourceInfo;
   readonly schema: Record<string, unknown>;
-  readonly subresources: ReadonlyMap<string, SubresourceStorage> | undefined;
+  readonly subresources: ReadonlyMap<string, SubresourceStorage>;
 
   private readonly strategy: Strategy;
   private readonly storage: Storage;
@@ -139,7 +146,21 @@ export class Store implements RESTStorage {
     this.now = options.now ?? (() => new Date());
     this.random = options.randomSuffix ?? (() => randomSuffix());
     this.admission = options.admission;
-    this.subresources = options.subresources;
+    const subresources = options.subresources ?? new Map<string, SubresourceStorage>();
+    if (this.strategy.status) subresources.set(STATUS_SUBRESOURCE, this.statusREST());
+    this.subresources = subresources;
+  }
+
+  /** `<resource>/<name>/status` (upstream's StatusREST): get, update and patch of status alone. */
+  private statusREST(): SubresourceStorage {
+    return {
+      info: statusSubresourceInfo(this.info),
+      parentKind: true,
+      get: (ctx, name, options) => this.get(ctx, name, options),
+      update: (ctx, name, body, options) => this.updateTarget(ctx, name, body, options, STATUS_SUBRESOURCE),
+      patch: (ctx, name, type, patch, options) =>
+        this.patchTarget(ctx, name, type, patch, options, STATUS_SUBRESOURCE),
+    };
   }
 
   // ---- create ----------------------------------------------------------------
@@ -375,11 +396,31 @@ export class Store implements RESTStorage {
 
   // ---- update / patch -------------------------------------------------------
 
-  async update(
+  update(
     ctx: RequestContext,
     name: string,
     body: unknown,
     options: UpdateOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    return this.updateTarget(ctx, name, body, options, '');
+  }
+
+  patch(
+    ctx: RequestContext,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    return this.patchTarget(ctx, name, patchType, patch, options, '');
+  }
+
+  private async updateTarget(
+    ctx: RequestContext,
+    name: string,
+    body: unknown,
+    options: UpdateOptions,
+    target: WriteTarget,
   ): Promise<{ object: KubeObject; created: boolean }> {
     validateFieldManager(options.fieldManager, 'UpdateOptions');
     const decoded = this.decode(ctx, body, options.fieldValidation);
@@ -392,17 +433,18 @@ export class Store implements RESTStorage {
       ? { uid: decoded.metadata.uid }
       : undefined;
     const object = await this.updateObject(key, name, preconditions, options.dryRun, (current) =>
-      this.prepareUpdate(ctx, clone(decoded), current, manager),
+      this.prepareUpdate(ctx, clone(decoded), current, manager, target),
     );
     return { object: this.output(object, false, ctx), created: false };
   }
 
-  async patch(
+  private async patchTarget(
     ctx: RequestContext,
     name: string,
     patchType: PatchType,
     patch: unknown,
     options: PatchOptions,
+    target: WriteTarget,
   ): Promise<{ object: KubeObject; created: boolean }> {
     const prepared = preparePatch(patchType, patch);
     if (options.force !== undefined) {
@@ -432,7 +474,7 @@ export class Store implements RESTStorage {
       });
       this.checkName(ctx, obj, name);
       this.dedupOwnerReferences(obj, warnings);
-      return this.prepareUpdate(ctx, obj, current, manager);
+      return this.prepareUpdate(ctx, obj, current, manager, target);
     });
     ctx.warnings.push(...warnings);
     return { object: this.output(object, false, ctx), created: false };
@@ -449,6 +491,7 @@ export class Store implements RESTStorage {
     obj: KubeObject,
     old: KubeObject,
     manager: string,
+    target: WriteTarget,
   ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
@@ -465,7 +508,12 @@ export class Store implements RESTStorage {
     const oldMeta = old.metadata;
     if (oldMeta.generation === undefined) delete meta.generation;
     else meta.generation = oldMeta.generation;
-    await this.strategy.prepareForUpdate(ctx, obj, old);
+    if (target === STATUS_SUBRESOURCE) {
+      keepAllButStatus(obj, old);
+      this.strategy.status?.prepareForUpdate?.(ctx, obj, old);
+    } else {
+      await this.strategy.prepareForUpdate(ctx, obj, old);
+    }
     this.restoreEnvelope(obj);
     if (!meta.uid && oldMeta.uid) meta.uid = oldMeta.uid;
     if (oldMeta.creationTimestamp) meta.creationTimestamp = oldMeta.creationTimestamp;
@@ -478,20 +526,30 @@ export class Store implements RESTStorage {
     if (oldMeta.managedFields) meta.managedFields = oldMeta.managedFields;
     else delete meta.managedFields;
 
-    this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old));
+    this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old, target));
     await this.admission?.admit(ctx, obj, old, this.info);
 
-    if (!sameNonMetadata(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
+    // Status is not what a client asks for: only changes elsewhere count (the CRD strategy's rule).
+    if (!sameDesiredState(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
     if (sameContent(obj, old)) return old;
-    recordUpdate(obj, oldMeta.managedFields, manager, this.apiVersion, nowTimestamp(this.now()));
+    recordUpdate(obj, oldMeta.managedFields, manager, this.apiVersion, nowTimestamp(this.now()), target);
     return obj;
   }
 
-  private validateUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): FieldError[] {
+  private validateUpdate(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject,
+    target: WriteTarget,
+  ): FieldError[] {
     const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
     const schemaErrs = this.compiled.validate(obj);
-    const kindErrs = schemaErrs.length > 0 ? [] : this.strategy.validateUpdate(ctx, obj, old);
-    return [...errs, ...schemaErrs, ...kindErrs];
+    if (schemaErrs.length > 0) return [...errs, ...schemaErrs];
+    const kindErrs =
+      target === STATUS_SUBRESOURCE
+        ? (this.strategy.status?.validateUpdate?.(ctx, obj, old) ?? [])
+        : this.strategy.validateUpdate(ctx, obj, old);
+    return [...errs, ...kindErrs];
   }
 
   /**

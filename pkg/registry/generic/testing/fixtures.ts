@@ -18,6 +18,7 @@ import type {
   PatchOptions,
   RequestContext,
   ResourceInfo,
+  StatusStrategy,
   Strategy,
   TableColumn,
 } from '../../rest/interfaces.js';
@@ -90,6 +91,17 @@ export class TestStrategy implements Strategy {
     },
   ];
   prepareCalls = 0;
+  /** The kind has a status subresource; `statusPrepared` counts its hook's calls. */
+  statusPrepared = 0;
+  readonly status: StatusStrategy = {
+    prepareForUpdate: () => {
+      this.statusPrepared++;
+    },
+    validateUpdate: (_ctx, obj) =>
+      isObject(obj.status) && obj.status.phase === 'Bogus'
+        ? [invalid('status.phase', 'Bogus', 'is not a phase')]
+        : [],
+  };
 
   constructor(readonly info: ResourceInfo) {}
 

@@ -48,9 +48,9 @@ export class FieldSet {
   /** Adds a path (the empty path is ignored, as smd ignores it). */
   insert(p: Path): void {
     if (p.length === 0) return;
-    let s: FieldSet = this;
-    for (let i = 0; i < p.length - 1; i++) s = s.descend(p[i] as PathElement);
-    s.insertMember(p[p.length - 1] as PathElement);
+    const last = p.length - 1;
+    const parent = p.slice(0, last).reduce<FieldSet>((s, pe) => s.descend(pe), this);
+    parent.insertMember(p[last] as PathElement);
   }
 
   insertMember(pe: PathElement): void {
@@ -87,12 +87,9 @@ export class FieldSet {
 
   has(p: Path): boolean {
     if (p.length === 0) return false;
-    let s: FieldSet | undefined = this;
-    for (let i = 0; i < p.length - 1; i++) {
-      s = s.child(p[i] as PathElement);
-      if (!s) return false;
-    }
-    return s.hasMember(p[p.length - 1] as PathElement);
+    const last = p.length - 1;
+    const parent = p.slice(0, last).reduce<FieldSet | undefined>((s, pe) => s?.child(pe), this);
+    return parent?.hasMember(p[last] as PathElement) ?? false;
   }
 
   empty(): boolean {

@@ -6,7 +6,7 @@
 // subresource.
 
 import type { ManagedFieldsEntry } from '../../apis/meta/types.js';
-import { FieldSet } from './field-set.js';
+import type { FieldSet } from './field-set.js';
 import { fieldsV1ToSet, setToFieldsV1 } from './fields-v1.js';
 import type { ManagedFieldSets, VersionedSet } from './updater.js';
 import { compareStrings, goJSONString } from './value.js';

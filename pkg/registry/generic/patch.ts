@@ -1,31 +1,19 @@
 // The patch types a PATCH may carry (k8s.io/apiserver handlers/patch.go):
 // JSON patch (RFC 6902, through fast-json-patch), JSON merge patch (RFC 7386)
-// and strategic merge patch. Server-side apply is not offered: it is answered
-// with 415 so that kubectl says "Server-side apply not available on the server".
+// and strategic merge patch. Server-side apply takes another path (the Store's
+// apply, through the field manager): it never reaches these functions.
 // Checking a patch happens once, before storage; applying it may happen several
 // times, when the update is retried after a conflict.
 
 import jsonpatch from 'fast-json-patch';
 
-import {
-  ApiError,
-  newBadRequest,
-  newRequestEntityTooLarge,
-  newUnsupportedMediaType,
-} from '../../apis/meta/errors.js';
+import { ApiError, newBadRequest, newRequestEntityTooLarge } from '../../apis/meta/errors.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { PatchType } from '../rest/interfaces.js';
 import { clone } from './object.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
-
-/** What this server accepts as a PATCH body, in the order the 415 message lists them. */
-export const ACCEPTED_PATCH_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-] as const;
 
 export type PreparedPatch =
   | { readonly type: 'json'; readonly operations: jsonpatch.Operation[] }
@@ -52,7 +40,8 @@ export function preparePatch(type: PatchType, patch: unknown): PreparedPatch {
       if (!isObject(patch)) throw newBadRequest('Invalid JSON Patch');
       return { type, patch };
     case 'apply':
-      throw newUnsupportedMediaType(ACCEPTED_PATCH_TYPES);
+      // The Store merges apply patches itself; reaching here is a wiring mistake, not the client's.
+      throw new Error('apply patches are merged by the field manager, not preparePatch');
   }
 }
 

@@ -18,12 +18,16 @@ export function statusSubresourceInfo(parent: ResourceInfo): SubresourceInfo {
 /**
  * Makes `obj` the stored `old` with only `obj`'s status kept (its absence
  * removes the stored status). The resourceVersion was already checked equal,
- * so taking the stored one is safe; managedFields are the Store's to record.
+ * so taking the stored one is safe. `obj`'s managedFields stay: an apply has
+ * already recorded itself in them (the status strategy keeps them too).
  */
 export function keepAllButStatus(obj: KubeObject, old: KubeObject): void {
   const status = obj['status'];
+  const managedFields = obj.metadata.managedFields;
   for (const key of Object.keys(obj)) delete obj[key];
   Object.assign(obj, clone(old));
   if (status === undefined) delete obj['status'];
   else obj['status'] = status;
+  if (managedFields === undefined) delete obj.metadata.managedFields;
+  else obj.metadata.managedFields = managedFields;
 }

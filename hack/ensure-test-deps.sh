@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need and a fresh machine may lack: etcd (a real etcd
-# server for the storage suite and the etcd e2e run) and kubectl (the e2e client).
-# Idempotent: does nothing when both are present.
+# server for the storage suite and the etcd e2e run), kubectl (the e2e client) and
+# Debian's Python client (the server-side apply e2e runs it with /usr/bin/python3).
+# Idempotent: does nothing when all are present.
 #
 # On Debian/Ubuntu they come from the distribution: etcd-server (etcd 3.4) and
 # kubernetes-client (kubectl 1.20 on Debian 12). The e2e suite accepts that old
@@ -13,6 +14,7 @@ set -euo pipefail
 need=()
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || need+=(etcd-server)
 command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+[ -d /usr/lib/python3/dist-packages/kubernetes ] || need+=(python3-kubernetes)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

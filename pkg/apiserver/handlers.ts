@@ -15,6 +15,8 @@ import type { DeleteOptions } from '../apis/meta/types.js';
 import type {
   DeleteRequestOptions,
   ListOptions,
+  PatchOptions,
+  PatchType,
   RESTStorage,
   SubresourceStorage,
   WriteOptions,
@@ -244,6 +246,17 @@ async function servePatch(
   if (!storage.patch) throw newMethodNotSupported(groupResource(storage), 'patch');
   const output = negotiateResourceOutput(scope, storage);
   const tableOptions = tableOptionsFor(scope, output);
+  const { patchType, patch, options } = await readPatch(scope, env);
+  const ctx = scope.context(scope.info?.namespace ?? '');
+  const { object, created } = await storage.patch(ctx, name, patchType, patch, options);
+  scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
+}
+
+/** A PATCH's options and body, decoded per its Content-Type (apply patches are YAML). */
+async function readPatch(
+  scope: RequestScope,
+  env: HandlerEnv,
+): Promise<{ patchType: PatchType; patch: unknown; options: PatchOptions }> {
   const q = query(scope);
   const write = writeOptionsFrom(q, 'PatchOptions');
   const force = q.get('force');
@@ -266,9 +279,7 @@ async function servePatch(
       scope.warnings.push(...decoded.duplicates.map((d) => (patchType === 'json' ? `json patch ${d}` : d)));
     }
   }
-  const ctx = scope.context(scope.info?.namespace ?? '');
-  const { object, created } = await storage.patch(ctx, name, patchType, patch, options);
-  scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
+  return { patchType, patch: decoded.value, options };
 }
 
 /** DeleteOptions from the body when there is one (JSON or YAML), else from the query. */
@@ -333,19 +344,45 @@ async function serveSubresource(
   if (!sub) throw newResourceNotFound();
   const method = scope.req.method;
   const gr = groupResource(storage, subresource);
-  // Subresource objects are of another kind than the parent: no Table for them.
-  const output = negotiateOutput(scope.req.headers.accept, { kind: 'resource', table: false });
+  // Objects of another kind than the parent have no Table; `status` is the parent's kind and has.
+  const output = sub.parentKind
+    ? negotiateResourceOutput(scope, storage)
+    : negotiateOutput(scope.req.headers.accept, { kind: 'resource', table: false });
   if (!output) throw notAcceptable();
-  scope.format = {
-    mediaType: output.mediaType,
-    pretty:
-      output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
-  };
+  if (!sub.parentKind) {
+    scope.format = {
+      mediaType: output.mediaType,
+      pretty:
+        output.pretty ||
+        wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']),
+    };
+  }
+  const tableOptions = tableOptionsFor(scope, output);
   const ctx = scope.context(scope.info?.namespace ?? '');
   if (method === 'GET' || method === 'HEAD') {
     if (!sub.get) throw newMethodNotSupported(gr, 'get');
     const obj = await sub.get(ctx, parentName, getOptionsFrom(query(scope)));
-    scope.send(200, transformObject(storage, ctx, obj, output.convert, undefined));
+    scope.send(200, transformObject(storage, ctx, obj, output.convert, tableOptions));
+    return;
+  }
+  if (method === 'PUT') {
+    if (!sub.update) throw newMethodNotSupported(gr, 'update');
+    const options = writeOptionsFrom(query(scope), 'UpdateOptions');
+    const body = await readObjectBody(
+      scope,
+      { kind: sub.info.kind, version: storage.info.version },
+      options,
+      env,
+    );
+    const { object, created } = await sub.update(ctx, parentName, body, options);
+    scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
+    return;
+  }
+  if (method === 'PATCH') {
+    if (!sub.patch) throw newMethodNotSupported(gr, 'patch');
+    const { patchType, patch, options } = await readPatch(scope, env);
+    const { object, created } = await sub.patch(ctx, parentName, patchType, patch, options);
+    scope.send(created ? 201 : 200, transformObject(storage, ctx, object, output.convert, tableOptions));
     return;
   }
   if (method === 'POST') {

@@ -107,11 +107,16 @@ describe('HTTP layer over the generic registry and SQLite', { timeout: 60_000 },
     });
     assert.equal(invalid.status, 422);
     assert.equal(invalid.json<{ reason: string }>().reason, 'Invalid');
+    // An apply names its manager (PatchOptions validation).
     const apply = await call(url, `${ROOT}/teams/blue`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/apply-patch+yaml' },
       body: 'metadata:\n  name: blue\n',
     });
-    assert.equal(apply.status, 415);
+    assert.equal(apply.status, 422);
+    assert.equal(
+      apply.json<{ message: string }>().message,
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    );
   });
 });

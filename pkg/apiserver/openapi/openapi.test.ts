@@ -151,23 +151,23 @@ describe('openAPIV3GroupVersion', () => {
     );
   });
 
-  it('offers PATCH as JSON patch and merge patch only, with fieldValidation (kubectl apply then merge-patches)', () => {
+  it('offers PATCH as JSON patch, merge patch and apply patch, with fieldValidation and force (kubectl apply then merge-patches)', () => {
     let patches = 0;
     for (const item of Object.values(paths)) {
       const op = at(item, 'patch');
       if (op === undefined) continue;
       patches++;
       assert.deepEqual(Object.keys(obj(at(op, 'requestBody', 'content'))).sort(), [
+        'application/apply-patch+yaml',
         'application/json-patch+json',
         'application/merge-patch+json',
       ]);
       const params = at(op, 'parameters') as Doc[];
       assert.ok(params.some((p) => p['name'] === 'fieldValidation' && p['in'] === 'query'));
-      assert.ok(!params.some((p) => p['name'] === 'force'));
+      assert.ok(params.some((p) => p['name'] === 'force' && p['in'] === 'query'));
     }
     assert.equal(patches, 5);
     assert.ok(!JSON.stringify(doc).includes('strategic-merge-patch'));
-    assert.ok(!JSON.stringify(doc).includes('apply-patch'));
   });
 
   it('lists and watches through the collection with every list parameter', () => {
@@ -257,9 +257,13 @@ describe('openAPIV2', () => {
     for (const r of refs) assert.ok(defs[r.slice('"$ref":"#/definitions/'.length, -1)], `dangling ${r}`);
   });
 
-  it('consumes only JSON patch and merge patch on PATCH', () => {
+  it('consumes JSON patch, merge patch and apply patch on PATCH, as for custom resources', () => {
     const op = at(doc, 'paths', `/${GV}/users/{name}`, 'patch');
-    assert.deepEqual(at(op, 'consumes'), ['application/json-patch+json', 'application/merge-patch+json']);
+    assert.deepEqual(at(op, 'consumes'), [
+      'application/json-patch+json',
+      'application/merge-patch+json',
+      'application/apply-patch+yaml',
+    ]);
     assert.deepEqual(at(op, 'x-kubernetes-group-version-kind'), {
       group: GROUP,
       version: 'v1',

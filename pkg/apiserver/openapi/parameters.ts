@@ -1,8 +1,7 @@
 // Query parameters of the API's operations, described for people reading the
 // OpenAPI documents. Which operation takes which follows the options types of
-// meta/v1 (ListOptions, CreateOptions, UpdateOptions, PatchOptions, DeleteOptions),
-// minus `force`: it only applies to server-side apply, which this server does not
-// advertise.
+// meta/v1 (ListOptions, CreateOptions, UpdateOptions, PatchOptions, DeleteOptions);
+// `force` only on PATCH, where it takes part in server-side apply.
 
 export interface QueryParameter {
   readonly name: string;
@@ -33,7 +32,12 @@ const P = {
   fieldManager: param(
     'fieldManager',
     'string',
-    'Name of the actor making the change, recorded in managedFields. At most 128 printable characters; defaults to the start of the User-Agent.',
+    'Name of the actor making the change, recorded in managedFields. At most 128 printable characters; defaults to the start of the User-Agent. Required for apply patches (application/apply-patch+yaml).',
+  ),
+  force: param(
+    'force',
+    'boolean',
+    'For apply patches only: take over the fields the applied configuration sets that other managers own, instead of failing with a conflict. Must be unset for other patches.',
   ),
   fieldSelector: param(
     'fieldSelector',
@@ -117,6 +121,14 @@ export const READ_PARAMETERS: readonly QueryParameter[] = [P.resourceVersion];
 
 /** create, replace and patch. */
 export const WRITE_PARAMETERS: readonly QueryParameter[] = [P.dryRun, P.fieldManager, P.fieldValidation];
+
+/** patch: the write parameters and server-side apply's `force`. */
+export const PATCH_PARAMETERS: readonly QueryParameter[] = [
+  P.dryRun,
+  P.fieldManager,
+  P.fieldValidation,
+  P.force,
+];
 
 export const DELETE_PARAMETERS: readonly QueryParameter[] = [
   P.dryRun,

@@ -11,6 +11,7 @@ import {
   DELETE_PARAMETERS,
   DELETECOLLECTION_PARAMETERS,
   LIST_PARAMETERS,
+  PATCH_PARAMETERS,
   READ_PARAMETERS,
   WRITE_PARAMETERS,
   type QueryParameter,
@@ -19,8 +20,16 @@ import {
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Action = 'list' | 'post' | 'deletecollection' | 'get' | 'put' | 'patch' | 'delete';
 
-/** Media types a PATCH accepts. Not strategic merge or apply: kubectl then sends JSON merge patches. */
-export const PATCH_CONTENT_TYPES = ['application/json-patch+json', 'application/merge-patch+json'] as const;
+/**
+ * Media types a PATCH accepts, as published for custom resources: JSON patch, merge
+ * patch and server-side apply. Not strategic merge (kubectl then sends JSON merge
+ * patches for client-side apply, as it does to custom resources).
+ */
+export const PATCH_CONTENT_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/apply-patch+yaml',
+] as const;
 /** Media types of request bodies other than patches. */
 export const BODY_CONTENT_TYPES = ['application/json', 'application/yaml'] as const;
 /** Media types of responses. */
@@ -216,7 +225,7 @@ function resourceRoutes(n: Naming, storage: RESTStorage): { routes: Route[]; kin
       action: 'patch',
       operationId: operationId(n, 'patch', `${scope}${info.kind}`),
       description: `partially update the specified ${info.kind}`,
-      query: WRITE_PARAMETERS,
+      query: PATCH_PARAMETERS,
       body: { model: META_MODELS.patch, contentTypes: PATCH_CONTENT_TYPES, required: true },
       responses: ok(model, ['201', 'Created']),
       produces: RESPONSE_CONTENT_TYPES,
@@ -321,7 +330,7 @@ function subresourceRoutes(
       action: 'patch',
       operationId: operationId(n, 'patch', rest),
       description: `partially update ${sub.name} of the specified ${parentKind}`,
-      query: WRITE_PARAMETERS,
+      query: PATCH_PARAMETERS,
       body: { model: META_MODELS.patch, contentTypes: PATCH_CONTENT_TYPES, required: true },
       responses: ok(model, ['201', 'Created']),
     });

@@ -10,7 +10,7 @@ export {
   type SelectionPredicate,
 } from './list-options.js';
 export { convertToTable, META_API_VERSION } from './table.js';
-export { ACCEPTED_PATCH_TYPES, MAX_JSON_PATCH_OPERATIONS } from './patch.js';
+export { MAX_JSON_PATCH_OPERATIONS } from './patch.js';
 export {
   EVERYTHING_LABELS,
   labelSelectorFromRequirements,

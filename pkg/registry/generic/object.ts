@@ -73,9 +73,12 @@ export function sameContent(a: KubeObject, b: KubeObject): boolean {
   return deepEqual(withoutVolatileMeta(a), withoutVolatileMeta(b));
 }
 
-/** Whether anything outside metadata differs: the rule for bumping generation. */
-export function sameNonMetadata(a: KubeObject, b: KubeObject): boolean {
-  const { metadata: _a, apiVersion: _av, kind: _ak, ...restA } = a;
-  const { metadata: _b, apiVersion: _bv, kind: _bk, ...restB } = b;
+/**
+ * Whether anything outside metadata and status differs: the rule for bumping
+ * generation (status is the server's report, not the desired state).
+ */
+export function sameDesiredState(a: KubeObject, b: KubeObject): boolean {
+  const { metadata: _a, apiVersion: _av, kind: _ak, status: _as, ...restA } = a;
+  const { metadata: _b, apiVersion: _bv, kind: _bk, status: _bs, ...restB } = b;
   return deepEqual(restA, restB);
 }

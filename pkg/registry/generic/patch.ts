@@ -1,19 +1,13 @@
 // The patch types a PATCH may carry (k8s.io/apiserver handlers/patch.go):
 // JSON patch (RFC 6902, through fast-json-patch), JSON merge patch (RFC 7386)
-// and strategic merge patch. Server-side apply is not offered: it is answered
-// with 415 so that kubectl says "Server-side apply not available on the server".
+// and strategic merge patch. Server-side apply takes another path (the Store's
+// apply, through the field manager): it never reaches these functions.
 // Checking a patch happens once, before storage; applying it may happen several
 // times, when the update is retried after a conflict.
 
 import jsonpatch from 'fast-json-patch';
 
-import {
-  ApiError,
-  newBadRequest,
-  newInvalid,
-  newRequestEntityTooLarge,
-  newUnsupportedMediaType,
-} from '../../apis/meta/errors.js';
+import { ApiError, newBadRequest, newInvalid, newRequestEntityTooLarge } from '../../apis/meta/errors.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { PatchType } from '../rest/interfaces.js';
 import { clone, MAX_NESTING_DEPTH, nestingDepth, nestsDeeperThan } from './object.js';
@@ -27,13 +21,6 @@ export const MAX_JSON_PATCH_OPERATIONS = 10000;
  * body limit, 3 MiB), so forty doublings of a value cannot take the server's memory.
  */
 export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
-
-/** What this server accepts as a PATCH body, in the order the 415 message lists them. */
-export const ACCEPTED_PATCH_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-] as const;
 
 export type PreparedPatch =
   | { readonly type: 'json'; readonly operations: jsonpatch.Operation[] }
@@ -60,7 +47,8 @@ export function preparePatch(type: PatchType, patch: unknown): PreparedPatch {
       if (!isObject(patch)) throw newBadRequest('Invalid JSON Patch');
       return { type, patch };
     case 'apply':
-      throw newUnsupportedMediaType(ACCEPTED_PATCH_TYPES);
+      // The Store merges apply patches itself; reaching here is a wiring mistake, not the client's.
+      throw new Error('apply patches are merged by the field manager, not preparePatch');
   }
 }
 

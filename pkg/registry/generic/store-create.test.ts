@@ -354,8 +354,8 @@ describe('Store.create', () => {
               'f:labels': { '.': {}, 'f:app': {} },
               'f:finalizers': { '.': {}, 'v:"example.com/f"': {} },
             },
-            'f:spec': { 'f:size': {}, 'f:tags': {} },
-            'f:status': { 'f:phase': {} },
+            // Status is the status subresource's: the main resource never owns it.
+            'f:spec': { '.': {}, 'f:size': {}, 'f:tags': {} },
           },
         },
       ]);

@@ -305,18 +305,6 @@ describe('Store.patch', () => {
     });
   });
 
-  it('answers 415 for server-side apply, listing what is accepted', async () => {
-    await rejectsWith(
-      f.store.patch(f.ctx(), 'w1', 'apply', { spec: {} }, { ...PATCH, fieldManager: 'kubectl' }),
-      {
-        code: 415,
-        reason: 'UnsupportedMediaType',
-        message:
-          'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
-      },
-    );
-  });
-
   it('refuses force on a non-apply patch', async () => {
     await rejectsWith(f.store.patch(f.ctx(), 'w1', 'merge', {}, { ...PATCH, force: true }), {
       code: 422,

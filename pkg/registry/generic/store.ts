@@ -36,6 +36,7 @@ import {
 } from '../../apis/meta/validation.js';
 import type { CompiledSchema } from '../../apis/schema/types.js';
 import { invalidObj, isStorageError } from '../../storage/errors.js';
+import { isObject } from '../../apis/meta/types.js';
 import { EventMemo, type Storage, type StorageWatchEvent, type Watcher } from '../../storage/interfaces.js';
 import type {
   Admission,
@@ -55,7 +56,7 @@ import type {
   UpdateOptions,
 } from '../rest/interfaces.js';
 import { noteOutputOf } from './encoded.js';
-import { decodeObject } from './decode.js';
+import { decodeObject, type DecodeMode } from './decode.js';
 import {
   checkDeletePreconditions,
   deletionFinalizers,
@@ -70,11 +71,16 @@ import {
   validateListOptions,
   type SelectionPredicate,
 } from './list-options.js';
-import { managerName, recordUpdate, validateFieldManager } from './managed-fields.js';
+import { ApplyConflictError, FieldManager } from '../fieldmanager/index.js';
+import { managerName, requireApplyFieldManager, validateFieldManager } from './managed-fields.js';
 import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
-import { clone, deepEqual, nowTimestamp, sameContent, sameNonMetadata } from './object.js';
+import { clone, deepEqual, nowTimestamp, sameContent, sameDesiredState } from './object.js';
 import { applyPatch, preparePatch } from './patch.js';
+import { keepAllButStatus, STATUS_SUBRESOURCE, statusSubresourceInfo } from './status.js';
 import { convertToTable } from './table.js';
+
+/** How a write's managedFields come about: recorded as an Update, or already made by an apply. */
+type ManagedFieldsMode = 'update' | 'applied';
 
 export interface StoreOptions {
   readonly strategy: Strategy;
@@ -88,9 +94,15 @@ export interface StoreOptions {
   readonly randomSuffix?: () => string;
   /** Checks every create and update after validation, before storage (see Admission). */
   readonly admission?: Admission;
-  /** Subresource handlers (`users/<name>/accesskeys`), served beside the stored kind. */
-  readonly subresources?: ReadonlyMap<string, SubresourceStorage>;
+  /**
+   * Subresource handlers (`users/<name>/accesskeys`), served beside the stored kind.
+   * A kind with a status strategy gets `status` added to this map (a new one when absent).
+   */
+  readonly subresources?: Map<string, SubresourceStorage>;
 }
+
+/** Which part of the object a write may change: all but status, or only status (`<resource>/status`). */
+type WriteTarget = '' | typeof STATUS_SUBRESOURCE;
 
 /** How many objects deletecollection reads per page (store.go deleteCollectionPageSize). */
 const DELETE_COLLECTION_PAGE_SIZE = 10000;
@@ -106,7 +118,7 @@ const DUPLICATE_OWNER_REFERENCES_WARNING =
 export class Store implements RESTStorage {
   readonly info: ResourceInfo;
   readonly schema: Record<string, unknown>;
-  readonly subresources: ReadonlyMap<string, SubresourceStorage> | undefined;
+  readonly subresources: ReadonlyMap<string, SubresourceStorage>;
 
   private readonly strategy: Strategy;
   private readonly storage: Storage;
@@ -120,6 +132,8 @@ export class Store implements RESTStorage {
   /** The memo key under which a shared watch event keeps this Store's decorated copy. */
   private readonly decoratedEvent = {};
   private readonly admission: Admission | undefined;
+  /** The server-side apply engine for the main resource and for `status` (their reset fields differ). */
+  private readonly fieldManagers: ReadonlyMap<WriteTarget, FieldManager>;
 
   constructor(options: StoreOptions) {
     this.strategy = options.strategy;
@@ -139,7 +153,32 @@ export class Store implements RESTStorage {
     this.now = options.now ?? (() => new Date());
     this.random = options.randomSuffix ?? (() => randomSuffix());
     this.admission = options.admission;
-    this.subresources = options.subresources;
+    const fieldManager = (subresource: WriteTarget): FieldManager =>
+      new FieldManager({
+        schema: this.schema,
+        apiVersion: this.apiVersion,
+        kind: this.info.kind,
+        subresource,
+        now: () => this.now(),
+      });
+    const managers = new Map<WriteTarget, FieldManager>([['', fieldManager('')]]);
+    if (this.strategy.status) managers.set(STATUS_SUBRESOURCE, fieldManager(STATUS_SUBRESOURCE));
+    this.fieldManagers = managers;
+    const subresources = options.subresources ?? new Map<string, SubresourceStorage>();
+    if (this.strategy.status) subresources.set(STATUS_SUBRESOURCE, this.statusREST());
+    this.subresources = subresources;
+  }
+
+  /** `<resource>/<name>/status` (upstream's StatusREST): get, update and patch of status alone. */
+  private statusREST(): SubresourceStorage {
+    return {
+      info: statusSubresourceInfo(this.info),
+      parentKind: true,
+      get: (ctx, name, options) => this.get(ctx, name, options),
+      update: (ctx, name, body, options) => this.updateTarget(ctx, name, body, options, STATUS_SUBRESOURCE),
+      patch: (ctx, name, type, patch, options) =>
+        this.patchTarget(ctx, name, type, patch, options, STATUS_SUBRESOURCE),
+    };
   }
 
   // ---- create ----------------------------------------------------------------
@@ -169,6 +208,7 @@ export class Store implements RESTStorage {
     obj: KubeObject,
     options: CreateOptions,
     manager: string,
+    managedFields: ManagedFieldsMode = 'update',
   ): Promise<KubeObject> {
     const meta = obj.metadata;
     const generated = !meta.name && !!meta.generateName;
@@ -183,7 +223,6 @@ export class Store implements RESTStorage {
       delete meta[f];
     }
     delete meta.resourceVersion;
-    delete meta.managedFields;
     const now = nowTimestamp(this.now());
     meta.uid = randomUUID();
     meta.creationTimestamp = now;
@@ -194,7 +233,8 @@ export class Store implements RESTStorage {
     this.restoreEnvelope(obj);
     this.throwIfInvalid(obj.metadata.name ?? '', this.validateCreate(ctx, obj));
     await this.admission?.admit(ctx, obj, undefined, this.info);
-    recordUpdate(obj, undefined, manager, this.apiVersion, now);
+    // The request's own managedFields count as upstream's create handler lets them (a valid list is kept).
+    if (managedFields === 'update') obj = this.managerOf('').update(this.emptyObject(), obj, manager);
 
     const name = obj.metadata.name ?? '';
     const key = this.keys.objectKey(obj.metadata.namespace ?? '', name);
@@ -375,11 +415,31 @@ export class Store implements RESTStorage {
 
   // ---- update / patch -------------------------------------------------------
 
-  async update(
+  update(
     ctx: RequestContext,
     name: string,
     body: unknown,
     options: UpdateOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    return this.updateTarget(ctx, name, body, options, '');
+  }
+
+  patch(
+    ctx: RequestContext,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    return this.patchTarget(ctx, name, patchType, patch, options, '');
+  }
+
+  private async updateTarget(
+    ctx: RequestContext,
+    name: string,
+    body: unknown,
+    options: UpdateOptions,
+    target: WriteTarget,
   ): Promise<{ object: KubeObject; created: boolean }> {
     validateFieldManager(options.fieldManager, 'UpdateOptions');
     const decoded = this.decode(ctx, body, options.fieldValidation);
@@ -392,18 +452,20 @@ export class Store implements RESTStorage {
       ? { uid: decoded.metadata.uid }
       : undefined;
     const object = await this.updateObject(key, name, preconditions, options.dryRun, (current) =>
-      this.prepareUpdate(ctx, clone(decoded), current, manager),
+      this.prepareUpdate(ctx, clone(decoded), current, manager, target, 'update'),
     );
     return { object: this.output(object, false, ctx), created: false };
   }
 
-  async patch(
+  private async patchTarget(
     ctx: RequestContext,
     name: string,
     patchType: PatchType,
     patch: unknown,
     options: PatchOptions,
+    target: WriteTarget,
   ): Promise<{ object: KubeObject; created: boolean }> {
+    if (patchType === 'apply') return this.apply(ctx, name, patch, options, target);
     const prepared = preparePatch(patchType, patch);
     if (options.force !== undefined) {
       throw newInvalid({ group: 'meta.k8s.io', kind: 'PatchOptions' }, '', [
@@ -432,7 +494,7 @@ export class Store implements RESTStorage {
       });
       this.checkName(ctx, obj, name);
       this.dedupOwnerReferences(obj, warnings);
-      return this.prepareUpdate(ctx, obj, current, manager);
+      return this.prepareUpdate(ctx, obj, current, manager, target, 'update');
     });
     ctx.warnings.push(...warnings);
     return { object: this.output(object, false, ctx), created: false };
@@ -449,6 +511,8 @@ export class Store implements RESTStorage {
     obj: KubeObject,
     old: KubeObject,
     manager: string,
+    target: WriteTarget,
+    managedFields: ManagedFieldsMode,
   ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
@@ -465,7 +529,12 @@ export class Store implements RESTStorage {
     const oldMeta = old.metadata;
     if (oldMeta.generation === undefined) delete meta.generation;
     else meta.generation = oldMeta.generation;
-    await this.strategy.prepareForUpdate(ctx, obj, old);
+    if (target === STATUS_SUBRESOURCE) {
+      keepAllButStatus(obj, old);
+      this.strategy.status?.prepareForUpdate?.(ctx, obj, old);
+    } else {
+      await this.strategy.prepareForUpdate(ctx, obj, old);
+    }
     this.restoreEnvelope(obj);
     if (!meta.uid && oldMeta.uid) meta.uid = oldMeta.uid;
     if (oldMeta.creationTimestamp) meta.creationTimestamp = oldMeta.creationTimestamp;
@@ -474,24 +543,120 @@ export class Store implements RESTStorage {
       meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
     }
     delete meta.selfLink;
-    // managedFields are the server's record; what a client sends back is not taken.
-    if (oldMeta.managedFields) meta.managedFields = oldMeta.managedFields;
-    else delete meta.managedFields;
 
-    this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old));
+    this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old, target));
     await this.admission?.admit(ctx, obj, old, this.info);
 
-    if (!sameNonMetadata(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
-    if (sameContent(obj, old)) return old;
-    recordUpdate(obj, oldMeta.managedFields, manager, this.apiVersion, nowTimestamp(this.now()));
-    return obj;
+    // Status is not what a client asks for: only changes elsewhere count (the CRD strategy's rule).
+    if (!sameDesiredState(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
+    // The engine records the write (upstream's fieldManager.UpdateNoErrors in the update and patch handlers).
+    const next = managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj;
+    // Nothing to write: same resourceVersion, no event, managedFields keep their time.
+    if (sameContent(next, old) && deepEqual(next.metadata.managedFields, oldMeta.managedFields)) return old;
+    return next;
   }
 
-  private validateUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): FieldError[] {
+  private managerOf(target: WriteTarget): FieldManager {
+    const fm = this.fieldManagers.get(target);
+    if (!fm) throw new Error(`no field manager for subresource ${JSON.stringify(target)}`);
+    return fm;
+  }
+
+  /** What an object that does not exist yet is to the engine: the kind, empty metadata. */
+  private emptyObject(): KubeObject {
+    return { apiVersion: this.apiVersion, kind: this.info.kind, metadata: {} };
+  }
+
+  // ---- server-side apply -------------------------------------------------------
+
+  /**
+   * A server-side apply (handlers/patch.go applyPatcher): the applied configuration
+   * is merged into the live object by the engine, which records the applier's fields
+   * and refuses (409) to change fields others own unless forced. The merged object
+   * then takes the update path (strategy, validation, admission). An apply to an
+   * object that does not exist creates it, named by the URL (never generated).
+   */
+  private async apply(
+    ctx: RequestContext,
+    name: string,
+    body: unknown,
+    options: PatchOptions,
+    target: WriteTarget,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    requireApplyFieldManager(options.fieldManager);
+    validateFieldManager(options.fieldManager, 'PatchOptions');
+    const applied = this.decodeApplied(body, options, ctx.warnings);
+    const manager = options.fieldManager;
+    const force = options.force ?? false;
+    const fm = this.managerOf(target);
+    const key = this.keys.objectKey(ctx.namespace, name);
+    let warnings: string[] = [];
+    const merge = (live: KubeObject, mode: DecodeMode): KubeObject => {
+      warnings = [];
+      const merged = fm.apply(live, applied, manager, force);
+      const obj = decodeObject(merged, {
+        info: this.info,
+        schema: this.compiled,
+        fieldValidation: options.fieldValidation,
+        warnings,
+        mode,
+      });
+      this.checkName(ctx, obj, name);
+      this.dedupOwnerReferences(obj, warnings);
+      return obj;
+    };
+    try {
+      const object = await this.updateObject(key, name, undefined, options.dryRun, (current) =>
+        this.prepareUpdate(ctx, merge(current, 'patch'), current, manager, target, 'applied'),
+      );
+      ctx.warnings.push(...warnings);
+      return { object: this.output(object, false, ctx), created: false };
+    } catch (err) {
+      if (!isApiError(err) || err.reason !== 'NotFound' || err instanceof ApplyConflictError) throw err;
+      if (target !== '') throw err;
+    }
+    // Nothing to apply to: the apply creates the object (patch.go createNewObject).
+    const obj = merge(this.emptyObject(), 'body');
+    ctx.warnings.push(...warnings);
+    this.ensureNamespace(ctx, obj.metadata);
+    const created = await this.createOnce(ctx, obj, options, manager, 'applied');
+    return { object: created, created: true };
+  }
+
+  /**
+   * The applied configuration as the engine takes it: an object, unknown fields
+   * handled per fieldValidation (reported, warned about or dropped), and its own
+   * apiVersion and kind (the engine refuses another kind, or none).
+   */
+  private decodeApplied(body: unknown, options: PatchOptions, warnings: string[]): Record<string, unknown> {
+    if (!isObject(body))
+      throw newBadRequest('error decoding patch: the applied configuration must be an object');
+    const decoded: Record<string, unknown> = decodeObject(clone(body), {
+      info: this.info,
+      schema: this.compiled,
+      fieldValidation: options.fieldValidation,
+      warnings,
+      mode: 'patch',
+    });
+    decoded['apiVersion'] = body['apiVersion'];
+    decoded['kind'] = body['kind'];
+    return decoded;
+  }
+
+  private validateUpdate(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject,
+    target: WriteTarget,
+  ): FieldError[] {
     const errs = validateObjectMetaUpdate(obj.metadata, old.metadata);
     const schemaErrs = this.compiled.validate(obj);
-    const kindErrs = schemaErrs.length > 0 ? [] : this.strategy.validateUpdate(ctx, obj, old);
-    return [...errs, ...schemaErrs, ...kindErrs];
+    if (schemaErrs.length > 0) return [...errs, ...schemaErrs];
+    const kindErrs =
+      target === STATUS_SUBRESOURCE
+        ? (this.strategy.status?.validateUpdate?.(ctx, obj, old) ?? [])
+        : this.strategy.validateUpdate(ctx, obj, old);
+    return [...errs, ...kindErrs];
   }
 
   /**

@@ -145,6 +145,33 @@ export interface SubresourceStorage {
   readonly schema?: Record<string, unknown>;
   get?(ctx: RequestContext, parentName: string, options: GetOptions): Promise<KubeObject | KubeList>;
   create?(ctx: RequestContext, parentName: string, body: unknown, options: CreateOptions): Promise<KubeObject>;
+  update?(
+    ctx: RequestContext,
+    parentName: string,
+    body: unknown,
+    options: UpdateOptions,
+  ): Promise<{ object: KubeObject; created: boolean }>;
+  patch?(
+    ctx: RequestContext,
+    parentName: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<{ object: KubeObject; created: boolean }>;
+  /** True when the subresource's objects are the parent's kind (`status`): tables and apply work as on the parent. */
+  readonly parentKind?: boolean;
+}
+
+/**
+ * The rules of writes through `<resource>/status` (upstream's status strategies).
+ * Before these run, the Store has already made the written object the stored one
+ * with only its `status` taken from the request (the CRD status strategy's rule).
+ */
+export interface StatusStrategy {
+  /** Fills what the server keeps in status whatever a client writes (VirtualClusterInstance's template mirror). */
+  prepareForUpdate?(ctx: RequestContext, obj: KubeObject, old: KubeObject): void;
+  /** Checks particular to the kind's status, beyond its schema. */
+  validateUpdate?(ctx: RequestContext, obj: KubeObject, old: KubeObject): FieldError[];
 }
 
 /**
@@ -196,4 +223,10 @@ export interface Strategy {
    * access key). Leave it undefined for reads, lists and watch events.
    */
   decorate?(obj: KubeObject, created: boolean, ctx?: RequestContext): KubeObject;
+  /**
+   * Present when the kind has a `status` subresource: writes to the main resource
+   * then keep the stored status (prepareForUpdate's job) and `<resource>/status`
+   * writes change nothing but status.
+   */
+  readonly status?: StatusStrategy;
 }

@@ -144,8 +144,11 @@ export function ownedAccessKeySchema(): JSONSchema {
       parent: str('Deprecated: shared OIDC token information between keys.'),
       oidcLogin: oidcLoginSchema(),
     }),
-    obj('Observed state of the access key. Maintained by the server; ignored on writes.', {
-      lastActivity: dateTime('When the key was last used to access the API.'),
-    }),
+    obj(
+      'Observed state of the access key. Written through the status subresource; writes to the main resource keep it as stored.',
+      {
+        lastActivity: dateTime('When the key was last used to access the API.'),
+      },
+    ),
   );
 }

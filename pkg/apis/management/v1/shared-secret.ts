@@ -55,8 +55,11 @@ export function sharedSecretSchema(): JSONSchema {
       },
       access: accessRulesSchema('shared secret'),
     }),
-    obj('Observed state of the shared secret. Maintained by the server; ignored on writes.', {
-      conditions: conditionsSchema('shared secret'),
-    }),
+    obj(
+      'Observed state of the shared secret. Written through the status subresource; writes to the main resource keep it as stored.',
+      {
+        conditions: conditionsSchema('shared secret'),
+      },
+    ),
   );
 }

@@ -55,6 +55,9 @@ export function teamSchema(): JSONSchema {
       clusterRoles: clusterRolesSchema('the users of the team'),
       access: accessRulesSchema('team'),
     }),
-    obj('Observed state of the team. Maintained by the server; ignored on writes.', {}),
+    obj(
+      'Observed state of the team. Written through the status subresource; writes to the main resource keep it as stored.',
+      {},
+    ),
   );
 }

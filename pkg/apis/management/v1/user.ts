@@ -84,8 +84,11 @@ export function userSchema(): JSONSchema {
         additionalProperties: { type: 'string' },
       },
     }),
-    obj('Observed state of the user. Maintained by the server; ignored on writes.', {
-      teams: stringList('Names of the teams the user belongs to.'),
-    }),
+    obj(
+      'Observed state of the user. Written through the status subresource; writes to the main resource keep it as stored.',
+      {
+        teams: stringList('Names of the teams the user belongs to.'),
+      },
+    ),
   );
 }

@@ -145,16 +145,19 @@ export function virtualClusterInstanceSchema(): JSONSchema {
       external: bool('The virtual cluster was created outside the platform and only connected to it.'),
       standalone: bool('The virtual cluster runs without a host cluster.'),
     }),
-    obj('Observed state of the virtual cluster instance. Maintained by the server; ignored on writes.', {
-      phase: str('Phase of the instance, such as `Ready`.'),
-      reason: str('Machine-readable reason for the phase, in CamelCase.'),
-      message: str('Human-readable details about the phase.'),
-      serviceUID: str('UID of the virtual cluster service on the host cluster.'),
-      kubernetesVersion: str('Kubernetes version the virtual cluster runs.'),
-      conditions: conditionsSchema('virtual cluster instance'),
-      virtualCluster: virtualClusterTemplateDefinitionSchema(
-        'The resolved definition of the virtual cluster; clients read accessPoint.ingress.enabled here.',
-      ),
-    }),
+    obj(
+      'Observed state of the virtual cluster instance. Written through the status subresource; writes to the main resource keep it as stored.',
+      {
+        phase: str('Phase of the instance, such as `Ready`.'),
+        reason: str('Machine-readable reason for the phase, in CamelCase.'),
+        message: str('Human-readable details about the phase.'),
+        serviceUID: str('UID of the virtual cluster service on the host cluster.'),
+        kubernetesVersion: str('Kubernetes version the virtual cluster runs.'),
+        conditions: conditionsSchema('virtual cluster instance'),
+        virtualCluster: virtualClusterTemplateDefinitionSchema(
+          'The resolved definition of the virtual cluster; clients read accessPoint.ingress.enabled here.',
+        ),
+      },
+    ),
   );
 }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { isApiError } from '../../../apis/meta/errors.js';
 import { invalid, type FieldError } from '../../../apis/meta/field-errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
+import { objectMetaSchema } from '../../../apis/management/v1/object-meta-schema.js';
 import { compileSchema } from '../../../apis/schema/compile.js';
 import { SqliteKV } from '../../../storage/sqlite/index.js';
 import { KVStorage } from '../../../storage/store.js';
@@ -18,6 +19,7 @@ import type {
   PatchOptions,
   RequestContext,
   ResourceInfo,
+  StatusStrategy,
   Strategy,
   TableColumn,
 } from '../../rest/interfaces.js';
@@ -49,8 +51,8 @@ export const TEST_SCHEMA: Record<string, unknown> = {
   properties: {
     apiVersion: { type: 'string' },
     kind: { type: 'string' },
-    // The Store owns metadata; an unconstrained schema leaves it all to the Store.
-    metadata: {},
+    // ObjectMeta as every kind embeds it: its list types drive managedFields (finalizers a set).
+    metadata: objectMetaSchema(),
     spec: {
       type: 'object',
       properties: {
@@ -90,6 +92,17 @@ export class TestStrategy implements Strategy {
     },
   ];
   prepareCalls = 0;
+  /** The kind has a status subresource; `statusPrepared` counts its hook's calls. */
+  statusPrepared = 0;
+  readonly status: StatusStrategy = {
+    prepareForUpdate: () => {
+      this.statusPrepared++;
+    },
+    validateUpdate: (_ctx, obj) =>
+      isObject(obj.status) && obj.status.phase === 'Bogus'
+        ? [invalid('status.phase', 'Bogus', 'is not a phase')]
+        : [],
+  };
 
   constructor(readonly info: ResourceInfo) {}
 

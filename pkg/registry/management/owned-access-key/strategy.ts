@@ -181,6 +181,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   return {
     info: ownedAccessKeyInfo(group),
     schema: ownedAccessKeySchema(),
+    // status has its own subresource: only writes through it change it.
+    status: {},
 
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);

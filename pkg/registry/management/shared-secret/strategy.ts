@@ -72,6 +72,8 @@ export function sharedSecretStrategy(group: string): Strategy {
   return {
     info: sharedSecretInfo(group),
     schema: sharedSecretSchema(),
+    // status has its own subresource: only writes through it change it.
+    status: {},
     prepareForCreate(_ctx: RequestContext, obj: KubeObject): void {
       dropStatus(obj);
     },

@@ -34,6 +34,8 @@ export function teamStrategy(group: string): Strategy {
   return {
     info: teamInfo(group),
     schema: teamSchema(),
+    // status has its own subresource: only writes through it change it.
+    status: {},
     prepareForCreate(_ctx: RequestContext, obj: KubeObject): void {
       dropStatus(obj);
     },

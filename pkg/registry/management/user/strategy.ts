@@ -46,6 +46,8 @@ export function userStrategy(group: string): Strategy {
   return {
     info: userInfo(group),
     schema: userSchema(),
+    // status has its own subresource: only writes through it change it.
+    status: {},
     prepareForCreate(_ctx: RequestContext, obj: KubeObject): void {
       dropStatus(obj);
     },

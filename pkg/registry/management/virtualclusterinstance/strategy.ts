@@ -102,6 +102,12 @@ export function virtualClusterInstanceStrategy(
     prepareForUpdate(_ctx: RequestContext, obj: KubeObject, old: KubeObject): void {
       mirrorTemplate(obj, old['status']);
     },
+    // Through the status subresource the rest of status is the writer's, the mirror still the server's.
+    status: {
+      prepareForUpdate(_ctx: RequestContext, obj: KubeObject): void {
+        mirrorTemplate(obj, obj['status']);
+      },
+    },
     validate: (_ctx, obj) => validate(obj, prefix),
     validateUpdate: (_ctx, obj) => validate(obj, prefix),
     tableColumns: [

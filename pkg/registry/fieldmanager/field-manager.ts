@@ -1,0 +1,463 @@
+// The field manager of one kind at one endpoint (main resource or a subresource):
+// what the Store calls on every write. It is apimachinery's managedfields
+// FieldManager with the wrappers upstream stacks around structured-merge-diff
+// (NewDefaultFieldManager), outermost first:
+//
+//   decode/encode managedFields   reset with `managedFields: []` or `[{}]`; a write
+//                                 that omits them keeps the live ones; subresource
+//                                 writes never set them
+//   version check (apply)         the applied apiVersion and kind must be the kind's
+//   last-applied updater (apply)  kubectl's apply keeps its last-applied annotation current
+//   last-applied manager (apply)  kubectl's first server-side apply over a client-side
+//                                 applied object takes the fields it applied before
+//   skip non-applied              untracked objects start tracking at their first
+//                                 apply, under `before-first-apply` (or at create)
+//   cap managers (update)         more than 10 Update entries fold the oldest into
+//                                 `ancient-changes`
+//   manager identifiers           manager name + operation (+ apiVersion for Update)
+//                                 + subresource
+//   managed-fields updater        an entry's time moves only when its write changed
+//                                 something
+//   strip meta                    apiVersion, kind and metadata's server fields are
+//                                 never owned
+//   structured merge              the Updater (updater.ts) on typed values
+//
+// Pure: no I/O; time comes from the `now` option. Inputs are never mutated.
+
+import { ApiError, newBadRequest } from '../../apis/meta/errors.js';
+import type { KubeObject, ManagedFieldsEntry } from '../../apis/meta/types.js';
+import { toApplyConflicts, ApplyConflictError } from './conflict.js';
+import { FieldSet } from './field-set.js';
+import {
+  decodeManagedFields,
+  emptyManaged,
+  encodeManagedFields,
+  isResetManagedFields,
+  managerIdentifier,
+  ManagedFieldsError,
+  type Managed,
+} from './managed.js';
+import { fieldElement, type Path } from './path.js';
+import { fromOpenAPI, type Atom } from './schema.js';
+import { compareValuesTyped, toFieldSet, TypedValueError } from './typed.js';
+import { ConflictsError, Updater, type ManagedFieldSets } from './updater.js';
+import { compareStrings, goJSON, type Value } from './value.js';
+
+/** Upstream's cap on Update entries before the oldest are folded together. */
+export const MAX_UPDATE_MANAGERS = 10;
+export const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
+export const BEFORE_FIRST_APPLY_MANAGER = 'before-first-apply';
+/** kubectl's client-side apply annotation, which its server-side apply upgrades from. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+/** The manager name kubectl's server-side apply uses; only it gets the last-applied treatment. */
+const KUBECTL_MANAGER = 'kubectl';
+/** The name the current write's fields are gathered under before they join its manager's entry. */
+const CURRENT_OPERATION = 'current-operation';
+
+/** Fields never owned by anyone (upstream stripMetaManager). */
+export const NEVER_OWNED_FIELDS: readonly (readonly string[])[] = [
+  ['apiVersion'],
+  ['kind'],
+  ['metadata'],
+  ['metadata', 'name'],
+  ['metadata', 'namespace'],
+  ['metadata', 'creationTimestamp'],
+  ['metadata', 'selfLink'],
+  ['metadata', 'uid'],
+  ['metadata', 'clusterName'],
+  ['metadata', 'generation'],
+  ['metadata', 'managedFields'],
+  ['metadata', 'resourceVersion'],
+];
+
+/**
+ * Fields a write through an endpoint never takes ownership of, as upstream's
+ * strategies declare them (GetResetFields, as for custom resources): the main
+ * resource does not own `status`, the status subresource does not own `spec`.
+ */
+export function defaultResetFields(subresource: string): readonly (readonly string[])[] {
+  if (subresource === '') return [['status']];
+  if (subresource === 'status') return [['spec']];
+  return [];
+}
+
+function fieldPaths(paths: readonly (readonly string[])[]): FieldSet {
+  return FieldSet.of(...paths.map((p): Path => p.map(fieldElement)));
+}
+
+export interface FieldManagerOptions {
+  /** The kind's JSON schema (x-kubernetes-list-type and friends give merge semantics). */
+  readonly schema: Readonly<Record<string, unknown>>;
+  /** `<group>/<version>` of the kind: recorded in entries and required of applied objects. */
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** '' for the main resource, else the subresource (`status`). */
+  readonly subresource?: string;
+  /** Field-name paths this endpoint never owns; defaults to defaultResetFields(subresource). */
+  readonly resetFields?: readonly (readonly string[])[];
+  /** The clock for entries' `time` (second precision, UTC). */
+  readonly now?: () => Date;
+}
+
+/** A failure of the engine itself, not of the request (upstream returns these as 500s). */
+export class FieldManagerError extends ApiError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(500, '', message, undefined, options);
+  }
+}
+
+function clone<T>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+function rfc3339Seconds(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+interface Outcome {
+  object: KubeObject;
+  managed: Managed;
+}
+
+export class FieldManager {
+  private readonly atom: Atom;
+  private readonly updater: Updater;
+  private readonly apiVersion: string;
+  private readonly kind: string;
+  private readonly subresource: string;
+  private readonly now: () => Date;
+  private readonly stripSet = fieldPaths(NEVER_OWNED_FIELDS);
+
+  constructor(opts: FieldManagerOptions) {
+    this.atom = fromOpenAPI(opts.schema, opts.kind);
+    this.apiVersion = opts.apiVersion;
+    this.kind = opts.kind;
+    this.subresource = opts.subresource ?? '';
+    this.now = opts.now ?? (() => new Date());
+    const reset = opts.resetFields ?? defaultResetFields(this.subresource);
+    this.updater = new Updater({
+      schema: this.atom,
+      apiVersion: this.apiVersion,
+      ...(reset.length > 0 ? { ignored: fieldPaths(reset) } : {}),
+    });
+  }
+
+  /**
+   * A non-apply write (create, update, patch) by `manager`: returns `newObj` with
+   * its managedFields brought up to date. For a create, `liveObj` is an object of
+   * the kind with empty metadata (no uid). Throws FieldManagerError when the
+   * objects do not fit the schema.
+   */
+  update(liveObj: KubeObject, newObj: KubeObject, manager: string): KubeObject {
+    const managed = this.decodeLiveOrNew(liveObj, newObj);
+    const next = clone(newObj);
+    delete next.metadata.managedFields;
+    const out = this.skipNonAppliedUpdate(liveObj, next, managed, manager);
+    return this.withManagedFields(out.object, out.managed);
+  }
+
+  /** update(), but on an engine failure the live object's managedFields are kept (upstream UpdateNoErrors). */
+  updateNoErrors(liveObj: KubeObject, newObj: KubeObject, manager: string): KubeObject {
+    try {
+      return this.update(liveObj, newObj, manager);
+    } catch {
+      const next = clone(newObj);
+      if (liveObj.metadata.managedFields) next.metadata.managedFields = clone(liveObj.metadata.managedFields);
+      else delete next.metadata.managedFields;
+      return next;
+    }
+  }
+
+  /**
+   * A server-side apply of `applied` by `manager`: returns the merged object with
+   * its managedFields. When the apply changes nothing, the result equals the live
+   * object except (possibly) its managedFields. Throws ApplyConflictError (409)
+   * unless `force`, ApiError 400 for an applied object of another kind or one that
+   * carries managedFields, FieldManagerError when objects do not fit the schema.
+   */
+  apply(liveObj: KubeObject, applied: Readonly<Record<string, unknown>>, manager: string, force: boolean): KubeObject {
+    let managed: Managed;
+    try {
+      managed = decodeManagedFields(liveObj.metadata.managedFields);
+    } catch (err) {
+      throw new FieldManagerError(`failed to decode managed fields: ${(err as Error).message}`, { cause: err });
+    }
+    // Version check.
+    const gotVersion = typeof applied['apiVersion'] === 'string' ? applied['apiVersion'] : '';
+    const gotKind = typeof applied['kind'] === 'string' ? applied['kind'] : '';
+    if (gotVersion !== this.apiVersion || gotKind !== this.kind) {
+      throw newBadRequest(`invalid object type: ${gvkString(gotVersion, gotKind)}`);
+    }
+    const out = this.lastAppliedApply(liveObj, applied, managed, manager, force);
+    return this.withManagedFields(out.object, out.managed);
+  }
+
+  // ---- decoding and encoding ---------------------------------------------------------
+
+  private decodeLiveOrNew(liveObj: KubeObject, newObj: KubeObject): Managed {
+    const fromLive = (): Managed => {
+      try {
+        return decodeManagedFields(liveObj.metadata.managedFields);
+      } catch {
+        return emptyManaged();
+      }
+    };
+    // A subresource write never sets managedFields through its body.
+    if (this.subresource !== '') return fromLive();
+    const requested = newObj.metadata.managedFields;
+    if (isResetManagedFields(requested)) return emptyManaged();
+    try {
+      const managed = decodeManagedFields(requested);
+      // Clients that do not know managedFields must not erase them by omission.
+      return managed.fields.size === 0 ? fromLive() : managed;
+    } catch {
+      return fromLive();
+    }
+  }
+
+  private withManagedFields(obj: KubeObject, managed: Managed): KubeObject {
+    const entries: ManagedFieldsEntry[] | undefined = encodeManagedFields(managed);
+    if (entries) obj.metadata.managedFields = entries;
+    else delete obj.metadata.managedFields;
+    return obj;
+  }
+
+  // ---- last-applied (kubectl's client-side apply) ---------------------------------------
+
+  private lastAppliedApply(
+    liveObj: KubeObject,
+    applied: Readonly<Record<string, unknown>>,
+    managed: Managed,
+    manager: string,
+    force: boolean,
+  ): Outcome {
+    const out = this.upgradeFromClientSideApply(liveObj, applied, managed, manager, force);
+    // Keep kubectl's annotation in step with what its server-side apply applied.
+    const annotations = out.object.metadata.annotations;
+    if (manager === KUBECTL_MANAGER && annotations?.[LAST_APPLIED_ANNOTATION]) {
+      const config = clone(applied) as Record<string, Value>;
+      const meta = config['metadata'];
+      if (meta && typeof meta === 'object' && !Array.isArray(meta)) {
+        const ann = (meta as Record<string, Value>)['annotations'];
+        if (ann && typeof ann === 'object' && !Array.isArray(ann)) {
+          const rest = { ...(ann as Record<string, Value>) };
+          delete rest[LAST_APPLIED_ANNOTATION];
+          (meta as Record<string, Value>)['annotations'] = rest;
+        }
+      }
+      annotations[LAST_APPLIED_ANNOTATION] = goJSON(config) + '\n';
+    }
+    return out;
+  }
+
+  private upgradeFromClientSideApply(
+    liveObj: KubeObject,
+    applied: Readonly<Record<string, unknown>>,
+    managed: Managed,
+    manager: string,
+    force: boolean,
+  ): Outcome {
+    try {
+      return this.skipNonAppliedApply(liveObj, applied, managed, manager, force);
+    } catch (err) {
+      if (manager !== KUBECTL_MANAGER || !(err instanceof ApplyConflictError)) throw err;
+      const allowed = this.allowedConflictsFromLastApplied(liveObj);
+      if (!allowed) throw err;
+      const remaining = err.conflicts.filter((c) => !allowed.has(c.path));
+      if (remaining.length > 0) throw new ApplyConflictError(remaining);
+      return this.skipNonAppliedApply(liveObj, applied, managed, manager, true);
+    }
+  }
+
+  /** The fields kubectl applied client-side and the live object still holds as applied. */
+  private allowedConflictsFromLastApplied(liveObj: KubeObject): FieldSet | undefined {
+    const text = liveObj.metadata.annotations?.[LAST_APPLIED_ANNOTATION];
+    if (!text) return undefined;
+    try {
+      const last = JSON.parse(text) as Value;
+      if (typeof last !== 'object' || last === null || Array.isArray(last)) return undefined;
+      if ((last as Record<string, Value>)['apiVersion'] !== this.apiVersion) return undefined;
+      const live = clone(liveObj) as unknown as Value;
+      const set = toFieldSet(last, this.atom);
+      const c = compareValuesTyped(last, live, this.atom);
+      return set.difference(c.modified).difference(c.added).difference(c.removed);
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ---- skip non-applied -----------------------------------------------------------------
+
+  private skipNonAppliedUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+    // An existing object nobody tracks stays untracked until its first apply; a
+    // create starts tracking (upstream's track-on-create probability is 1).
+    if (managed.fields.size === 0 && liveObj.metadata.uid) return { object: newObj, managed };
+    return this.capManagersUpdate(liveObj, newObj, managed, manager);
+  }
+
+  private skipNonAppliedApply(
+    liveObj: KubeObject,
+    applied: Readonly<Record<string, unknown>>,
+    managed: Managed,
+    manager: string,
+    force: boolean,
+  ): Outcome {
+    let live = liveObj;
+    let current = managed;
+    if (current.fields.size === 0) {
+      // What the object holds before its first apply belongs to before-first-apply.
+      const empty: KubeObject = { apiVersion: this.apiVersion, kind: this.kind, metadata: {} };
+      const out = this.capManagersUpdate(empty, liveObj, current, BEFORE_FIRST_APPLY_MANAGER);
+      live = out.object;
+      current = out.managed;
+    }
+    return this.identifiedApply(live, applied, current, manager, force);
+  }
+
+  // ---- cap managers ---------------------------------------------------------------------
+
+  private capManagersUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+    const out = this.identifiedUpdate(liveObj, newObj, managed, manager);
+    capUpdateManagers(out.managed, MAX_UPDATE_MANAGERS);
+    return out;
+  }
+
+  // ---- manager identifiers, times, strip meta, structured merge ----------------------------
+
+  private identifier(manager: string, operation: 'Apply' | 'Update'): string {
+    return managerIdentifier({
+      manager: manager === '' ? 'unknown' : manager,
+      operation,
+      apiVersion: this.apiVersion,
+      subresource: this.subresource,
+    });
+  }
+
+  private identifiedUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+    const id = this.identifier(manager, 'Update');
+    const fields = this.typedUpdate(liveObj, newObj, managed.fields, CURRENT_OPERATION);
+    const current = fields.get(CURRENT_OPERATION);
+    const times = new Map(managed.times);
+    if (current) {
+      // The write changed something: its fields join the manager's entry, whose time moves.
+      fields.delete(CURRENT_OPERATION);
+      const previous = fields.get(id);
+      fields.set(id, {
+        set: previous ? current.set.union(previous.set) : current.set,
+        apiVersion: current.apiVersion,
+        applied: current.applied,
+      });
+      times.set(id, rfc3339Seconds(this.now()));
+    }
+    return { object: newObj, managed: { fields, times } };
+  }
+
+  private identifiedApply(
+    liveObj: KubeObject,
+    applied: Readonly<Record<string, unknown>>,
+    managed: Managed,
+    manager: string,
+    force: boolean,
+  ): Outcome {
+    const id = this.identifier(manager, 'Apply');
+    if (applied['metadata'] && (applied['metadata'] as Record<string, unknown>)['managedFields'] != null) {
+      throw newBadRequest('metadata.managedFields must be nil');
+    }
+    const live = clone(liveObj) as unknown as Value;
+    let result;
+    try {
+      result = this.updater.apply(live, clone(applied) as unknown as Value, managed.fields, id, force);
+    } catch (err) {
+      if (err instanceof ConflictsError) throw new ApplyConflictError(toApplyConflicts(err.conflicts));
+      throw this.engineError('failed to apply', err);
+    }
+    const fields = this.stripped(result.managers, id);
+    const times = new Map(managed.times);
+    let object: KubeObject;
+    if (result.object !== undefined) {
+      object = result.object as unknown as KubeObject;
+      times.set(id, rfc3339Seconds(this.now()));
+    } else {
+      object = clone(liveObj);
+      delete object.metadata.managedFields;
+    }
+    return { object, managed: { fields, times } };
+  }
+
+  private typedUpdate(liveObj: KubeObject, newObj: KubeObject, managers: ManagedFieldSets, id: string): ManagedFieldSets {
+    try {
+      const live = clone(liveObj) as unknown as Value;
+      const next = clone(newObj) as unknown as Value;
+      return this.stripped(this.updater.update(live, next, managers, id).managers, id);
+    } catch (err) {
+      throw this.engineError('failed to update ManagedFields', err);
+    }
+  }
+
+  /** Drops the never-owned fields from a manager's set (and the manager when nothing is left). */
+  private stripped(managers: ManagedFieldSets, id: string): ManagedFieldSets {
+    const vs = managers.get(id);
+    if (!vs) return managers;
+    const set = vs.set.difference(this.stripSet);
+    if (set.empty()) managers.delete(id);
+    else managers.set(id, { ...vs, set });
+    return managers;
+  }
+
+  private engineError(what: string, err: unknown): Error {
+    if (err instanceof ApiError) return err;
+    if (err instanceof TypedValueError || err instanceof ManagedFieldsError)
+      return new FieldManagerError(`${what} (${gvkString(this.apiVersion, this.kind)}): ${err.message}`, {
+        cause: err,
+      });
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/** Go's GroupVersionKind String(): `group/version, Kind=Kind`. */
+function gvkString(apiVersion: string, kind: string): string {
+  const gv = apiVersion.includes('/') ? apiVersion : `/${apiVersion}`;
+  return `${gv}, Kind=${kind}`;
+}
+
+/**
+ * Folds the oldest Update entries into `ancient-changes` (one per apiVersion)
+ * until at most `max` Update entries remain (upstream capManagersManager).
+ */
+export function capUpdateManagers(managed: Managed, max: number): void {
+  const updaters = [...managed.fields].filter(([, vs]) => !vs.applied).map(([id]) => id);
+  if (updaters.length <= max) return;
+  const secondsOf = (id: string): number => {
+    const t = managed.times.get(id);
+    return t ? Math.floor(Date.parse(t) / 1000) || 0 : 0;
+  };
+  updaters.sort((a, b) => secondsOf(a) - secondsOf(b) || compareStrings(a, b));
+  const firstOfVersion = new Map<string, string>();
+  let length = updaters.length;
+  for (let i = 0; i < updaters.length && length > max; i++) {
+    const id = updaters[i] as string;
+    const vs = managed.fields.get(id);
+    if (!vs) continue;
+    const time = managed.times.get(id);
+    const bucket = managerIdentifier({
+      manager: ANCIENT_CHANGES_MANAGER,
+      operation: 'Update',
+      apiVersion: vs.apiVersion,
+    });
+    const first = firstOfVersion.get(vs.apiVersion);
+    if (first === undefined) {
+      firstOfVersion.set(vs.apiVersion, id);
+      continue;
+    }
+    if (!managed.fields.has(bucket)) {
+      const s = managed.fields.get(first);
+      managed.fields.delete(first);
+      if (s) managed.fields.set(bucket, s);
+    }
+    const b = managed.fields.get(bucket);
+    managed.fields.set(bucket, { set: b ? vs.set.union(b.set) : vs.set, apiVersion: vs.apiVersion, applied: vs.applied });
+    managed.fields.delete(id);
+    length--;
+    managed.times.set(bucket, time);
+  }
+}

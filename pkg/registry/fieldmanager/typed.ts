@@ -1,0 +1,346 @@
+// Values walked with their schema (structured-merge-diff typed/): the set of
+// fields a value sets (tofieldset.go), the merge of an applied configuration into
+// a live object and the comparison of two objects (merge.go, typed.go), and the
+// removal of fields (remove.go). Written from smd's documented behaviour and its
+// code as reference, including the corners managedFields depend on: an empty map
+// or list is a leaf; a struct field that holds a non-empty map is not itself a
+// member; a list or map left with nothing after a removal becomes null.
+
+import { FieldSet } from './field-set.js';
+import {
+  elementToString,
+  fieldElement,
+  indexElement,
+  keyElement,
+  pathToString,
+  valueElement,
+  type KeyField,
+  type Path,
+  type PathElement,
+} from './path.js';
+import { fieldType, NO_TYPE, type Atom, type ListType, type MapType } from './schema.js';
+import { equalValues, isList, isMap, isScalar, type Value, type ValueMap } from './value.js';
+
+/** A value that does not fit its schema (smd's ValidationErrors), with the path where. */
+export class TypedValueError extends Error {
+  override readonly name = 'TypedValueError';
+}
+
+function fail(path: Path, message: string): never {
+  const at = pathToString(path);
+  throw new TypedValueError(at ? `${at}: ${message}` : message);
+}
+
+/** The atom a value takes where several are possible (smd deduceAtom). */
+function deduce(atom: Atom, v: Value | undefined): Atom {
+  if (v === undefined) return atom;
+  if (isScalar(v)) return atom.scalar ? { scalar: atom.scalar } : atom;
+  if (isList(v)) return atom.list ? { list: atom.list } : atom;
+  if (isMap(v)) return atom.map ? { map: atom.map } : atom;
+  return atom;
+}
+
+function sameAtom(a: Atom, b: Atom): boolean {
+  return a.scalar === b.scalar && a.list === b.list && a.map === b.map;
+}
+
+/** The element that names a list item: its key (list-map), its value (set) or its index. */
+export function listItemElement(t: ListType, index: number, item: Value, path: Path): PathElement {
+  if (t.relationship !== 'associative') return indexElement(index);
+  if (t.keys.length > 0) {
+    if (item === null) fail(path, 'associative list with keys may not have a null element');
+    if (!isMap(item)) fail(path, 'associative list with keys may not have non-map elements');
+    const fields: KeyField[] = [];
+    for (const name of t.keys) {
+      const v = item[name];
+      if (v === undefined)
+        fail(
+          path,
+          `associative list with keys has an element that omits key field ${JSON.stringify(name)} (and doesn't have default value)`,
+        );
+      fields.push({ name, value: v });
+    }
+    return keyElement(fields);
+  }
+  if (isMap(item)) fail(path, "associative list without keys has an element that's a map type");
+  if (isList(item)) fail(path, 'not supported: associative list with lists as elements');
+  if (item === null) fail(path, "associative list without keys has an element that's an explicit null");
+  return valueElement(item);
+}
+
+function checkScalar(atom: Atom, v: Value | undefined, path: Path, side: string): void {
+  if (v === undefined || v === null) return;
+  const t = atom.scalar;
+  const ok =
+    t === 'untyped'
+      ? isScalar(v)
+      : t === 'string'
+        ? typeof v === 'string'
+        : t === 'numeric'
+          ? typeof v === 'number'
+          : typeof v === 'boolean';
+  if (!ok) fail(path, `${side}expected ${t}, got ${JSON.stringify(v)}`);
+}
+
+function asList(v: Value | undefined): readonly Value[] | undefined {
+  return isList(v) ? v : undefined;
+}
+
+function asMap(v: Value | undefined): ValueMap | undefined {
+  return isMap(v) ? v : undefined;
+}
+
+// ---- the field set of a value ------------------------------------------------------
+
+function collect(v: Value, atom: Atom, path: PathElement[], set: FieldSet): void {
+  const a = deduce(atom, v);
+  if (a.map) return collectMap(v, a.map, path, set);
+  if (a.scalar) {
+    set.insert(path);
+    return;
+  }
+  if (a.list) return collectList(v, a.list, path, set);
+  fail(path, 'schema error: invalid atom: inlined');
+}
+
+function collectList(v: Value, t: ListType, path: PathElement[], set: FieldSet): void {
+  if (t.relationship === 'atomic') {
+    set.insert(path);
+    return;
+  }
+  const list = asList(v);
+  if (!list) return;
+  list.forEach((item, i) => {
+    const pe = listItemElement(t, i, item, path);
+    const childPath = [...path, pe];
+    collect(item, t.elementType, childPath, set);
+    set.insert(childPath);
+  });
+}
+
+function collectMap(v: Value, t: MapType, path: PathElement[], set: FieldSet): void {
+  if (t.relationship === 'atomic') {
+    set.insert(path);
+    return;
+  }
+  const m = asMap(v);
+  if (!m) return;
+  for (const [key, val] of Object.entries(m)) {
+    const childPath = [...path, fieldElement(key)];
+    collect(val, fieldType(t, key), childPath, set);
+    if (val === null || (isMap(val) && Object.keys(val).length === 0) || !t.fields.has(key)) set.insert(childPath);
+  }
+}
+
+/** Every field a value sets, as smd's TypedValue.ToFieldSet. */
+export function toFieldSet(v: Value, atom: Atom): FieldSet {
+  const set = new FieldSet();
+  collect(v, atom, [], set);
+  return set;
+}
+
+// ---- merge and compare -------------------------------------------------------------
+
+interface Walker {
+  lhs: Value | undefined;
+  rhs: Value | undefined;
+  path: PathElement[];
+  out: Value | undefined;
+  inLeaf: boolean;
+}
+
+interface MergeRules {
+  /** Called once on a leaf: a scalar, an atomic node, or a node empty on both sides. */
+  leaf(w: Walker): void;
+  /** Called after a non-leaf node's children were merged. */
+  after?(w: Walker): void;
+}
+
+function walk(w: Walker, atom: Atom, rules: MergeRules): void {
+  const al = deduce(atom, w.lhs);
+  const ar = deduce(atom, w.rhs);
+  if (sameAtom(al, ar)) handle(w, ar, rules);
+  else {
+    // Kinds differ (only possible for deduced types): walk the old side on a copy
+    // whose output is dropped, as smd does, then the new side.
+    handle({ ...w, path: [...w.path] }, al, rules);
+    handle(w, ar, rules);
+  }
+  if (!w.inLeaf && rules.after) rules.after(w);
+}
+
+function handle(w: Walker, a: Atom, rules: MergeRules): void {
+  if (a.map) return mergeMap(w, a.map, rules);
+  if (a.scalar) {
+    checkScalar(a, w.lhs, w.path, 'lhs: ');
+    checkScalar(a, w.rhs, w.path, 'rhs: ');
+    return leaf(w, rules);
+  }
+  if (a.list) return mergeList(w, a.list, rules);
+  fail(w.path, 'schema error: invalid atom: inlined');
+}
+
+function leaf(w: Walker, rules: MergeRules): void {
+  if (w.inLeaf) return;
+  w.inLeaf = true;
+  rules.leaf(w);
+}
+
+function descend(w: Walker, pe: PathElement, lhs: Value | undefined, rhs: Value | undefined): Walker {
+  return { lhs, rhs, path: [...w.path, pe], out: undefined, inLeaf: w.inLeaf };
+}
+
+function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
+  const lhs = asList(w.lhs);
+  const rhs = asList(w.rhs);
+  const bothEmpty = (!lhs || lhs.length === 0) && (!rhs || rhs.length === 0);
+  if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
+  const out: Value[] = [];
+  const rhsItems: { pe: PathElement; item: Value }[] = [];
+  const rhsByKey = new Map<string, Value>();
+  const identity = (pe: PathElement): string => elementToString(pe) + '\u0000' + pe.kind;
+  for (const [i, item] of (rhs ?? []).entries()) {
+    const pe = listItemElement(t, i, item, w.path);
+    const id = identity(pe);
+    if (rhsByKey.has(id)) fail(w.path, `rhs: duplicate entries for key ${elementToString(pe)}`);
+    rhsByKey.set(id, item);
+    rhsItems.push({ pe, item });
+  }
+  const seen = new Set<string>();
+  for (const [i, item] of (lhs ?? []).entries()) {
+    const pe = listItemElement(t, i, item, w.path);
+    const id = identity(pe);
+    if (seen.has(id)) fail(w.path, `lhs: duplicate entries for key ${elementToString(pe)}`);
+    seen.add(id);
+    const w2 = descend(w, pe, item, rhsByKey.get(id));
+    walk(w2, t.elementType, rules);
+    if (w2.out !== undefined) out.push(w2.out);
+  }
+  for (const { pe, item } of rhsItems) {
+    if (seen.has(identity(pe))) continue;
+    const w2 = descend(w, pe, undefined, item);
+    walk(w2, t.elementType, rules);
+    if (w2.out !== undefined) out.push(w2.out);
+  }
+  if (out.length > 0) w.out = out;
+}
+
+function mergeMap(w: Walker, t: MapType, rules: MergeRules): void {
+  const lhs = asMap(w.lhs);
+  const rhs = asMap(w.rhs);
+  const bothEmpty =
+    (!lhs || Object.keys(lhs).length === 0) && (!rhs || Object.keys(rhs).length === 0);
+  if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
+  const out: Record<string, Value> = {};
+  const keys = [...Object.keys(lhs ?? {})];
+  for (const k of Object.keys(rhs ?? {})) if (!lhs || !(k in lhs)) keys.push(k);
+  for (const key of keys) {
+    const w2 = descend(w, fieldElement(key), lhs?.[key], rhs?.[key]);
+    walk(w2, fieldType(t, key), rules);
+    if (w2.out !== undefined) out[key] = w2.out;
+  }
+  if (Object.keys(out).length > 0) w.out = out;
+}
+
+function run(lhs: Value | undefined, rhs: Value | undefined, atom: Atom, rules: MergeRules): Value | undefined {
+  if (lhs === undefined && rhs === undefined) throw new TypedValueError('at least one of lhs and rhs must be provided');
+  const w: Walker = { lhs, rhs, path: [], out: undefined, inLeaf: false };
+  walk(w, atom, rules);
+  return w.out;
+}
+
+/** The applied configuration merged into the live object: config wins, lists merge by their type. */
+export function mergeValues(live: Value, config: Value, atom: Atom): Value {
+  return (
+    run(live, config, atom, {
+      leaf(w) {
+        w.out = w.rhs !== undefined ? w.rhs : w.lhs;
+      },
+    }) ?? null
+  );
+}
+
+/** The fields that changed between two versions of an object. */
+export interface Comparison {
+  readonly added: FieldSet;
+  readonly modified: FieldSet;
+  readonly removed: FieldSet;
+}
+
+export function isSame(c: Comparison): boolean {
+  return c.added.empty() && c.modified.empty() && c.removed.empty();
+}
+
+/** Compares two versions of an object field by field (smd TypedValue.Compare). */
+export function compareValuesTyped(lhs: Value, rhs: Value, atom: Atom): Comparison {
+  const c = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  run(lhs, rhs, atom, {
+    leaf(w) {
+      if (w.lhs === undefined) c.added.insert(w.path);
+      else if (w.rhs === undefined) c.removed.insert(w.path);
+      else if (!equalValues(w.rhs, w.lhs)) c.modified.insert(w.path);
+    },
+    after(w) {
+      if (w.lhs === undefined) c.added.insert(w.path);
+      else if (w.rhs === undefined) c.removed.insert(w.path);
+    },
+  });
+  return c;
+}
+
+// ---- removal ---------------------------------------------------------------------------
+
+/**
+ * The value without the fields in `toRemove` (smd RemoveItems). As in smd, a
+ * list or map that ends up with nothing (or is walked while empty) becomes null.
+ */
+export function removeItems(v: Value, toRemove: FieldSet, atom: Atom): Value {
+  const a = deduce(atom, v);
+  if (a.map) return removeFromMap(v, a.map, toRemove);
+  if (a.scalar) return v;
+  if (a.list) return removeFromList(v, a.list, toRemove);
+  return null;
+}
+
+function removeFromList(v: Value, t: ListType, toRemove: FieldSet): Value {
+  const list = asList(v);
+  if (!list || list.length === 0 || t.relationship === 'atomic') return null;
+  const out: Value[] = [];
+  list.forEach((item, i) => {
+    const pe = listItemElement(t, i, item, []);
+    if (toRemove.hasMember(pe)) return;
+    const sub = toRemove.withPrefix(pe);
+    out.push(sub.empty() ? item : removeItems(item, sub, t.elementType));
+  });
+  return out.length > 0 ? out : null;
+}
+
+function removeFromMap(v: Value, t: MapType, toRemove: FieldSet): Value {
+  const m = asMap(v);
+  if (!m || Object.keys(m).length === 0 || t.relationship === 'atomic') return null;
+  const out: Record<string, Value> = {};
+  for (const [k, val] of Object.entries(m)) {
+    const pe = fieldElement(k);
+    if (toRemove.hasMember(pe)) continue;
+    const sub = toRemove.withPrefix(pe);
+    out[k] = sub.empty() ? val : removeItems(val, sub, fieldType(t, k));
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/** smd's EnsureNamedFieldsAreMembers: a declared struct field with owned children is owned too. */
+export function ensureNamedFieldsAreMembers(s: FieldSet, atom: Atom): FieldSet {
+  const members = [...s.members];
+  const result = new FieldSet(members, []);
+  for (const node of s.children) {
+    if (node.element.kind === 'field' && atom.map?.fields.has(node.element.name))
+      result.insertMember(node.element);
+  }
+  for (const node of s.children) {
+    let childType: Atom = NO_TYPE;
+    if (node.element.kind === 'field' && atom.map) childType = fieldType(atom.map, node.element.name);
+    else if (node.element.kind === 'key' && atom.list) childType = atom.list.elementType;
+    result.children.push({ element: node.element, set: ensureNamedFieldsAreMembers(node.set, childType) });
+  }
+  return result;
+}

@@ -30,6 +30,7 @@ import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
 import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
+import { GarbageCollectorController } from '../../controller/garbagecollector/controller.js';
 
 export interface ServerOptionValues {
   securePort: number;
@@ -74,6 +75,12 @@ export interface ServerOptionValues {
   requestheaderExtraHeadersPrefix: string[];
   requestheaderUidHeaders: string[];
   logLevel: string;
+  /**
+   * Run the in-server garbage collector (kube-controller-manager's flag name).
+   * Unset: on without a host cluster, off with one (the host's collector does the
+   * work there, and two collectors must never both act).
+   */
+  enableGarbageCollector: boolean | undefined;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
@@ -103,6 +110,7 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   csrTimeoutMs: 30_000,
   ...HOST_OPTION_DEFAULTS,
   logLevel: 'info',
+  enableGarbageCollector: undefined,
 });
 
 /** Everything a started server is made of; built by ServerOptions.config(). */
@@ -119,6 +127,8 @@ export interface ServerConfig {
   readonly lifecycle: Lifecycle;
   /** The host cluster and what it authenticates and authorizes (front-proxy, TokenReview, SubjectAccessReview). */
   readonly host: HostServices;
+  /** The in-server garbage collector, when it runs (see --enable-garbage-collector). */
+  readonly garbageCollector: GarbageCollectorController | undefined;
   /** Called once the server listens, with the port it got (--secure-port may be 0). */
   readonly listening?: (port: number) => void;
 }
@@ -202,6 +212,10 @@ export class ServerOptions {
       });
       const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
       const hostServices = buildHostServices(options, log);
+      // With a host cluster the host's collector works on our objects (it honours the
+      // deletion finalizers too); ours runs only where no other one does.
+      const collectorEnabled = options.enableGarbageCollector ?? hostServices.host === undefined;
+      const garbageCollection = collectorEnabled || hostServices.host !== undefined;
       const authorization = newPlatformAuthorization({
         group,
         delegated: hostServices.subjectAccessReview ? [hostServices.subjectAccessReview] : [],
@@ -239,7 +253,17 @@ export class ServerOptions {
           kubeConfig: (instances) => tokens.kubeConfigSubresource(instances),
         },
         extraResources: [tokens.tokenResource(authorization.authorizer)],
+        garbageCollection,
       });
+      const garbageCollector = collectorEnabled
+        ? new GarbageCollectorController({
+            storage,
+            collectionPrefix: prefixOf,
+            // Bare Stores: the collector acts for the system, past admission and filters.
+            stores: buildResources(group, storage, options.etcdPrefix, { garbageCollection }),
+            logger: log.child({ component: 'garbage-collector' }),
+          })
+        : undefined;
       const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
       const readyChecks: HealthCheck[] = [
         { name: 'storage', check: () => checkStorage(storage) },
@@ -294,6 +318,7 @@ export class ServerOptions {
         api,
         lifecycle,
         host: hostServices,
+        garbageCollector,
         // The default token issuer is this server's address, port included.
         listening: (port) => tokens.listening(port),
       };

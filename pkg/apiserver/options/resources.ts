@@ -31,6 +31,8 @@ export interface ResourceWiring {
   };
   /** Resources that are not stored kinds (directclusterendpointtokens), served as they are. */
   readonly extraResources?: readonly RESTStorage[];
+  /** Whether a garbage collector honours deletion finalizers (see StoreOptions.garbageCollection). */
+  readonly garbageCollection?: boolean;
 }
 
 export function buildResources(
@@ -55,6 +57,7 @@ export function buildResources(
       keyPrefix,
       compileSchema,
       ...admission,
+      ...(wiring.garbageCollection !== undefined ? { garbageCollection: wiring.garbageCollection } : {}),
       ...(subresources ? { subresources } : {}),
     });
   const keys = store(

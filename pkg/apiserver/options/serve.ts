@@ -39,6 +39,7 @@ export async function startServer(
   const shutdownTimeoutMs = serveOptions.shutdownTimeoutMs ?? 30_000;
   accessKeys.start();
   config.host.start();
+  config.garbageCollector?.start();
   const handler = createApiHandler(config.api);
   const server = createServer(
     {
@@ -67,6 +68,7 @@ export async function startServer(
     for (const s of sockets) s.destroy();
     await handler.shutdown().catch(() => undefined);
     await accessKeys.stop().catch(() => undefined);
+    await config.garbageCollector?.stop().catch(() => undefined);
     await config.host.stop().catch(() => undefined);
     await storage.close().catch(() => undefined);
   };
@@ -143,6 +145,7 @@ export async function startServer(
         for (const s of sockets) s.destroy();
       }
       await accessKeys.stop();
+      await config.garbageCollector?.stop();
       await config.host.stop();
       await storage.close();
       logger.info('stopped');

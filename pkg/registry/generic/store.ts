@@ -90,6 +90,12 @@ export interface StoreOptions {
   readonly admission?: Admission;
   /** Subresource handlers (`users/<name>/accesskeys`), served beside the stored kind. */
   readonly subresources?: ReadonlyMap<string, SubresourceStorage>;
+  /**
+   * Whether a garbage collector honours the orphan and foregroundDeletion
+   * finalizers (apiserver's EnableGarbageCollection, default true). When none
+   * does, a delete's propagationPolicy adds no finalizer and the object goes at once.
+   */
+  readonly garbageCollection?: boolean;
 }
 
 /** How many objects deletecollection reads per page (store.go deleteCollectionPageSize). */
@@ -120,6 +126,7 @@ export class Store implements RESTStorage {
   /** The memo key under which a shared watch event keeps this Store's decorated copy. */
   private readonly decoratedEvent = {};
   private readonly admission: Admission | undefined;
+  private readonly garbageCollection: boolean;
 
   constructor(options: StoreOptions) {
     this.strategy = options.strategy;
@@ -140,6 +147,7 @@ export class Store implements RESTStorage {
     this.random = options.randomSuffix ?? (() => randomSuffix());
     this.admission = options.admission;
     this.subresources = options.subresources;
+    this.garbageCollection = options.garbageCollection ?? true;
   }
 
   // ---- create ----------------------------------------------------------------
@@ -555,7 +563,7 @@ export class Store implements RESTStorage {
     checkDeletePreconditions(current, options.preconditions, this.gk);
 
     const pendingFinalizers = (current.metadata.finalizers ?? []).length > 0;
-    if (pendingFinalizers || deletionFinalizers(current, options).changed) {
+    if (pendingFinalizers || deletionFinalizers(current, options, this.garbageCollection).changed) {
       const marked = await this.markForDeletion(key, name, options, dryRun);
       if (marked) return { object: this.output(marked, false), deleted: false };
     }
@@ -581,7 +589,7 @@ export class Store implements RESTStorage {
     const mark = (current: KubeObject | null): KubeObject => {
       if (!current) throw newNotFound(this.gr, name);
       const next = clone(current);
-      const { changed, finalizers } = deletionFinalizers(next, options);
+      const { changed, finalizers } = deletionFinalizers(next, options, this.garbageCollection);
       if (changed) next.metadata.finalizers = finalizers;
       if ((next.metadata.finalizers ?? []).length === 0) throw DELETE_NOW;
       markAsDeleting(next, this.now());

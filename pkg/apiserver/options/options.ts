@@ -24,7 +24,11 @@ import {
   type ServingCertificates,
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
-import { buildResources, collectionPrefix } from './resources.js';
+import { buildResources, collectionPrefix, resourceStore } from './resources.js';
+import {
+  addKeyOwnerReferences,
+  type KeyOwnerMigrationResult,
+} from '../../registry/management/owned-access-key/owner-migration.js';
 import { buildTokenServices, syncedUsers } from './tokens.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
@@ -129,6 +133,8 @@ export interface ServerConfig {
   readonly host: HostServices;
   /** The in-server garbage collector, when it runs (see --enable-garbage-collector). */
   readonly garbageCollector: GarbageCollectorController | undefined;
+  /** Gives keys stored before keys named their owner the ownerReference (idempotent; run at start). */
+  readonly keyOwnerMigration?: () => Promise<KeyOwnerMigrationResult>;
   /** Called once the server listens, with the port it got (--secure-port may be 0). */
   readonly listening?: (port: number) => void;
 }
@@ -239,6 +245,10 @@ export class ServerOptions {
         users: { cached: syncedUsers(accessKeys.cache), current: { user: readUser } },
         logger: log,
       });
+      // Read from storage, not the cache: the reference must name the owner as it is now.
+      const keyOwner = async (kind: 'User' | 'Team', name: string): Promise<KubeObject | undefined> =>
+        (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true })) ??
+        undefined;
       const resources = buildResources(group, storage, options.etcdPrefix, {
         admission: authorization.admission,
         filter: authorization.filter,
@@ -254,13 +264,18 @@ export class ServerOptions {
         },
         extraResources: [tokens.tokenResource(authorization.authorizer)],
         garbageCollection,
+        keyOwner,
+      });
+      // Bare Stores for the server's own writes (the collector, migrations): past admission and filters.
+      const systemStores = buildResources(group, storage, options.etcdPrefix, {
+        garbageCollection,
+        keyOwner,
       });
       const garbageCollector = collectorEnabled
         ? new GarbageCollectorController({
             storage,
             collectionPrefix: prefixOf,
-            // Bare Stores: the collector acts for the system, past admission and filters.
-            stores: buildResources(group, storage, options.etcdPrefix, { garbageCollection }),
+            stores: systemStores,
             logger: log.child({ component: 'garbage-collector' }),
           })
         : undefined;
@@ -319,6 +334,7 @@ export class ServerOptions {
         lifecycle,
         host: hostServices,
         garbageCollector,
+        keyOwnerMigration: () => addKeyOwnerReferences(resourceStore(systemStores, 'ownedaccesskeys')),
         // The default token issuer is this server's address, port included.
         listening: (port) => tokens.listening(port),
       };

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { stringify as toYaml } from 'yaml';
 import { backends, GROUP, GROUP_VERSION, startServer } from './harness.js';
 import type { TestServer } from './harness.js';
+import { readObject } from './read-object.js';
 import type { CommandResult } from './commands.js';
 import { apiRequest } from './https-client.js';
 
@@ -95,14 +96,8 @@ for (const backend of backends()) {
       return JSON.parse(r.stdout) as KubeObject;
     }
 
-    async function read(resource: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
-      const path = namespace
-        ? `${V1}/namespaces/${namespace}/${resource}/${name}`
-        : `${V1}/${resource}/${name}`;
-      const r = await s.api('GET', path);
-      if (r.status === 404) return undefined;
-      assert.equal(r.status, 200, `GET ${path}: ${r.text}`);
-      return r.json<KubeObject>();
+    function read(resource: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
+      return readObject<KubeObject>(s, resource, name, namespace);
     }
 
     const gone = (resource: string, name: string, namespace?: string) => async (): Promise<boolean> =>

@@ -36,6 +36,7 @@ import type { TestServer } from './harness.js';
 import { apiRequest, openWatch } from './https-client.js';
 import type { HttpsTarget } from './https-client.js';
 import { parseTable } from './kubectl-table.js';
+import { replayHostGarbageCollector } from './host-collector-replay.js';
 
 const TEST = { timeout: 120_000 };
 const V1 = `/apis/${GROUP}/v1`;
@@ -367,6 +368,29 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
         watch.close();
       }
     });
+
+    if (source === 'host ConfigMap')
+      it(
+        "serves every request of the host cluster's garbage collector, whose work it leaves to it",
+        TEST,
+        async () => {
+          await agg.checkAvailability();
+          const collector = 'system:serviceaccount:kube-system:generic-garbage-collector';
+          agg.addToken('gc-token', { username: collector, groups: ['system:serviceaccounts'] });
+          // kube-controller-manager's RBAC for its collector: get, list, watch, patch, update, delete on everything.
+          host?.grant({
+            users: [collector],
+            verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'],
+            apiGroups: ['*'],
+            resources: ['*'],
+          });
+          await replayHostGarbageCollector(asAdmin(), {
+            baseUrl: agg.url,
+            ca: agg.ca.certPem,
+            token: 'gc-token',
+          });
+        },
+      );
 
     it('answers a user without rights with Kubernetes 403 wording naming that user', TEST, async () => {
       // Identity headers the client sends itself are dropped by the aggregator.

@@ -112,6 +112,7 @@ export interface WatchEvent {
 /** An open watch stream, read line by line as client-node reads it. */
 export interface RawWatch {
   readonly status: number;
+  readonly contentType: string;
   readonly events: WatchEvent[];
   /** Lines that were not one JSON event each (must stay empty). */
   readonly badLines: string[];
@@ -120,9 +121,14 @@ export interface RawWatch {
   close(): void;
 }
 
-export function openWatch(target: HttpsTarget, path: string, timeoutMs = 30_000): Promise<RawWatch> {
+export function openWatch(
+  target: HttpsTarget,
+  path: string,
+  timeoutMs = 30_000,
+  extraHeaders: Record<string, string> = {},
+): Promise<RawWatch> {
   const url = new URL(target.baseUrl + path);
-  const headers: Record<string, string> = { Accept: 'application/json' };
+  const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
   if (target.token) headers['Authorization'] = `Bearer ${target.token}`;
   return new Promise<RawWatch>((resolve, reject) => {
     const req = request(url, { method: 'GET', headers, ca: target.ca, agent: false }, (res) => {
@@ -153,7 +159,14 @@ export function openWatch(target: HttpsTarget, path: string, timeoutMs = 30_000)
         res.on('error', () => done(false));
         res.on('aborted', () => done(false));
       });
-      resolve({ status: res.statusCode ?? 0, events, badLines, ended, close: () => req.destroy() });
+      resolve({
+        status: res.statusCode ?? 0,
+        contentType: res.headers['content-type'] ?? '',
+        events,
+        badLines,
+        ended,
+        close: () => req.destroy(),
+      });
     });
     const timer = setTimeout(
       () => req.destroy(new Error(`watch ${path}: no response headers within ${timeoutMs}ms`)),

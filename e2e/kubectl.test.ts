@@ -9,6 +9,7 @@ import { parseJsonStream } from './json-stream.js';
 import { parseTable } from './kubectl-table.js';
 import { backends, GROUP, GROUP_VERSION, kubectlMinorVersion, startServer } from './harness.js';
 import type { TestServer } from './harness.js';
+import { readObject } from './read-object.js';
 import type { CommandResult } from './commands.js';
 import { fieldNames, fieldSchema, normalizeSpace } from './openapi.js';
 import type { OpenAPIV3Doc } from './openapi.js';
@@ -92,14 +93,8 @@ for (const backend of backends()) {
     }
 
     /** The object as the server holds it, or undefined when it does not exist. */
-    async function read(resource: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
-      const path = namespace
-        ? `${V1}/namespaces/${namespace}/${resource}/${name}`
-        : `${V1}/${resource}/${name}`;
-      const r = await s.api('GET', path);
-      if (r.status === 404) return undefined;
-      assert.equal(r.status, 200, `GET ${path}: ${r.text}`);
-      return r.json<KubeObject>();
+    function read(resource: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
+      return readObject<KubeObject>(s, resource, name, namespace);
     }
 
     async function mustRead(resource: string, name: string, namespace?: string): Promise<KubeObject> {

@@ -341,6 +341,10 @@ describe('charts/platform-apiserver', () => {
     assert.deepEqual(all.flatMap(validateObject), []);
   });
 
+  it("leaves garbage collection to the host's kube-controller-manager", () => {
+    assert.equal(serverFlags(objects(renderChart())).get('enable-garbage-collector'), 'false');
+  });
+
   // The checks themselves must be able to fail: break a sound rendering, expect a complaint.
   describe('the checks catch broken renderings', () => {
     function broken(mutate: (all: KubeObject[]) => void): string[] {

@@ -94,7 +94,8 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
   const userName = typeof spec['user'] === 'string' ? spec['user'] : '';
   const subject = typeof spec['subject'] === 'string' ? spec['subject'] : '';
   if (!userName && team) {
-    if (!ctx.source.team(team)) {
+    const owner = ctx.source.team(team);
+    if (!owner || replacedOrDeleting(key, 'Team', owner)) {
       throw newUnauthorized(
         `the team "${team}" of the access key "${keyName(key)}" does not exist; use another key`,
       );
@@ -110,6 +111,12 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
       `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
     );
   }
+  // A deleted user's keys die with it, before the garbage collector has removed them.
+  if (userName && replacedOrDeleting(key, 'User', user)) {
+    throw newUnauthorized(
+      `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
+    );
+  }
   if (specOf(user)['disabled'] === true) {
     throw newUnauthorized(`the user "${name}" is disabled; ask an administrator to enable the user`);
   }
@@ -119,6 +126,19 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
     );
   }
 };
+
+/**
+ * True when the key's owner is being deleted, or is another object than the one
+ * the key's ownerReference names (deleted and re-created under the same name):
+ * either way the key belongs to an owner that is gone.
+ */
+function replacedOrDeleting(key: KubeObject, kind: 'User' | 'Team', owner: KubeObject): boolean {
+  if (owner.metadata.deletionTimestamp) return true;
+  const ref = (key.metadata.ownerReferences ?? []).find(
+    (r) => r.kind === kind && r.name === owner.metadata.name,
+  );
+  return ref !== undefined && ref.uid !== owner.metadata.uid;
+}
 
 export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
   rejectDisabledKey,

@@ -331,3 +331,42 @@ test('requests wait for the first list; a storage that never answers gives 503, 
   assert.equal((await authStatus(authn, 'anything')).code, 503);
   assert.equal(cache.hasSynced, false);
 });
+
+test("a deleted user's keys authenticate nobody before the collector removes them", async (t) => {
+  const { storage, cache, authn } = await setup(t);
+  await storage.delete(USERS + 'alice');
+  await storage.create(USERS + 'alice', {
+    ...userObject('alice'),
+    metadata: { name: 'alice', uid: 'first-uid' },
+  });
+  const ref = { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'first-uid' };
+  await storage.create(KEYS + 'k', keyObject('k', 'plain-k', { user: 'alice' }, { ownerReferences: [ref] }));
+  cache.start();
+  assert.equal((await authStatus(authn, 'plain-k')).code, 200);
+
+  // Being deleted (a foreground delete waits with a finalizer): the key is already dead.
+  await storage.guaranteedUpdate(USERS + 'alice', (cur) => ({
+    ...cur!,
+    metadata: {
+      ...cur!.metadata,
+      deletionTimestamp: new Date().toISOString(),
+      finalizers: ['foregroundDeletion'],
+    },
+  }));
+  await eventually(async () => {
+    const r = await authStatus(authn, 'plain-k');
+    assert.equal(r.code, 401);
+    assert.match(r.message, /the user "alice" of the access key "k" does not exist/);
+  });
+
+  // Deleted and re-created under the same name: the old key does not speak for the new user.
+  await storage.delete(USERS + 'alice');
+  await storage.create(USERS + 'alice', {
+    ...userObject('alice'),
+    metadata: { name: 'alice', uid: 'another-uid' },
+  });
+  await eventually(async () => {
+    assert.equal((await authStatus(authn, 'plain-k')).code, 401);
+    assert.ok(cache.user('alice')?.metadata.uid === 'another-uid');
+  });
+});

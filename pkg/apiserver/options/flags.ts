@@ -129,6 +129,14 @@ const FLAGS: readonly FlagSpec[] = [
       'Serve gets, lists and watches from memory, kept current by one storage watch per resource. --watch-cache=false reads storage for every request.',
     defaultText: 'true',
   },
+  {
+    name: 'enable-garbage-collector',
+    field: 'enableGarbageCollector',
+    kind: 'bool',
+    usage:
+      'Run the garbage collector inside the server: objects whose owners (metadata.ownerReferences) are all gone are deleted, and the orphan and foregroundDeletion finalizers are honoured. With it off, and no host cluster, a delete adds no deletion finalizer. Off by default when a host cluster is configured, whose kube-controller-manager collects garbage instead.',
+    defaultText: 'true without a host cluster',
+  },
   // ---- tokens and virtual cluster kube configs (issue 5) ----
   {
     name: 'signing-key-secret',

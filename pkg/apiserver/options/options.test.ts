@@ -193,3 +193,14 @@ test('--help is recognised and the usage names every flag with its default', () 
   assert.match(text, /default 8443/);
   assert.match(text, /default management\.platform\.dev/);
 });
+
+test('--enable-garbage-collector is unset by default (decided by the host cluster) and takes a boolean', () => {
+  assert.equal(optionsFrom([]).values.enableGarbageCollector, undefined);
+  assert.equal(optionsFrom(['--enable-garbage-collector=false']).values.enableGarbageCollector, false);
+  assert.equal(optionsFrom(['--enable-garbage-collector', 'true']).values.enableGarbageCollector, true);
+  assert.ok(
+    optionsFrom(['--enable-garbage-collector=maybe'])
+      .validate()
+      .some((p) => p.includes('--enable-garbage-collector: "maybe" is not a boolean')),
+  );
+});

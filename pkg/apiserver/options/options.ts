@@ -24,12 +24,17 @@ import {
   type ServingCertificates,
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
-import { buildResources, collectionPrefix } from './resources.js';
+import { buildResources, collectionPrefix, resourceStore } from './resources.js';
+import {
+  addKeyOwnerReferences,
+  type KeyOwnerMigrationResult,
+} from '../../registry/management/owned-access-key/owner-migration.js';
 import { buildTokenServices } from './tokens.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
 import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
+import { GarbageCollectorController } from '../../controller/garbagecollector/controller.js';
 
 export interface ServerOptionValues {
   securePort: number;
@@ -74,6 +79,12 @@ export interface ServerOptionValues {
   requestheaderExtraHeadersPrefix: string[];
   requestheaderUidHeaders: string[];
   logLevel: string;
+  /**
+   * Run the in-server garbage collector (kube-controller-manager's flag name).
+   * Unset: on without a host cluster, off with one (the host's collector does the
+   * work there, and two collectors must never both act).
+   */
+  enableGarbageCollector: boolean | undefined;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
@@ -103,6 +114,7 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   csrTimeoutMs: 30_000,
   ...HOST_OPTION_DEFAULTS,
   logLevel: 'info',
+  enableGarbageCollector: undefined,
 });
 
 /** Everything a started server is made of; built by ServerOptions.config(). */
@@ -119,6 +131,10 @@ export interface ServerConfig {
   readonly lifecycle: Lifecycle;
   /** The host cluster and what it authenticates and authorizes (front-proxy, TokenReview, SubjectAccessReview). */
   readonly host: HostServices;
+  /** The in-server garbage collector, when it runs (see --enable-garbage-collector). */
+  readonly garbageCollector: GarbageCollectorController | undefined;
+  /** Gives keys stored before keys named their owner the ownerReference (idempotent; run at start). */
+  readonly keyOwnerMigration?: () => Promise<KeyOwnerMigrationResult>;
   /** Called once the server listens, with the port it got (--secure-port may be 0). */
   readonly listening?: (port: number) => void;
 }
@@ -202,6 +218,10 @@ export class ServerOptions {
       });
       const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
       const hostServices = buildHostServices(options, log);
+      // With a host cluster the host's collector works on our objects (it honours the
+      // deletion finalizers too); ours runs only where no other one does.
+      const collectorEnabled = options.enableGarbageCollector ?? hostServices.host === undefined;
+      const garbageCollection = collectorEnabled || hostServices.host !== undefined;
       const authorization = newPlatformAuthorization({
         group,
         delegated: hostServices.subjectAccessReview ? [hostServices.subjectAccessReview] : [],
@@ -232,6 +252,10 @@ export class ServerOptions {
         accessKeys: accessKeyAuthenticator.usability,
         logger: log,
       });
+      // Read from storage, not the cache: the reference must name the owner as it is now.
+      const keyOwner = async (kind: 'User' | 'Team', name: string): Promise<KubeObject | undefined> =>
+        (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true })) ??
+        undefined;
       const resources = buildResources(group, storage, options.etcdPrefix, {
         admission: authorization.admission,
         filter: authorization.filter,
@@ -246,7 +270,22 @@ export class ServerOptions {
           kubeConfig: (instances) => tokens.kubeConfigSubresource(instances),
         },
         extraResources: [tokens.tokenResource(authorization.authorizer)],
+        garbageCollection,
+        keyOwner,
       });
+      // Bare Stores for the server's own writes (the collector, migrations): past admission and filters.
+      const systemStores = buildResources(group, storage, options.etcdPrefix, {
+        garbageCollection,
+        keyOwner,
+      });
+      const garbageCollector = collectorEnabled
+        ? new GarbageCollectorController({
+            storage,
+            collectionPrefix: prefixOf,
+            stores: systemStores,
+            logger: log.child({ component: 'garbage-collector' }),
+          })
+        : undefined;
       const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
       const readyChecks: HealthCheck[] = [
         { name: 'storage', check: () => checkStorage(storage) },
@@ -297,6 +336,8 @@ export class ServerOptions {
         api,
         lifecycle,
         host: hostServices,
+        garbageCollector,
+        keyOwnerMigration: () => addKeyOwnerReferences(resourceStore(systemStores, 'ownedaccesskeys')),
         // The default token issuer is this server's address, port included.
         listening: (port) => tokens.listening(port),
       };

@@ -13,6 +13,7 @@ import {
 import type { VirtualClusterInstanceOptions } from '../../registry/management/index.js';
 import type { Admission, RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
 import type { Storage } from '../../storage/interfaces.js';
+import type { KeyOwnerLookup } from '../../registry/management/owned-access-key/owner-reference.js';
 
 /** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
 export interface ResourceWiring {
@@ -20,6 +21,8 @@ export interface ResourceWiring {
   readonly admission?: Admission;
   /** The current tokenGeneration of a User, recorded in the keys made for it. */
   readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
+  /** The User or Team a key names, for the ownerReference every stored key carries. */
+  readonly keyOwner?: KeyOwnerLookup;
   /** Wraps each stored resource (lists and watches filtered to what the caller may see). */
   readonly filter?: (storage: RESTStorage) => RESTStorage;
   /** Serves `selves` from it. */
@@ -31,6 +34,8 @@ export interface ResourceWiring {
   };
   /** Resources that are not stored kinds (directclusterendpointtokens), served as they are. */
   readonly extraResources?: readonly RESTStorage[];
+  /** Whether a garbage collector honours deletion finalizers (see StoreOptions.garbageCollection). */
+  readonly garbageCollection?: boolean;
 }
 
 export function buildResources(
@@ -41,7 +46,10 @@ export function buildResources(
 ): RESTStorage[] {
   const vciOptions = wiring.virtualClusterInstances?.options;
   const strategies = managementStrategies(group, {
-    accessKeys: wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {},
+    accessKeys: {
+      ...(wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {}),
+      ...(wiring.keyOwner ? { keyOwner: wiring.keyOwner } : {}),
+    },
     ...(vciOptions ? { virtualClusterInstances: vciOptions } : {}),
   });
   const admission = wiring.admission ? { admission: wiring.admission } : {};
@@ -55,6 +63,7 @@ export function buildResources(
       keyPrefix,
       compileSchema,
       ...admission,
+      ...(wiring.garbageCollection !== undefined ? { garbageCollection: wiring.garbageCollection } : {}),
       ...(subresources ? { subresources } : {}),
     });
   const keys = store(

@@ -39,6 +39,7 @@ export async function startServer(
   const shutdownTimeoutMs = serveOptions.shutdownTimeoutMs ?? 30_000;
   accessKeys.start();
   config.host.start();
+  config.garbageCollector?.start();
   const handler = createApiHandler(config.api);
   const server = createServer(
     {
@@ -67,6 +68,7 @@ export async function startServer(
     for (const s of sockets) s.destroy();
     await handler.shutdown().catch(() => undefined);
     await accessKeys.stop().catch(() => undefined);
+    await config.garbageCollector?.stop().catch(() => undefined);
     await config.host.stop().catch(() => undefined);
     await storage.close().catch(() => undefined);
   };
@@ -110,6 +112,18 @@ export async function startServer(
     await cleanupAfterFailure();
     throw err;
   }
+  if (config.keyOwnerMigration) {
+    try {
+      const { updated, failed } = await config.keyOwnerMigration();
+      if (updated > 0 || failed > 0)
+        logger.info('access keys: owner references added to keys stored without one', { updated, failed });
+    } catch (err) {
+      // Not fatal: the keys work as before, and the next start tries again.
+      logger.warn('access keys: adding owner references failed', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
   // Ready means the admin kube config works: wait until the key has reached the authenticator.
   if (bootstrap.outcome === 'created' && !(await accessKeys.waitForKey(bootstrap.keyHash, 30_000))) {
     logger.warn('bootstrap: the admin key has not reached the access key index yet');
@@ -143,6 +157,7 @@ export async function startServer(
         for (const s of sockets) s.destroy();
       }
       await accessKeys.stop();
+      await config.garbageCollector?.stop();
       await config.host.stop();
       await storage.close();
       logger.info('stopped');

@@ -84,13 +84,16 @@ function shouldDeleteInForeground(finalizers: readonly string[], options: Delete
 /**
  * The finalizers an object should carry for the garbage collector given the
  * delete options (store.go deletionFinalizersForGarbageCollection), and whether
- * they differ from what it has.
+ * they differ from what it has. Without a collector to honour them nothing is
+ * added or removed: the finalizers the object has are left as they are.
  */
 export function deletionFinalizers(
   obj: KubeObject,
   options: DeleteOptions,
+  garbageCollection = true,
 ): { changed: boolean; finalizers: string[] } {
   const existing = obj.metadata.finalizers ?? [];
+  if (!garbageCollection) return { changed: false, finalizers: [...existing] };
   const next = existing.filter((f) => f !== FINALIZER_ORPHAN && f !== FINALIZER_FOREGROUND);
   if (shouldOrphan(existing, options)) next.push(FINALIZER_ORPHAN);
   if (shouldDeleteInForeground(existing, options)) next.push(FINALIZER_FOREGROUND);

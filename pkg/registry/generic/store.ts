@@ -99,6 +99,12 @@ export interface StoreOptions {
    * A kind with a status strategy gets `status` added to this map (a new one when absent).
    */
   readonly subresources?: Map<string, SubresourceStorage>;
+  /**
+   * Whether a garbage collector honours the orphan and foregroundDeletion
+   * finalizers (apiserver's EnableGarbageCollection, default true). When none
+   * does, a delete's propagationPolicy adds no finalizer and the object goes at once.
+   */
+  readonly garbageCollection?: boolean;
 }
 
 /** Which part of the object a write may change: all but status, or only status (`<resource>/status`). */
@@ -134,6 +140,7 @@ export class Store implements RESTStorage {
   private readonly admission: Admission | undefined;
   /** The server-side apply engine for the main resource and for `status` (their reset fields differ). */
   private readonly fieldManagers: ReadonlyMap<WriteTarget, FieldManager>;
+  private readonly garbageCollection: boolean;
 
   constructor(options: StoreOptions) {
     this.strategy = options.strategy;
@@ -153,6 +160,7 @@ export class Store implements RESTStorage {
     this.now = options.now ?? (() => new Date());
     this.random = options.randomSuffix ?? (() => randomSuffix());
     this.admission = options.admission;
+    this.garbageCollection = options.garbageCollection ?? true;
     const fieldManager = (subresource: WriteTarget): FieldManager =>
       new FieldManager({
         schema: this.schema,
@@ -720,7 +728,7 @@ export class Store implements RESTStorage {
     checkDeletePreconditions(current, options.preconditions, this.gk);
 
     const pendingFinalizers = (current.metadata.finalizers ?? []).length > 0;
-    if (pendingFinalizers || deletionFinalizers(current, options).changed) {
+    if (pendingFinalizers || deletionFinalizers(current, options, this.garbageCollection).changed) {
       const marked = await this.markForDeletion(key, name, options, dryRun);
       if (marked) return { object: this.output(marked, false), deleted: false };
     }
@@ -746,7 +754,7 @@ export class Store implements RESTStorage {
     const mark = (current: KubeObject | null): KubeObject => {
       if (!current) throw newNotFound(this.gr, name);
       const next = clone(current);
-      const { changed, finalizers } = deletionFinalizers(next, options);
+      const { changed, finalizers } = deletionFinalizers(next, options, this.garbageCollection);
       if (changed) next.metadata.finalizers = finalizers;
       if ((next.metadata.finalizers ?? []).length === 0) throw DELETE_NOW;
       markAsDeleting(next, this.now());

@@ -347,3 +347,53 @@ describe('OwnedAccessKey groups and scope', () => {
     ]);
   });
 });
+
+describe('OwnedAccessKey owner reference', () => {
+  const owners: Record<string, KubeObject> = {
+    'User/alice': { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: { name: 'alice', uid: 'u-alice' } },
+    'Team/devs': { apiVersion: `${GROUP}/v1`, kind: 'Team', metadata: { name: 'devs', uid: 'u-devs' } },
+  };
+  const keyOwner = (kind: string, name: string): Promise<KubeObject | undefined> =>
+    Promise.resolve(owners[`${kind}/${name}`]);
+  const aliceRef = { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'u-alice' };
+
+  it('names the User or Team that owns the key, without blockOwnerDeletion', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
+    const user = await simulateCreate(strategy, key('alice'));
+    assert.deepEqual(user.stored.metadata.ownerReferences, [aliceRef]);
+    const team = await simulateCreate(strategy, key('', { team: 'devs' }));
+    assert.deepEqual(team.stored.metadata.ownerReferences, [
+      { apiVersion: `${GROUP}/v1`, kind: 'Team', name: 'devs', uid: 'u-devs' },
+    ]);
+    const orphanUser = await simulateCreate(strategy, key('nobody'));
+    assert.equal(orphanUser.stored.metadata.ownerReferences, undefined);
+  });
+
+  it('refuses an update that drops the reference while the owner exists, and adds a missing one', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
+    const { stored } = await simulateCreate(strategy, key('alice'));
+    const dropped = structuredClone(stored);
+    delete dropped.metadata.ownerReferences;
+    const refused = await simulateUpdate(strategy, dropped, stored);
+    assert.deepEqual(refused.errors, [
+      'metadata.ownerReferences: Forbidden: the reference to the key\'s owner User "alice" cannot be removed while the user exists: deleting the user deletes its access keys',
+    ]);
+    // A key stored before keys named their owner gets the reference on its next write.
+    const legacy = await simulateUpdate(strategy, dropped, dropped);
+    assert.deepEqual(legacy.errors, []);
+    assert.deepEqual(legacy.stored.metadata.ownerReferences, [aliceRef]);
+  });
+
+  it('lets the reference go once the owner is being deleted (an orphaning delete)', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP, {
+      keyOwner: (kind, name) =>
+        keyOwner(kind, name).then(
+          (o) => o && { ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+        ),
+    });
+    const stored = { ...key('alice'), metadata: { name: 'k1', ownerReferences: [aliceRef] } };
+    const dropped = { ...key('alice'), metadata: { name: 'k1' } };
+    const { errors } = await simulateUpdate(strategy, dropped, stored);
+    assert.deepEqual(errors, []);
+  });
+});

@@ -36,6 +36,7 @@ import {
   validateNonNegative,
 } from '../common.js';
 import { KeyReveals } from './key-reveals.js';
+import { ensureKeyOwnerReference, type KeyOwnerLookup } from './owner-reference.js';
 import { validateScope } from './scope-validation.js';
 
 /** Bearer tokens travel in a header: visible ASCII only, of sensible length. */
@@ -67,6 +68,11 @@ export interface OwnedAccessKeyStrategyOptions {
    * there is no such user). Without it every key records generation 0.
    */
   readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
+  /**
+   * The current User or Team a key names. With it, every stored key carries an
+   * ownerReference to its owner (see owner-reference.ts); without it, none is set.
+   */
+  readonly keyOwner?: KeyOwnerLookup;
 }
 
 /**
@@ -139,6 +145,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   // A supplied key that cannot be a bearer token, noted by prepare* for validate*
   // (which receive the same object right after).
   const badKeys = new WeakMap<KubeObject, FieldError>();
+  // Likewise an update that drops the reference to the key's existing owner.
+  const droppedOwners = new WeakMap<KubeObject, FieldError>();
 
   /** Replaces the plain key in `spec` by its hash and sets the plain key aside. */
   function storeHashOf(
@@ -187,6 +195,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
       await recordGeneration(obj);
+      if (options.keyOwner) await ensureKeyOwnerReference(group, options.keyOwner, obj);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -198,6 +207,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): Promise<void> {
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
+      const dropped = options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old));
+      if (dropped) droppedOwners.set(obj, dropped);
       const spec = obj['spec'];
       if (!isObject(spec)) return;
       const oldSpec = specOf(old);
@@ -229,6 +240,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
 
     validateUpdate(_ctx, obj, old): FieldError[] {
       const errs = validateKey(obj);
+      const dropped = droppedOwners.get(obj);
+      if (dropped) errs.push(dropped);
       const spec = specOf(obj);
       const oldSpec = specOf(old);
       for (const f of SUBJECT_FIELDS) {

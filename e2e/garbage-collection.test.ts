@@ -1,0 +1,269 @@
+// Deletes that finish: ownerReferences garbage collection as a kubectl user sees
+// it, on each storage backend. kubectl delete --cascade=background|foreground|orphan
+// must return (kubectl waits until the object is gone), dependents of a vanished
+// owner must go, and a deleted user's keys stop working and disappear.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { stringify as toYaml } from 'yaml';
+import { backends, GROUP, GROUP_VERSION, startServer } from './harness.js';
+import type { TestServer } from './harness.js';
+import { readObject } from './read-object.js';
+import type { CommandResult } from './commands.js';
+import { apiRequest } from './https-client.js';
+
+const TEST = { timeout: 120_000 };
+const V1 = `/apis/${GROUP}/v1`;
+const NS = 'gc-e2e';
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  blockOwnerDeletion?: boolean;
+}
+
+interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
+  spec?: Record<string, unknown>;
+}
+
+function ok(r: CommandResult, what: string): void {
+  assert.equal(r.code, 0, `${what} failed (exit ${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+}
+
+function team(name: string, labels: Record<string, string> = {}): KubeObject {
+  return { apiVersion: GROUP_VERSION, kind: 'Team', metadata: { name, labels }, spec: {} };
+}
+
+function secret(name: string, owners: OwnerReference[]): KubeObject {
+  return {
+    apiVersion: GROUP_VERSION,
+    kind: 'SharedSecret',
+    metadata: { name, namespace: NS, ownerReferences: owners },
+    spec: { displayName: name, data: {} },
+  };
+}
+
+function user(name: string, owners: OwnerReference[] = []): KubeObject {
+  return { apiVersion: GROUP_VERSION, kind: 'User', metadata: { name, ownerReferences: owners }, spec: {} };
+}
+
+function ref(owner: KubeObject, blockOwnerDeletion?: boolean): OwnerReference {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid ?? '',
+    ...(blockOwnerDeletion !== undefined ? { blockOwnerDeletion } : {}),
+  };
+}
+
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`timed out waiting until ${what}`);
+}
+
+for (const backend of backends()) {
+  describe(`garbage collection on ${backend}`, () => {
+    let s: TestServer;
+
+    before(async () => {
+      s = await startServer({ backend });
+    });
+    after(async () => {
+      await s?.stop();
+    });
+
+    async function create(obj: KubeObject): Promise<KubeObject> {
+      const r = await s.kubectl(['create', '-o', 'json', '-f', '-'], { input: toYaml(obj) });
+      ok(r, `kubectl create ${obj.kind} ${obj.metadata.name}`);
+      return JSON.parse(r.stdout) as KubeObject;
+    }
+
+    function read(resource: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
+      return readObject<KubeObject>(s, resource, name, namespace);
+    }
+
+    const gone = (resource: string, name: string, namespace?: string) => async (): Promise<boolean> =>
+      (await read(resource, name, namespace)) === undefined;
+
+    it('kubectl delete (background) deletes the dependents of the deleted owner', TEST, async () => {
+      const owner = await create(team('gc-bg'));
+      await create(secret('gc-bg-secret', [ref(owner)]));
+      await create(user('gc-bg-user', [ref(owner)]));
+      ok(await s.kubectl(['delete', 'team', 'gc-bg']), 'kubectl delete team');
+      await eventually('the dependent secret is gone', gone('sharedsecrets', 'gc-bg-secret', NS));
+      await eventually('the dependent user is gone', gone('users', 'gc-bg-user'));
+    });
+
+    it(
+      'kubectl delete --cascade=foreground returns once the owner is gone, after its dependents',
+      TEST,
+      async () => {
+        const owner = await create(team('gc-fg'));
+        await create(user('gc-fg-blocking', [ref(owner, true)]));
+        await create(secret('gc-fg-secret', [ref(owner)]));
+        const r = await s.kubectl(['delete', 'team', 'gc-fg', '--cascade=foreground'], { timeoutMs: 60_000 });
+        ok(r, 'kubectl delete --cascade=foreground');
+        assert.match(r.stdout, /team\.management\.platform\.dev "gc-fg" deleted/);
+        assert.equal(await read('teams', 'gc-fg'), undefined);
+        // The blocking dependent went before its owner could.
+        assert.equal(await read('users', 'gc-fg-blocking'), undefined);
+        await eventually('the non-blocking dependent is gone', gone('sharedsecrets', 'gc-fg-secret', NS));
+      },
+    );
+
+    it(
+      'kubectl delete --cascade=orphan returns and leaves the dependents without the reference',
+      TEST,
+      async () => {
+        const owner = await create(team('gc-orphan'));
+        const other = await create(team('gc-orphan-other'));
+        await create(secret('gc-orphan-secret', [ref(owner)]));
+        await create(user('gc-orphan-user', [ref(owner), ref(other)]));
+        ok(
+          await s.kubectl(['delete', 'team', 'gc-orphan', '--cascade=orphan'], { timeoutMs: 60_000 }),
+          'kubectl delete --cascade=orphan',
+        );
+        assert.equal(await read('teams', 'gc-orphan'), undefined);
+        const dep = await read('sharedsecrets', 'gc-orphan-secret', NS);
+        assert.ok(dep, 'the orphaned secret stays');
+        assert.equal(dep.metadata.ownerReferences, undefined);
+        const both = await read('users', 'gc-orphan-user');
+        assert.deepEqual(
+          both?.metadata.ownerReferences?.map((r) => r.name),
+          ['gc-orphan-other'],
+        );
+      },
+    );
+
+    it('deletecollection honours propagationPolicy', TEST, async () => {
+      const a = await create(team('gc-coll-a', { gc: 'coll' }));
+      const b = await create(team('gc-coll-b', { gc: 'coll' }));
+      await create(user('gc-coll-user-a', [ref(a, true)]));
+      await create(secret('gc-coll-secret-b', [ref(b)]));
+      const r = await s.api('DELETE', `${V1}/teams?labelSelector=gc%3Dcoll`, {
+        apiVersion: 'meta.k8s.io/v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Foreground',
+      });
+      assert.equal(r.status, 200, r.text);
+      const list = r.json<{ items: KubeObject[] }>();
+      // Foreground: the owners come back marked for deletion, holding their finalizer.
+      for (const item of list.items) {
+        assert.ok(item.metadata.deletionTimestamp, `${item.metadata.name} is being deleted`);
+        assert.deepEqual(item.metadata.finalizers, ['foregroundDeletion']);
+      }
+      assert.deepEqual(list.items.map((i) => i.metadata.name).sort(), ['gc-coll-a', 'gc-coll-b']);
+      await eventually(
+        'the owners are gone',
+        async () => (await gone('teams', 'gc-coll-a')()) && (await gone('teams', 'gc-coll-b')()),
+      );
+      await eventually(
+        'their dependents are gone',
+        async () =>
+          (await gone('users', 'gc-coll-user-a')()) &&
+          (await gone('sharedsecrets', 'gc-coll-secret-b', NS)()),
+      );
+
+      // Orphan through deletecollection: the dependent stays, without the reference.
+      const c = await create(team('gc-coll-c', { gc: 'orphan' }));
+      await create(secret('gc-coll-secret-c', [ref(c)]));
+      const o = await s.api('DELETE', `${V1}/teams?labelSelector=gc%3Dorphan`, {
+        propagationPolicy: 'Orphan',
+      });
+      assert.equal(o.status, 200, o.text);
+      await eventually('the orphaning owner is gone', gone('teams', 'gc-coll-c'));
+      const kept = await read('sharedsecrets', 'gc-coll-secret-c', NS);
+      assert.ok(kept);
+      assert.equal(kept.metadata.ownerReferences, undefined);
+    });
+
+    it('an owner deleted and re-created under the same name does not keep the dependents', TEST, async () => {
+      const first = await create(team('gc-recreated'));
+      ok(await s.kubectl(['delete', 'team', 'gc-recreated']), 'kubectl delete team');
+      await create(team('gc-recreated'));
+      await create(secret('gc-recreated-secret', [ref(first)]));
+      await eventually(
+        'the dependent of the old owner is gone',
+        gone('sharedsecrets', 'gc-recreated-secret', NS),
+      );
+      assert.ok(await read('teams', 'gc-recreated'), 'the new owner stays');
+    });
+
+    it('an object with two owners stays until both are gone', TEST, async () => {
+      const a = await create(team('gc-two-a'));
+      const b = await create(team('gc-two-b'));
+      await create(secret('gc-two-secret', [ref(a), ref(b)]));
+      ok(await s.kubectl(['delete', 'team', 'gc-two-a']), 'kubectl delete team a');
+      await eventually('the reference to the deleted owner is dropped', async () => {
+        const dep = await read('sharedsecrets', 'gc-two-secret', NS);
+        assert.ok(dep, 'the secret must stay while one owner exists');
+        return dep.metadata.ownerReferences?.length === 1;
+      });
+      ok(await s.kubectl(['delete', 'team', 'gc-two-b']), 'kubectl delete team b');
+      await eventually('the dependent is gone', gone('sharedsecrets', 'gc-two-secret', NS));
+    });
+
+    it("a deleted user's access keys stop working at once and are deleted", TEST, async () => {
+      const alice = await create(user('gc-alice'));
+      const created = await s.api('POST', `${V1}/ownedaccesskeys`, {
+        apiVersion: GROUP_VERSION,
+        kind: 'OwnedAccessKey',
+        metadata: { name: 'gc-alice-key' },
+        spec: { user: 'gc-alice' },
+      });
+      assert.equal(created.status, 201, created.text);
+      const key = created.json<KubeObject & { spec: { key: string } }>();
+      assert.deepEqual(key.metadata.ownerReferences, [
+        { apiVersion: GROUP_VERSION, kind: 'User', name: 'gc-alice', uid: alice.metadata.uid },
+      ]);
+      const asAlice = async (): Promise<number> => {
+        const who = await apiRequest(
+          { baseUrl: s.apiBase, ca: s.ca, token: key.spec.key },
+          'POST',
+          `${V1}/selves`,
+          {
+            apiVersion: GROUP_VERSION,
+            kind: 'Self',
+            spec: {},
+          },
+        );
+        return who.status;
+      };
+      await eventually('the key authenticates', async () => (await asAlice()) === 201);
+
+      // The reference cannot be dropped while the user exists.
+      const patch = await s.api(
+        'PATCH',
+        `${V1}/ownedaccesskeys/gc-alice-key`,
+        { metadata: { ownerReferences: null } },
+        {
+          'Content-Type': 'application/merge-patch+json',
+        },
+      );
+      assert.equal(patch.status, 422, patch.text);
+      assert.match(patch.text, /cannot be removed while the user exists/);
+
+      ok(await s.kubectl(['delete', 'user', 'gc-alice']), 'kubectl delete user');
+      await eventually('the key is refused', async () => (await asAlice()) === 401);
+      await eventually('the key is deleted', gone('ownedaccesskeys', 'gc-alice-key'));
+    });
+  });
+}

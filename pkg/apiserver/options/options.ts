@@ -25,6 +25,7 @@ import {
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
 import { buildResources, collectionPrefix } from './resources.js';
+import { selfReviewResources } from './self-reviews.js';
 import { buildTokenServices, syncedUsers } from './tokens.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
@@ -261,6 +262,8 @@ export class ServerOptions {
         group: options.apiGroup,
         version: API_VERSION,
         resources,
+        // Without a host cluster this server is the whole API its clients see.
+        builtinResources: hostServices.host ? [] : selfReviewResources(group, authorization, resources),
         // Front-proxy first (it strips the identity headers on every request), client
         // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
         authenticator: new UnionAuthenticator([

@@ -1,4 +1,5 @@
-// "May I?" and "who am I?" with the real kubectl: `kubectl auth can-i` (one question,
+// What a new user meets in the first hour, with the real kubectl. `kubectl version`
+// without a skew warning. "May I?" and "who am I?": `kubectl auth can-i` (one question,
 // and --list) and `kubectl auth whoami`, for each kind of caller (an administrator,
 // an ordinary user, a team's key, a scoped key, a disabled key), answered by the
 // same rules that decide the caller's real requests. kubectl 1.32 sends these
@@ -99,7 +100,7 @@ async function whoami(key: string): Promise<Record<string, string>> {
   };
 }
 
-describe('kubectl auth can-i and whoami', { timeout: 300_000 }, () => {
+describe('the first hour with kubectl: version, auth can-i, auth whoami', { timeout: 300_000 }, () => {
   before(async () => {
     server = await startServer({ backend: 'sqlite' });
     kubectlMinor = await kubectlMinorVersion();
@@ -244,6 +245,13 @@ describe('kubectl auth can-i and whoami', { timeout: 300_000 }, () => {
       }
     },
   );
+
+  it('kubectl version shows the platform in the server version and warns about no skew', TEST, async () => {
+    const r = await server.kubectl(['version']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Server Version: v1\.\d+\.0\+platform\.\d+\.\d+\.\d+/);
+    assert.doesNotMatch(r.stdout + r.stderr, /version difference|skew/i);
+  });
 
   it('serves the three reviews in discovery, legacy and aggregated', TEST, async () => {
     const legacy = await server.api('GET', '/apis/authorization.k8s.io/v1');

@@ -6,9 +6,12 @@
 // reviews in protobuf; Debian's kubectl 1.20 in JSON and has no `auth whoami`.
 
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { CAN_I_GET_SHARED_SECRET_IN_CI } from '../pkg/apis/authorization/v1/testing/kubectl-captures.js';
+import { cliRunner } from './cli-runner.js';
 import type { CommandResult } from './commands.js';
 import { apiRequest } from './https-client.js';
 import { GROUP, GROUP_VERSION, kubectlMinorVersion, startServer } from './harness.js';
@@ -252,6 +255,50 @@ describe('the first hour with kubectl: version, auth can-i, auth whoami', { time
     assert.match(r.stdout, /Server Version: v1\.\d+\.0\+platform\.\d+\.\d+\.\d+/);
     assert.doesNotMatch(r.stdout + r.stderr, /version difference|skew/i);
   });
+
+  it(
+    'platform login takes the key from PLATFORM_ACCESS_KEY or standard input, never needing it in argv',
+    TEST,
+    async () => {
+      const cli = cliRunner();
+      try {
+        const caFile = join(cli.home, 'ca.pem');
+        writeFileSync(caFile, server.ca);
+        const host = server.url.replace(/^https:\/\//, '');
+        const key = keys['alice-key'] ?? '';
+        const stored = (): string =>
+          (
+            JSON.parse(readFileSync(join(cli.home, '.platform', 'config.json'), 'utf8')) as {
+              login: { accessKey: string };
+            }
+          ).login.accessKey;
+
+        const fromEnv = await cli.ok(['login', host, '--ca-file', caFile], {
+          env: { PLATFORM_ACCESS_KEY: key },
+        });
+        assert.match(fromEnv.stdout, /Logged in to .* as user alice with access key "alice-key"/);
+        assert.equal(stored(), key);
+
+        await cli.ok(['logout']);
+        const fromStdin = await cli.ok(['login', host, '--ca-file', caFile, '--access-key', '-'], {
+          input: `${key}\n`,
+        });
+        assert.match(fromStdin.stdout, /as user alice/);
+        assert.equal(stored(), key);
+
+        // Not a terminal and no key: no prompt that would hang a script, but where to put the key.
+        const none = await cli.run(['login', host, '--ca-file', caFile], { input: '' });
+        assert.equal(none.code, 2);
+        assert.match(none.stderr, /no access key: set PLATFORM_ACCESS_KEY, or pass --access-key -/);
+
+        // The old way still works.
+        await cli.ok(['login', host, '--ca-file', caFile, '--access-key', server.token]);
+        assert.equal(stored(), server.token);
+      } finally {
+        cli.cleanup();
+      }
+    },
+  );
 
   it('serves the three reviews in discovery, legacy and aggregated', TEST, async () => {
     const legacy = await server.api('GET', '/apis/authorization.k8s.io/v1');

@@ -31,10 +31,13 @@ test('invalid flags: exit 2, one line on stderr naming every problem, no stack t
   assert.doesNotMatch(r.stderr, /\n\s+at /);
 });
 
-test('an unknown flag: exit 2 with one line', () => {
-  const r = runMain(['--sekure-port', '1']);
+test('an unknown flag is reported with every other problem: exit 2 with one line', () => {
+  const r = runMain(['--sekure-port', '1', '--secure-port', 'abc']);
   assert.equal(r.status, 2);
-  assert.equal(r.stderr.trim(), 'platform-apiserver: unknown flag: --sekure-port (see --help)');
+  assert.equal(
+    r.stderr.trim(),
+    'platform-apiserver: invalid flags: unknown flag: --sekure-port; --secure-port: "abc" is not a port number (an integer from 0 to 65535) (see --help)',
+  );
 });
 
 test('--help prints the usage and exits 0', () => {

@@ -4,7 +4,6 @@
 // exit codes, signals, and last-resort error handling.
 
 import {
-  FlagError,
   JsonLogger,
   ServerOptions,
   isLogLevel,
@@ -21,13 +20,7 @@ function usageError(message: string): never {
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseFlags(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof FlagError) usageError(err.message);
-    throw err;
-  }
+  const parsed = parseFlags(process.argv.slice(2));
   if (parsed.help) {
     process.stdout.write(usage());
     return;

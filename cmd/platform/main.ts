@@ -5,6 +5,7 @@
 
 import { homedir } from 'node:os';
 import { EXIT_FAILURE, oneLine, runCli } from '../../pkg/cli/index.js';
+import { readSecretFromTerminal } from '../../pkg/cli/terminal.js';
 
 function die(err: unknown): never {
   process.stderr.write(`error: ${oneLine(err)}\n`);
@@ -20,6 +21,9 @@ runCli(process.argv.slice(2), {
     stderr: process.stderr,
     stdin: process.stdin,
     stdoutIsTTY: process.stdout.isTTY === true,
+    stdinIsTTY: process.stdin.isTTY === true,
+    // The prompt goes to stderr, so stdout stays the command's output.
+    readSecret: (prompt) => readSecretFromTerminal(process.stdin, process.stderr, prompt),
     env: process.env,
     homeDir: homedir(),
     cwd: process.cwd(),

@@ -50,6 +50,8 @@ export function newApiHandler(config: ApiServerConfig, documentBuilders: Documen
 class Server implements ApiHandler {
   private readonly prefixes: string[];
   private readonly resources = new Map<string, RESTStorage>();
+  /** Kubernetes' own groups answered here, by `<group>/<version>`, then resource. */
+  private readonly builtin = new Map<string, Map<string, RESTStorage>>();
   private readonly documents: Documents;
   private readonly health: HealthChecks;
   private readonly watches: WatchServer;
@@ -69,7 +71,19 @@ class Server implements ApiHandler {
         this.resources.set(storage.info.resource, storage);
       }
     }
-    this.documents = new Documents(config.group, config.version, config.resources, documentBuilders);
+    for (const storage of config.builtinResources ?? []) {
+      const groupVersion = `${storage.info.group}/${storage.info.version}`;
+      const byResource = this.builtin.get(groupVersion) ?? new Map<string, RESTStorage>();
+      byResource.set(storage.info.resource, storage);
+      this.builtin.set(groupVersion, byResource);
+    }
+    this.documents = new Documents(
+      config.group,
+      config.version,
+      config.resources,
+      documentBuilders,
+      config.builtinResources ?? [],
+    );
     this.health = new HealthChecks(config.liveChecks ?? [], config.readyChecks ?? [], config.logger);
     this.watches = new WatchServer({
       minRequestTimeoutSeconds: config.minRequestTimeoutSeconds ?? DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS,
@@ -197,11 +211,11 @@ class Server implements ApiHandler {
     }
 
     const storage =
-      info.apiPrefix === 'apis' &&
-      info.apiGroup === this.config.group &&
-      info.apiVersion === this.config.version
-        ? this.resources.get(info.resource)
-        : undefined;
+      info.apiPrefix !== 'apis'
+        ? undefined
+        : info.apiGroup === this.config.group && info.apiVersion === this.config.version
+          ? this.resources.get(info.resource)
+          : this.builtin.get(`${info.apiGroup}/${info.apiVersion}`)?.get(info.resource);
     if (!storage) throw newResourceNotFound();
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
     return serveResource(scope, storage, this.env);

@@ -52,6 +52,12 @@ export interface ApiServerConfig {
   readonly group: string;
   readonly version: string;
   readonly resources: readonly RESTStorage[];
+  /**
+   * Resources of Kubernetes' own groups that this server answers itself (standalone:
+   * the self-service reviews of authorization.k8s.io and authentication.k8s.io), each
+   * under its own group and version, and listed in discovery.
+   */
+  readonly builtinResources?: readonly RESTStorage[];
   readonly authenticator: Authenticator;
   readonly authorizer: Authorizer;
   /** Prefixes the API is served under besides the root: ['/kubernetes/management']. */

@@ -76,17 +76,37 @@ export class Documents {
   private readonly openAPIV3Root: CachedDocument;
   /** The v3 document's digest, unquoted: the `?hash=` clients pin. */
   private readonly openAPIV3Hash: string;
+  /** `/apis/<group>` and `/apis/<group>/<version>` of the built-in groups served here. */
+  private readonly builtinDocuments = new Map<string, CachedDocument>();
 
   constructor(
     private readonly group: string,
     private readonly version: string,
     resources: readonly RESTStorage[],
     builders: DocumentBuilders,
+    /** Resources of Kubernetes' own groups served here: in discovery, not in OpenAPI. */
+    builtin: readonly RESTStorage[] = [],
   ) {
     const etagOf = (json: string): string => builders.etagOf(json);
     this.apiVersions = cache(builders.apiVersions(), etagOf);
-    this.apiGroupList = cache(builders.apiGroupList(group, version), etagOf);
-    this.aggregated = cache(builders.aggregatedDiscovery(group, version, resources), etagOf);
+    // /apis lists the API group first, then the built-in ones, each built as a group
+    // of its own and merged (the builders know one group at a time).
+    const groupList = builders.apiGroupList(group, version) as { groups?: unknown[] };
+    const aggregated = builders.aggregatedDiscovery(group, version, resources) as { items?: unknown[] };
+    for (const [groupVersion, served] of byGroupVersion(builtin)) {
+      const [g = '', v = ''] = groupVersion.split('/');
+      const list = builders.apiGroupList(g, v) as { groups?: unknown[] };
+      groupList.groups?.push(...(list.groups ?? []));
+      const discovered = builders.aggregatedDiscovery(g, v, served) as { items?: unknown[] };
+      aggregated.items?.push(...(discovered.items ?? []));
+      this.builtinDocuments.set(`/apis/${g}`, cache(builders.apiGroup(g, v), etagOf));
+      this.builtinDocuments.set(
+        `/apis/${groupVersion}`,
+        cache(builders.apiResourceList(g, v, served), etagOf),
+      );
+    }
+    this.apiGroupList = cache(groupList, etagOf);
+    this.aggregated = cache(aggregated, etagOf);
     this.apiGroup = cache(builders.apiGroup(group, version), etagOf);
     this.apiResourceList = cache(builders.apiResourceList(group, version, resources), etagOf);
     this.openAPIV2 = cache(builders.openAPIV2(group, version, resources), etagOf);
@@ -129,8 +149,12 @@ export class Documents {
       case `/openapi/v3${groupVersionPath}`:
         this.serveOpenAPIV3GroupVersion(scope);
         return true;
-      default:
-        return false;
+      default: {
+        const builtin = this.builtinDocuments.get(path);
+        if (!builtin) return false;
+        this.serveNegotiated(scope, builtin);
+        return true;
+      }
     }
   }
 
@@ -255,6 +279,18 @@ export class Documents {
     }
     this.serveOpenAPI(res, scope, this.openAPIV3);
   }
+}
+
+/** Resources by `<group>/<version>`, in the order first met. */
+function byGroupVersion(resources: readonly RESTStorage[]): Map<string, RESTStorage[]> {
+  const out = new Map<string, RESTStorage[]>();
+  for (const storage of resources) {
+    const key = `${storage.info.group}/${storage.info.version}`;
+    const list = out.get(key) ?? [];
+    list.push(storage);
+    out.set(key, list);
+  }
+  return out;
 }
 
 function contentTypeWithGVK(format: OutputFormat): string {

@@ -22,8 +22,10 @@ import type {
   WriteOptions,
 } from '../registry/rest/interfaces.js';
 import { invalidPatch } from '../registry/generic/decode.js';
-import { decodeBody, decodeJSON, decodeYAML, readBody } from './body.js';
+import { decodeBody, decodeJSON, decodeYAML, readBody, type DecodedBody } from './body.js';
+import { PROTOBUF_MEDIA_TYPE } from '../apis/meta/protobuf.js';
 import {
+  baseMediaType,
   negotiateInput,
   negotiateOutput,
   negotiatePatchType,
@@ -195,8 +197,14 @@ async function readObjectBody(
   kind: { readonly kind: string; readonly version: string },
   options: WriteOptions,
   env: HandlerEnv,
+  /** The kind's protobuf decoder, for the few kinds clients send only in protobuf. */
+  decodeProtobuf?: (raw: Buffer) => unknown,
 ): Promise<unknown> {
-  const format = negotiateInput(scope.req.headers['content-type']);
+  const contentType = scope.req.headers['content-type'];
+  if (decodeProtobuf && baseMediaType(contentType) === PROTOBUF_MEDIA_TYPE) {
+    return decodeProtobuf(await readBody(scope.req, env.maxRequestBodyBytes));
+  }
+  const format = negotiateInput(contentType);
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
   const decoded = decodeBody(raw, format);
   if (decoded.duplicates.length > 0) {
@@ -215,7 +223,7 @@ async function serveCreate(scope: RequestScope, storage: RESTStorage, env: Handl
   const output = negotiateResourceOutput(scope, storage);
   const tableOptions = tableOptionsFor(scope, output);
   const options = writeOptionsFrom(query(scope), 'CreateOptions');
-  const body = await readObjectBody(scope, storage.info, options, env);
+  const body = await readObjectBody(scope, storage.info, options, env, storage.decodeProtobuf?.bind(storage));
   const ctx = scope.context(scope.info?.namespace ?? '');
   const created = await storage.create(ctx, body, options);
   scope.send(201, transformObject(storage, ctx, created, output.convert, tableOptions));

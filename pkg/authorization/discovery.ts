@@ -7,7 +7,7 @@
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 
 /** Non-resource paths readable by everyone authenticated: exact paths, and everything below them. */
-const DISCOVERY_PATHS = ['/api', '/apis', '/version', '/openapi', '/healthz', '/livez', '/readyz'];
+export const DISCOVERY_PATHS: readonly string[] = ['/api', '/apis', '/version', '/openapi', '/healthz', '/livez', '/readyz'];
 
 function stripPrefix(path: string, prefixes: readonly string[]): string {
   for (const prefix of prefixes) {

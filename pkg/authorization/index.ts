@@ -8,8 +8,9 @@
 //   2. admin        administrators may do everything
 //   3. delegated    the seam for the host cluster's SubjectAccessReview (host identities)
 //   4. discovery    everyone may read discovery, OpenAPI, version and health
-//   5. self         everyone may read their own User and their teams, create selves,
-//                   and manage their own access keys (and their teams' keys)
+//   5. self         everyone may ask the self-service reviews (can-i, whoami), read
+//                   their own User and their teams, create selves, and manage their
+//                   own access keys (and their teams' keys)
 //   6. access rules spec.owner and spec.access on the object named by the request
 //   7. collections  everyone may list and watch; the storage returns only what the
 //                   caller may get (the strict chain: 0-6, scope strict on names)
@@ -38,6 +39,7 @@ import { CollectionAuthorizer, withListFiltering } from './list-filter.js';
 import { Permissions } from './permissions.js';
 import { ScopeAuthorizer } from './scope.js';
 import { SelfAuthorizer } from './self.js';
+import { SelfReviewAuthorizer } from './self-reviews.js';
 
 export interface PlatformAuthorizationOptions {
   readonly group: string;
@@ -90,6 +92,7 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
     new AdminAuthorizer(callers),
     ...(options.delegated ?? []),
     new DiscoveryAuthorizer(pathPrefixes),
+    new SelfReviewAuthorizer(),
     new SelfAuthorizer(group, callers, cache),
     new AccessRuleAuthorizer(group, callers, cache),
   ];
@@ -134,3 +137,5 @@ export { CollectionAuthorizer, withListFiltering } from './list-filter.js';
 export { Permissions, deniedMessage } from './permissions.js';
 export { ScopeAuthorizer, ScopeMatcher, isScopeEmpty, sameScope, describeScope } from './scope.js';
 export { SelfAuthorizer } from './self.js';
+export { SelfReviewAuthorizer, isSelfReviewRequest } from './self-reviews.js';
+export { RulesResolver } from './rules-review.js';

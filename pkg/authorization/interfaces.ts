@@ -29,3 +29,18 @@ export interface AuthorizationResult {
 export interface Authorizer {
   authorize(attrs: Attributes): Promise<AuthorizationResult>;
 }
+
+/** The attributes of a request for a path outside the API (discovery, health), without its user. */
+export function nonResourceAttributes(verb: string, path: string): Omit<Attributes, 'user'> {
+  return {
+    verb,
+    isResourceRequest: false,
+    path,
+    apiGroup: '',
+    apiVersion: '',
+    resource: '',
+    subresource: '',
+    namespace: '',
+    name: '',
+  };
+}

@@ -5,7 +5,8 @@
 //
 // What each part of a scope allows on the management API:
 //   always           discovery, OpenAPI, version and health reads, `create
-//                    selves` (a scoped key must still be able to say who it is)
+//                    selves` and the self-service reviews (a scoped key must
+//                    still be able to say who it is and what it may do)
 //                    and `create directclusterendpointtokens` (the token it gets
 //                    is never wider than this scope)
 //   roles            platformCLI (or the deprecated allowPlatformCli: true): get,
@@ -36,6 +37,7 @@ import { isObject } from '../apis/meta/types.js';
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 import { isDiscoveryRequest } from './discovery.js';
+import { isSelfReviewRequest } from './self-reviews.js';
 
 export const DEFAULT_PROJECT_NAMESPACE_PREFIX = 'p-';
 
@@ -140,6 +142,7 @@ export class ScopeMatcher {
 
   private alwaysAllowed(attrs: Attributes): boolean {
     if (!attrs.isResourceRequest) return isDiscoveryRequest(attrs, this.options.pathPrefixes ?? []);
+    if (isSelfReviewRequest(attrs)) return true;
     // A scoped credential may mint a token: the resource gives it no more than this scope.
     const always = attrs.resource === 'selves' || attrs.resource === 'directclusterendpointtokens';
     return this.ours(attrs) && always && attrs.verb === 'create' && attrs.subresource === '';

@@ -12,6 +12,10 @@ export interface CliIO {
   /** Read fully by `--from-file -`. */
   readonly stdin: AsyncIterable<Buffer | string>;
   readonly stdoutIsTTY: boolean;
+  /** Standard input is a terminal, where a secret may be asked for. */
+  readonly stdinIsTTY?: boolean;
+  /** Asks for a secret on the terminal without echoing it (see terminal.ts). */
+  readonly readSecret?: (prompt: string) => Promise<string>;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly homeDir: string;
   readonly cwd: string;

@@ -30,7 +30,7 @@ export function openSession(io: CliIO, options: CommonOptions): Session {
   const stored = readConfig(path).login;
   if (!stored) {
     throw new CliError(
-      `not logged in (no login in ${path}): run "platform login <url> --access-key <key>" first`,
+      `not logged in (no login in ${path}): run "platform login <url>" first`,
     );
   }
   const accessKey = options.accessKey || io.env[ACCESS_KEY_ENV] || stored.accessKey;

@@ -107,7 +107,7 @@ function sortedVerbs(verbs: readonly Verb[]): string[] {
 }
 
 /** A resource's subresources: the handlers it has, plus any its info declares, by name. */
-function subresourcesOf(storage: RESTStorage): SubresourceInfo[] {
+export function subresourcesOf(storage: RESTStorage): SubresourceInfo[] {
   const byName = new Map<string, SubresourceInfo>();
   for (const sub of storage.info.subresources) byName.set(sub.name, sub);
   for (const sub of storage.subresources?.values() ?? []) byName.set(sub.info.name, sub.info);

@@ -1,17 +1,13 @@
 // Command-line flags, named as kube-apiserver names them so operators need not
-// learn new ones. Parsing only turns argv into option values; defaults are filled
-// by ServerOptions.complete() and every check lives in validation.ts, so a user
+// learn new ones. Parsing only turns argv into option values and notes what it
+// cannot read (unknown flags included); defaults are filled by
+// ServerOptions.complete() and every other check lives in validation.ts, so a user
 // sees all problems at once instead of one per try.
 
-import { parseArgs } from 'node:util';
 import { parseDuration } from './duration-flag.js';
 import type { ServerOptionValues } from './options.js';
 
-export class FlagError extends Error {
-  override readonly name = 'FlagError';
-}
-
-interface FlagSpec {
+export interface FlagSpec {
   readonly name: string;
   readonly field: keyof ServerOptionValues;
   readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool';
@@ -19,7 +15,12 @@ interface FlagSpec {
   readonly defaultText?: string;
 }
 
-const FLAGS: readonly FlagSpec[] = [
+/**
+ * Every flag of the server, one plain entry each (add yours anywhere in the list).
+ * The parser, --help and the README's flag table (`node dist/hack/flags-table.js`)
+ * are all generated from it.
+ */
+export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'secure-port',
     field: 'securePort',
@@ -103,7 +104,8 @@ const FLAGS: readonly FlagSpec[] = [
     name: 'admin-username',
     field: 'adminUsername',
     kind: 'string',
-    usage: 'Name of the User created with an access key on first start, when no users exist.',
+    usage:
+      'Name of the User created with an access key on first start, when no users exist. A start that finds this user with no usable key and no admin kube config (a first start that stopped half-way) issues the key and writes the file; an existing admin.kubeconfig is never overwritten.',
     defaultText: 'admin',
   },
   {
@@ -263,7 +265,7 @@ const FLAGS: readonly FlagSpec[] = [
     name: 'log-level',
     field: 'logLevel',
     kind: 'string',
-    usage: 'Least severe level logged: debug, info, warn or error.',
+    usage: 'Least severe level logged: debug, info, warn or error. Logs are JSON lines on stdout.',
     defaultText: 'info',
   },
 ];
@@ -272,77 +274,95 @@ export interface ParsedFlags {
   readonly help: boolean;
   /** Only the flags that were given. */
   readonly values: Partial<ServerOptionValues>;
-  /** Values that could not be converted (e.g. a port that is not a number); reported by validate(). */
+  /**
+   * Everything wrong with the command line: unknown flags, stray arguments, missing
+   * values, values that could not be converted. Reported by validate() with the rest,
+   * so a user sees every problem at once.
+   */
   readonly problems: readonly string[];
 }
 
-/** Parses `--flag=value` and `--flag value` forms; throws FlagError on unknown flags or stray arguments. */
+const BOOLEAN_TRUE = /^(true|t|1)$/i;
+const BOOLEAN_FALSE = /^(false|f|0)$/i;
+
+/**
+ * Parses `--flag=value` and `--flag value`, as kube-apiserver's flags (spf13/pflag)
+ * read them: a boolean flag given bare (`--watch-cache`) means true and takes no
+ * separate value, the last of a repeated flag wins. Never throws: every problem is
+ * collected.
+ */
 export function parseFlags(argv: readonly string[]): ParsedFlags {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
-    help: { type: 'boolean', short: 'h' },
-  };
-  for (const f of FLAGS) options[f.name] = { type: 'string' };
-
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
-  } catch (err) {
-    throw new FlagError(describeParseError(err, argv));
-  }
-
+  const byName = new Map(FLAGS.map((f) => [f.name, f]));
   const values: Partial<ServerOptionValues> = {};
   const problems: string[] = [];
-  for (const f of FLAGS) {
-    const raw = parsed.values[f.name];
-    if (typeof raw !== 'string') continue;
-    switch (f.kind) {
-      case 'string':
-        (values as Record<string, unknown>)[f.field] = raw;
-        break;
-      case 'list':
-        (values as Record<string, unknown>)[f.field] = raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter((s) => s !== '');
-        break;
-      case 'duration': {
-        const ms = parseDuration(raw);
-        if (ms !== undefined) (values as Record<string, unknown>)[f.field] = ms;
-        else
-          problems.push(`--${f.name}: "${raw}" is not a duration (a number with a unit, such as 60s or 5m)`);
-        break;
-      }
-      case 'bool':
-        if (/^(true|1)$/i.test(raw.trim())) (values as Record<string, unknown>)[f.field] = true;
-        else if (/^(false|0)$/i.test(raw.trim())) (values as Record<string, unknown>)[f.field] = false;
-        else problems.push(`--${f.name}: "${raw}" is not a boolean (true or false)`);
-        break;
-      case 'port':
-        if (/^\d+$/.test(raw.trim())) (values as Record<string, unknown>)[f.field] = Number(raw.trim());
-        else problems.push(`--${f.name}: "${raw}" is not a port number (an integer from 0 to 65535)`);
-        break;
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '-h' || arg === '--help') {
+      help = true;
+      continue;
     }
+    if (!arg.startsWith('-') || arg === '-' || arg === '--') {
+      problems.push(`unexpected argument "${arg}": every setting is a --flag`);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = (eq < 0 ? arg : arg.slice(0, eq)).replace(/^--?/, '');
+    let value: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
+    const flag = byName.get(name);
+    if (!flag) {
+      problems.push(
+        name === 'help' ? '--help takes no value' : `unknown flag: ${arg.slice(0, eq < 0 ? undefined : eq)}`,
+      );
+      // `--unknown value`: the value belongs to the unknown flag, not a stray argument.
+      if (value === undefined && i + 1 < argv.length && !(argv[i + 1] ?? '').startsWith('-')) i++;
+      continue;
+    }
+    if (value === undefined && flag.kind === 'bool') value = 'true';
+    if (value === undefined) {
+      if (i + 1 >= argv.length) {
+        problems.push(`flag needs an argument: --${flag.name}`);
+        continue;
+      }
+      value = argv[++i] ?? '';
+    }
+    const problem = setFlag(values, flag, value);
+    if (problem) problems.push(problem);
   }
-  return { help: parsed.values.help === true, values, problems };
+  return { help, values, problems };
 }
 
-function describeParseError(err: unknown, argv: readonly string[]): string {
-  const code = (err as { code?: unknown }).code;
-  const message = err instanceof Error ? err.message : String(err);
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const flag = /'([^']+)'/.exec(message)?.[1] ?? '';
-    return `unknown flag: ${flag}`;
+/** Converts and stores one flag's value; returns the problem when it cannot. */
+function setFlag(values: Partial<ServerOptionValues>, f: FlagSpec, raw: string): string | undefined {
+  const out = values as Record<string, unknown>;
+  switch (f.kind) {
+    case 'string':
+      out[f.field] = raw;
+      return undefined;
+    case 'list':
+      out[f.field] = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+      return undefined;
+    case 'duration': {
+      const ms = parseDuration(raw);
+      if (ms === undefined)
+        return `--${f.name}: "${raw}" is not a duration (a number with a unit, such as 60s or 5m)`;
+      out[f.field] = ms;
+      return undefined;
+    }
+    case 'bool':
+      if (BOOLEAN_TRUE.test(raw.trim())) out[f.field] = true;
+      else if (BOOLEAN_FALSE.test(raw.trim())) out[f.field] = false;
+      else return `--${f.name}: "${raw}" is not a boolean (true or false)`;
+      return undefined;
+    case 'port':
+      if (!/^\d+$/.test(raw.trim()))
+        return `--${f.name}: "${raw}" is not a port number (an integer from 0 to 65535)`;
+      out[f.field] = Number(raw.trim());
+      return undefined;
   }
-  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-    const arg = /'([^']+)'/.exec(message)?.[1] ?? argv.find((a) => !a.startsWith('-')) ?? '';
-    return `unexpected argument "${arg}": every setting is a --flag`;
-  }
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    const flag = /--([a-z0-9-]+)/.exec(message)?.[0] ?? 'flag';
-    if (flag === '--help') return '--help takes no value';
-    return `flag needs an argument: ${flag}`;
-  }
-  return message;
 }
 
 /** The --help text. */

@@ -1,6 +1,6 @@
 export { ServerOptions, DEFAULT_OPTIONS } from './options.js';
 export type { ServerOptionValues, ServerConfig, Lifecycle } from './options.js';
-export { parseFlags, usage, FlagError } from './flags.js';
+export { parseFlags, usage } from './flags.js';
 export { run, startServer } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
 export { JsonLogger, isLogLevel } from './logger.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FlagError, parseFlags, usage } from './flags.js';
+import { parseFlags, usage } from './flags.js';
 import { ServerOptions } from './options.js';
 
 function optionsFrom(argv: string[]): ServerOptions {
@@ -160,13 +160,43 @@ test('every problem is reported at once', () => {
   assert.equal(problems.length, 4, JSON.stringify(problems));
 });
 
-test('unknown flags, stray arguments and missing values are parse errors naming the flag', () => {
-  assert.throws(
-    () => parseFlags(['--secure-prot=1']),
-    (err: unknown) => err instanceof FlagError && /unknown flag: --secure-prot/.test(err.message),
+test('unknown flags, stray arguments and missing values are problems naming the flag, all reported', () => {
+  const { problems } = parseFlags([
+    '--secure-prot=1',
+    'serve',
+    '--bogus',
+    'x',
+    '--secure-port',
+    'abc',
+    '--data-dir',
+  ]);
+  assert.deepEqual(problems, [
+    'unknown flag: --secure-prot',
+    'unexpected argument "serve": every setting is a --flag',
+    'unknown flag: --bogus',
+    '--secure-port: "abc" is not a port number (an integer from 0 to 65535)',
+    'flag needs an argument: --data-dir',
+  ]);
+  // ...and validate() reports them with the problems of the values.
+  const all = optionsFrom(['--bogus', '--storage-backend=etcd3']).validate();
+  assert.ok(all.includes('unknown flag: --bogus'), JSON.stringify(all));
+  assert.ok(
+    all.some((p) => /--etcd-servers/.test(p)),
+    JSON.stringify(all),
   );
-  assert.throws(() => parseFlags(['serve']), /unexpected argument "serve"/);
-  assert.throws(() => parseFlags(['--data-dir']), /--data-dir/);
+});
+
+test('a bare boolean flag means true and takes no separate value, as kube-apiserver flags do', () => {
+  assert.deepEqual(parseFlags(['--watch-cache']).values, { watchCache: true });
+  assert.deepEqual(parseFlags(['--watch-cache=false']).values, { watchCache: false });
+  const bare = parseFlags(['--watch-cache', '--secure-port', '0']);
+  assert.deepEqual(bare.values, { watchCache: true, securePort: 0 });
+  assert.deepEqual(bare.problems, []);
+  assert.deepEqual(parseFlags(['--watch-cache=maybe']).problems, [
+    '--watch-cache: "maybe" is not a boolean (true or false)',
+  ]);
+  // The last of a repeated flag wins.
+  assert.deepEqual(parseFlags(['--secure-port=1', '--secure-port=2']).values, { securePort: 2 });
 });
 
 test('--help is recognised and the usage names every flag with its default', () => {

@@ -30,6 +30,7 @@ import {
   type KeyOwnerMigrationResult,
 } from '../../registry/management/owned-access-key/owner-migration.js';
 import { buildTokenServices } from './tokens.js';
+import { selfReviewResources } from './self-reviews.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
@@ -307,6 +308,8 @@ export class ServerOptions {
         group: options.apiGroup,
         version: API_VERSION,
         resources,
+        // Without a host cluster this server is the whole API its clients see.
+        builtinResources: hostServices.host ? [] : selfReviewResources(group, authorization, resources),
         // Front-proxy first (it strips the identity headers on every request), client
         // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
         authenticator: new UnionAuthenticator([

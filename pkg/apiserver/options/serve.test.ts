@@ -238,7 +238,7 @@ test('a port already in use fails the start with a clear message and closes stor
     securePort: first.server.port,
   }).complete();
   const { logger } = capture();
-  await assert.rejects(run(options, logger), /the port is in use/);
+  await assert.rejects(run(options, logger), /the port is in use .*choose another port with --secure-port/);
   // Storage was closed: the exclusive SQLite lock is free again.
   const kv = SqliteKV.open(join(dataDir, 'other', 'platform.db'), { lockTimeoutMs: 100 });
   await kv.create('/probe', Buffer.from('x'));

@@ -79,7 +79,10 @@ export async function startServer(
     await cleanupAfterFailure();
     const code = (err as { code?: unknown }).code;
     if (code === 'EADDRINUSE')
-      throw new Error(`cannot listen on ${options.bindAddress}:${options.securePort}: the port is in use`);
+      throw new Error(
+        `cannot listen on ${options.bindAddress}:${options.securePort}: the port is in use (another server still running?); ` +
+          `stop it, or choose another port with --secure-port (npm start -- --secure-port ${options.securePort === 8443 ? 9443 : 8443})`,
+      );
     if (code === 'EADDRNOTAVAIL')
       throw new Error(`cannot listen on ${options.bindAddress}: no such local address`);
     if (code === 'EACCES') throw new Error(`cannot listen on port ${options.securePort}: permission denied`);

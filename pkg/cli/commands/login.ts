@@ -15,14 +15,15 @@ import { normalizePlatformUrl } from '../platform-url.js';
 import { describeSelf, reviewSelf } from '../self.js';
 import type { SelfInfo } from '../self.js';
 import type { CommonOptions } from '../session.js';
-import { openSession } from '../session.js';
+import { ACCESS_KEY_ENV, openSession } from '../session.js';
+import { loginAccessKey } from '../access-key-input.js';
 
 export const API_GROUP_ENV = 'PLATFORM_API_GROUP';
 const LOGIN_TRUST_HINT =
   'pass that CA with --ca-file <file>, or use --insecure to skip verification (not recommended)';
 
 interface LoginOptions {
-  accessKey: string;
+  accessKey?: string;
   insecure?: boolean;
   caFile?: string;
   apiGroup?: string;
@@ -81,9 +82,8 @@ export function selfSummary(self: SelfInfo): Record<string, unknown> {
 async function login(io: CliIO, url: string, opts: LoginOptions): Promise<void> {
   const server = normalizePlatformUrl(url);
   if (opts.insecure && opts.caFile) throw new UsageError('use either --ca-file or --insecure, not both');
-  const accessKey = opts.accessKey.trim();
-  if (!accessKey) throw new UsageError('--access-key is empty');
   const ca = opts.caFile ? readCaFile(opts.caFile, io.cwd) : undefined;
+  const accessKey = await loginAccessKey(io, opts.accessKey);
   const endpoint = { baseUrl: server, token: accessKey, ca, insecure: opts.insecure };
   const apiGroup =
     opts.apiGroup ||
@@ -123,7 +123,10 @@ export function registerLogin(program: Command, io: CliIO): void {
       .command('login')
       .description('Log in to the platform with an access key, check it, and remember the login')
       .argument('<url>', 'the platform URL; https:// is added when missing, plain http is refused')
-      .requiredOption('--access-key <key>', 'the access key to log in with')
+      .option(
+        '--access-key <key>',
+        `the access key; - reads it from standard input. Default: $${ACCESS_KEY_ENV}, else asked for (not echoed) in a terminal`,
+      )
       .option('--ca-file <path>', 'PEM file with the CA that signs the platform certificate')
       .option('--insecure', 'do not verify the platform certificate (not recommended)')
       .option('--api-group <group>', `the management API group (default: discovered, or $${API_GROUP_ENV})`)

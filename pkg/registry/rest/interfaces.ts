@@ -137,6 +137,12 @@ export interface RESTStorage {
   convertToTable?(ctx: RequestContext, object: KubeObject | KubeList, includeObject: IncludeObject): Table;
   /** Subresource handlers by name (`kubeconfig`, `accesskeys`). */
   readonly subresources?: ReadonlyMap<string, SubresourceStorage>;
+  /**
+   * Decodes a request body sent as `application/vnd.kubernetes.protobuf` into the
+   * object its JSON form would be. Only kinds clients send in protobuf alone have it
+   * (the self-service reviews kubectl 1.32 posts); for the rest protobuf is a 415.
+   */
+  decodeProtobuf?(raw: Buffer): unknown;
 }
 
 export interface SubresourceStorage {

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { ApiError } from '../../../apis/meta/errors.js';
+import type { Attributes, AuthorizationResult, Authorizer } from '../../../authorization/interfaces.js';
+import type { CreateOptions, RequestContext } from '../../rest/interfaces.js';
+import { SelfSubjectAccessReviewStorage } from './storage.js';
+
+const CREATE: CreateOptions = { dryRun: false, fieldManager: '', fieldValidation: 'Strict' };
+const ctx: RequestContext = {
+  user: { name: 'alice', groups: ['system:authenticated'] },
+  namespace: '',
+  warnings: [],
+};
+
+/** Answers from a table keyed by verb, and remembers what it was asked. */
+class TableAuthorizer implements Authorizer {
+  readonly asked: Attributes[] = [];
+  constructor(private readonly answers: Record<string, AuthorizationResult>) {}
+  authorize(attrs: Attributes): Promise<AuthorizationResult> {
+    this.asked.push(attrs);
+    return Promise.resolve(this.answers[attrs.verb] ?? { decision: 'deny' });
+  }
+}
+
+function review(
+  spec: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', metadata, spec };
+}
+
+async function statusOf(
+  storage: SelfSubjectAccessReviewStorage,
+  spec: Record<string, unknown>,
+): Promise<unknown> {
+  return (await storage.create(ctx, review(spec), CREATE))['status'];
+}
+
+test('allowed, explicitly denied (with the reason) and nobody-allowed read as upstream reports them', async () => {
+  const authorizer = new TableAuthorizer({
+    get: { decision: 'allow' },
+    delete: { decision: 'deny', reason: 'the scope of access key "k" does not allow this request' },
+  });
+  const storage = new SelfSubjectAccessReviewStorage(authorizer);
+  const attrs = (verb: string) => ({
+    resourceAttributes: { verb, group: 'g', resource: 'teams', name: 'x' },
+  });
+  assert.deepEqual(await statusOf(storage, attrs('get')), { allowed: true });
+  assert.deepEqual(await statusOf(storage, attrs('delete')), {
+    allowed: false,
+    denied: true,
+    reason: 'the scope of access key "k" does not allow this request',
+  });
+  // The chain's default denial has no reason: no opinion, not an explicit denial.
+  assert.deepEqual(await statusOf(storage, attrs('update')), { allowed: false });
+  assert.equal(authorizer.asked[0]?.user, ctx.user, 'asked as the caller, the very identity object');
+  assert.equal(authorizer.asked[0]?.name, 'x');
+});
+
+test("a cluster-scoped resource is asked about without kubectl's current namespace", async () => {
+  const authorizer = new TableAuthorizer({ get: { decision: 'allow' } });
+  const storage = new SelfSubjectAccessReviewStorage(authorizer, (_g, r) =>
+    r === 'teams' ? 'Cluster' : 'Namespaced',
+  );
+  await statusOf(storage, {
+    resourceAttributes: { namespace: 'default', verb: 'get', group: 'g', resource: 'teams' },
+  });
+  await statusOf(storage, {
+    resourceAttributes: { namespace: 'ci', verb: 'get', group: 'g', resource: 'sharedsecrets' },
+  });
+  assert.deepEqual(
+    authorizer.asked.map((a) => a.namespace),
+    ['', 'ci'],
+  );
+});
+
+test('a path is a non-resource question', async () => {
+  const authorizer = new TableAuthorizer({ get: { decision: 'allow' } });
+  const storage = new SelfSubjectAccessReviewStorage(authorizer);
+  assert.deepEqual(await statusOf(storage, { nonResourceAttributes: { path: '/healthz', verb: 'get' } }), {
+    allowed: true,
+  });
+  assert.equal(authorizer.asked[0]?.isResourceRequest, false);
+  assert.equal(authorizer.asked[0]?.path, '/healthz');
+});
+
+test("invalid reviews are 422 with upstream's field errors; another kind is a 400", async () => {
+  const storage = new SelfSubjectAccessReviewStorage(new TableAuthorizer({}));
+  const invalid = async (body: unknown, message: RegExp): Promise<void> => {
+    await assert.rejects(
+      storage.create(ctx, body, CREATE),
+      (err: unknown) => err instanceof ApiError && err.code === 422 && message.test(err.message),
+    );
+  };
+  await invalid(
+    review({}),
+    /^SelfSubjectAccessReview\.authorization\.k8s\.io "" is invalid: spec\.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified$/,
+  );
+  await invalid(
+    review({ resourceAttributes: { verb: 'get' }, nonResourceAttributes: { path: '/' } }),
+    /spec\.nonResourceAttributes: Invalid value: .*cannot be specified in combination with resourceAttributes/,
+  );
+  await invalid(
+    review({ resourceAttributes: { verb: 'get' } }, { name: 'x' }),
+    /metadata: Invalid value: .*must be empty/,
+  );
+  // JSON clients send creationTimestamp: null, which is empty.
+  await storage.create(
+    ctx,
+    review({ resourceAttributes: { verb: 'get' } }, { creationTimestamp: null }),
+    CREATE,
+  );
+  await assert.rejects(
+    storage.create(ctx, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1' }, CREATE),
+    (err: unknown) =>
+      err instanceof ApiError && err.code === 400 && /not a SelfSubjectAccessReview/.test(err.message),
+  );
+});

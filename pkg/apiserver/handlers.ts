@@ -22,7 +22,7 @@ import type {
   WriteOptions,
 } from '../registry/rest/interfaces.js';
 import { invalidPatch } from '../registry/generic/decode.js';
-import { decodeBody, decodeJSON, decodeYAML, readBody, type DecodedBody } from './body.js';
+import { decodeBody, decodeJSON, decodeYAML, readBody } from './body.js';
 import { PROTOBUF_MEDIA_TYPE } from '../apis/meta/protobuf.js';
 import {
   baseMediaType,

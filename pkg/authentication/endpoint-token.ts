@@ -4,8 +4,8 @@
 // credential it was minted with still works, so that revoking anything upstream of
 // a token revokes the token ("a token is only as good as its key"):
 //
-//   - the token must carry the `accessKey` claim (name and uid of the OwnedAccessKey
-//     its caller authenticated with). Tokens minted by callers that used no key
+//   - the token must carry the `accessKey` claim (name, uid and value digest of the
+//     OwnedAccessKey its caller authenticated with). Tokens minted by callers that used no key
 //     (front-proxy, client certificates, the host's TokenReview) and tokens minted
 //     before the claim existed are for connected clusters only: 401 here.
 //   - the key's value must be the one the token was minted with: rotating a key

@@ -8,8 +8,8 @@
 // token), plus `groups` (the caller's groups when the token was issued), `scope`
 // (an access-key scope that narrows what the token may do; absent = not narrowed)
 // `tokenGeneration` (the User's spec.tokenGeneration at issue time; absent when
-// the caller is not a User, e.g. a team's key) and `accessKey` (the name and uid of
-// the OwnedAccessKey the caller authenticated with; absent when the caller used no
+// the caller is not a User, e.g. a team's key) and `accessKey` (the name, uid and value
+// digest of the OwnedAccessKey the caller authenticated with; absent when the caller used no
 // key): the credential the token is derived from, which the platform re-checks on
 // every request so that revoking the key revokes the token.
 

@@ -4,8 +4,8 @@
 // its own (refused at creation, 403). What is checked is what a user sees: the
 // status code and the Status message.
 //
-//   revoked by:  delete key | disable key | key ttl ran out | user's tokenGeneration
-//                bumped | user disabled | user deleted | (team key) team deleted
+//   revoked by:  delete key | rotate its value | disable key | key ttl ran out | user's
+//                tokenGeneration bumped | user disabled | user deleted | (team key) team deleted
 //   credential:  the key itself | a token minted by it | a key minted by that token
 //
 // Revocations reach the authenticators through the identity cache's watches, so the
@@ -70,6 +70,14 @@ const REVOCATIONS: readonly Revocation[] = [
     keyMessage: () => 'Unauthorized',
     tokenMessage: (_owner, key) =>
       `the access key "${key}" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key`,
+  },
+  {
+    name: 'the key’s value is rotated',
+    revoke: (server, _owner, key) =>
+      adminPatch(server, `${V1}/ownedaccesskeys/${key}`, { spec: { key: 'r'.repeat(64) } }),
+    keyMessage: () => 'Unauthorized',
+    tokenMessage: (_owner, key) =>
+      `the access key "${key}" was rotated since this direct cluster endpoint token was minted; request a new token with its new value`,
   },
   {
     name: 'the key is disabled',

@@ -10,9 +10,9 @@
 //                 cannot contain ':'), plus group "team:<team>"
 //   spec.subject: name = the subject as given
 // groups += spec.groups and "system:authenticated"; accessKeyName, accessKeyUid,
-// accessKeyType and scope come from the key.
+// accessKeyDigest, accessKeyType and scope come from the key.
 
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { newUnauthorized } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
@@ -48,6 +48,22 @@ export {
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 export const TEAM_PREFIX = 'team:';
 
+/**
+ * Which value of a key this is: a digest of its uid and its stored hash (itself a
+ * SHA-256 of the random key), so it reveals nothing of the key, and changes when
+ * the key's value is rotated. A token records it, so that a token minted with a
+ * leaked value dies with that value. '' for a key without a stored hash or a uid.
+ */
+export function accessKeyDigest(key: KubeObject): string {
+  const stored = storedKeyHash(key);
+  const uid = key.metadata.uid ?? '';
+  if (!stored || !uid) return '';
+  return createHash('sha256')
+    .update(`platform-token-binding\u0000${uid}\u0000${stored}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
 /** Who a key speaks for, or undefined when it names nobody (such a key cannot authenticate). */
 export function accessKeyIdentity(key: KubeObject, source?: AccessKeySource): AuthenticatedUser | undefined {
   const spec = specOf(key);
@@ -70,13 +86,19 @@ export function accessKeyIdentity(key: KubeObject, source?: AccessKeySource): Au
     groups: string[];
     accessKeyName?: string;
     accessKeyUid?: string;
+    accessKeyDigest?: string;
     accessKeyType?: string;
     scope?: AccessKeyScope;
   } = { name, groups: [...new Set(groups)] };
   const keyName = key.metadata.name;
   if (keyName) user.accessKeyName = keyName;
+  // What a token minted with the key records; every stored key has a uid.
   const keyUid = key.metadata.uid;
-  if (keyUid) user.accessKeyUid = keyUid;
+  const digest = accessKeyDigest(key);
+  if (keyUid && digest) {
+    user.accessKeyUid = keyUid;
+    user.accessKeyDigest = digest;
+  }
   if (typeof spec['type'] === 'string' && spec['type'] !== '') user.accessKeyType = spec['type'];
   if (isObject(spec['scope'])) user.scope = spec['scope'] as AccessKeyScope;
   return user;

@@ -7,10 +7,11 @@ import jwt from 'jsonwebtoken';
 import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
-import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { SigningKeyManager } from '../tokens/key-manager.js';
 import { MemoryKeyStore } from '../tokens/key-store.js';
 import { TokenIssuer } from '../tokens/token-issuer.js';
+import { accessKeyDigest } from './access-key.js';
 import { AccessKeyUsability, EXPIRED_MESSAGE } from './access-key-usability.js';
 import {
   EndpointTokenAuthenticator,
@@ -30,12 +31,13 @@ function user(name: string, spec: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: `${AUDIENCE}/v1`, kind: 'User', metadata: { name }, spec };
 }
 
+/** A stored key (its value is `value-<name>` unless spec.key says otherwise). */
 function accessKey(name: string, uid: string, spec: Record<string, unknown>): KubeObject {
   return {
     apiVersion: `${AUDIENCE}/v1`,
     kind: 'OwnedAccessKey',
     metadata: { name, uid, creationTimestamp: time.toISOString() },
-    spec,
+    spec: { key: hashAccessKey(`value-${name}`), ...spec },
   };
 }
 
@@ -77,7 +79,7 @@ async function tokenOfKey(
   const { token } = await issuer.issue({
     subject: owner,
     ttlSeconds: 600,
-    accessKey: { name, uid: key.metadata.uid },
+    accessKey: { name, uid: key.metadata.uid, digest: accessKeyDigest(key) },
     ...options,
   });
   return token;
@@ -152,7 +154,7 @@ describe('EndpointTokenAuthenticator', () => {
       subject: 'alice',
       ttlSeconds: 60,
       tokenGeneration: 0,
-      accessKey: { name: 'k-alice', uid: 'u1' },
+      accessKey: { name: 'k-alice', uid: 'u1', digest: accessKeyDigest(keys.get('k-alice')!) },
     });
     time = new Date(time.getTime() + 60_000);
     assert.equal(await unauthorized(token), TOKEN_EXPIRED_MESSAGE);
@@ -175,6 +177,19 @@ describe('EndpointTokenAuthenticator', () => {
     assert.equal(await unauthorized(token), gone);
     keys.set('k-bob', accessKey('k-bob', 'u2', { user: 'bob' }));
     assert.equal(await unauthorized(token), gone);
+  });
+
+  it('fails once the key’s value is rotated (a leaked value takes its tokens with it)', async () => {
+    users.set('bob', user('bob'));
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob' }));
+    const token = await tokenOfKey('k-bob', 'bob');
+    assert.equal((await authenticator.authenticate(request(token)))?.name, 'bob');
+    keys.set('k-bob', accessKey('k-bob', 'u1', { user: 'bob', key: hashAccessKey('a new value') }));
+    assert.equal(
+      await unauthorized(token),
+      'the access key "k-bob" was rotated since this direct cluster endpoint token was minted; request a new token with its new value',
+    );
+    assert.doesNotMatch(accessKeyDigest(keys.get('k-bob')!), /[a-f0-9]{64}/, 'no stored hash in a claim');
   });
 
   it('fails while the key is disabled, and works again when it is enabled', async () => {

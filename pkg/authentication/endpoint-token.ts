@@ -4,10 +4,12 @@
 // credential it was minted with still works, so that revoking anything upstream of
 // a token revokes the token ("a token is only as good as its key"):
 //
-//   - the token must carry the `accessKey` claim (name and uid of the OwnedAccessKey
-//     its caller authenticated with). Tokens minted by callers that used no key
+//   - the token must carry the `accessKey` claim (name, uid and value digest of the
+//     OwnedAccessKey its caller authenticated with). Tokens minted by callers that used no key
 //     (front-proxy, client certificates, the host's TokenReview) and tokens minted
 //     before the claim existed are for connected clusters only: 401 here.
+//   - the key's value must be the one the token was minted with: rotating a key
+//     (a new spec.key, as after a leak) ends its tokens as it ends its old value.
 //   - that key must be usable now by exactly the access-key authenticator's rules
 //     (AccessKeyUsability: same object, same identity cache): it exists with the
 //     same uid, is not disabled or expired, its User or Team exists, the User is not
@@ -40,7 +42,7 @@ import {
   type TokenIssuer,
 } from '../tokens/token-issuer.js';
 import { isUnlimitedScope, scopeExcess } from '../tokens/scope.js';
-import { accessKeyIdentity } from './access-key.js';
+import { accessKeyDigest, accessKeyIdentity } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
 import type { AuthenticatedUser, Authenticator } from './interfaces.js';
@@ -105,6 +107,11 @@ export class EndpointTokenAuthenticator implements Authenticator {
     if (!key || key.metadata.uid !== claim.uid) {
       throw newUnauthorized(
         `the access key "${claim.name}" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key`,
+      );
+    }
+    if (accessKeyDigest(key) !== claim.digest) {
+      throw newUnauthorized(
+        `the access key "${claim.name}" was rotated since this direct cluster endpoint token was minted; request a new token with its new value`,
       );
     }
     try {

@@ -11,6 +11,8 @@ export interface AuthenticatedUser extends UserInfo {
   readonly accessKeyName?: string;
   /** `metadata.uid` of that key: a token minted with it names the key by name and uid. */
   readonly accessKeyUid?: string;
+  /** accessKeyDigest() of that key: a token minted with it dies when the key's value is rotated. */
+  readonly accessKeyDigest?: string;
   /** `spec.type` of that key ('' when unset). */
   readonly accessKeyType?: string;
   /**

@@ -40,7 +40,7 @@ interface Row {
   readonly name: string;
   /**
    * The fixture key used (`admin`: the bootstrap admin's key; null: no credentials), or a
-   * direct cluster endpoint token (`token:<key>`, `token-without-key:<user>`, `token-wrong-uid:<key>`).
+   * direct cluster endpoint token (`token:<key>`, `token-without-key:<user>`, `token-wrong-uid:<key>`, `token-old-value:<key>`).
    */
   readonly as: string | null;
   readonly method?: string;
@@ -172,7 +172,8 @@ const ROWS: readonly Row[] = [
   // `token:<key>` is a token minted with that fixture key (as POST directclusterendpointtokens
   // mints one), `token-without-key:<user>` one minted by a caller that used no key (front-proxy,
   // x509, TokenReview; or minted before tokens named their key), `token-wrong-uid:<key>` one
-  // naming an earlier key of that name.
+  // naming an earlier key of that name, `token-old-value:<key>` one minted with an earlier
+  // value of the key.
   { name: 'token of a usable key', as: 'token:k-bob', path: `${API}/users/bob`, expect: 200 },
   {
     name: 'token of a usable key: lists stay the key owner’s',
@@ -203,6 +204,14 @@ const ROWS: readonly Row[] = [
     expect: 401,
     message:
       'the access key "k-bob" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key',
+  },
+  {
+    name: 'token of an earlier value of a rotated key',
+    as: 'token-old-value:k-bob',
+    path: `${API}/users/bob`,
+    expect: 401,
+    message:
+      'the access key "k-bob" was rotated since this direct cluster endpoint token was minted; request a new token with its new value',
   },
   {
     name: 'token of a disabled key',
@@ -1194,7 +1203,11 @@ test('the security table', { timeout: 120_000 }, async (t) => {
     const identity = key && accessKeyIdentity(key, cache);
     assert.ok(identity, `no fixture key ${name}`);
     const caller: AuthenticatedUser =
-      kind === 'token-wrong-uid' ? { ...identity, accessKeyUid: randomUUID() } : identity;
+      kind === 'token-wrong-uid'
+        ? { ...identity, accessKeyUid: randomUUID() }
+        : kind === 'token-old-value'
+          ? { ...identity, accessKeyDigest: 'digest-of-an-earlier-value' }
+          : identity;
     return issueCallerToken(minter, caller, 600, caller.scope);
   };
 

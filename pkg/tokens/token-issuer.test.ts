@@ -96,7 +96,7 @@ for (const alg of ['RS256', 'ES256'] as const) {
         ttlSeconds: 600,
         scope,
         tokenGeneration: 3,
-        accessKey: { name: 'alice-ci', uid: 'a1b2' },
+        accessKey: { name: 'alice-ci', uid: 'a1b2', digest: 'd1' },
       });
 
       const header = jwt.decode(token, { complete: true })?.header;
@@ -114,7 +114,7 @@ for (const alg of ['RS256', 'ES256'] as const) {
       assert.deepEqual(payload['scope'], scope);
       assert.equal(payload['tokenGeneration'], 3);
       assert.deepEqual(payload['groups'], ['dev']);
-      assert.deepEqual(payload['accessKey'], { name: 'alice-ci', uid: 'a1b2' });
+      assert.deepEqual(payload['accessKey'], { name: 'alice-ci', uid: 'a1b2', digest: 'd1' });
       assert.deepEqual(await issuer.verify(token), claims);
     });
 
@@ -156,10 +156,16 @@ describe('verification', () => {
     assert.throws(() => verifyWithJwks(forged, jwks, clock.seconds), /invalid signature/);
   });
 
-  it('refuses a token of ours whose accessKey claim is not a name and a uid', async () => {
+  it('refuses a token of ours whose accessKey claim is not a name, a uid and a digest', async () => {
     const { issuer, keys, clock } = await setup();
     const key = await keys.signingKey();
-    for (const accessKey of ['alice-ci', { name: 'alice-ci' }, { name: '', uid: 'x' }, [1]]) {
+    for (const accessKey of [
+      'alice-ci',
+      { name: 'alice-ci' },
+      { name: 'alice-ci', uid: 'x' },
+      { name: '', uid: 'x', digest: 'd' },
+      [1],
+    ]) {
       const token = jwt.sign(
         {
           iss: ISSUER,

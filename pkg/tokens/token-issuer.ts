@@ -8,8 +8,8 @@
 // token), plus `groups` (the caller's groups when the token was issued), `scope`
 // (an access-key scope that narrows what the token may do; absent = not narrowed)
 // `tokenGeneration` (the User's spec.tokenGeneration at issue time; absent when
-// the caller is not a User, e.g. a team's key) and `accessKey` (the name and uid of
-// the OwnedAccessKey the caller authenticated with; absent when the caller used no
+// the caller is not a User, e.g. a team's key) and `accessKey` (the name, uid and value
+// digest of the OwnedAccessKey the caller authenticated with; absent when the caller used no
 // key): the credential the token is derived from, which the platform re-checks on
 // every request so that revoking the key revokes the token.
 
@@ -19,10 +19,15 @@ import jwt from 'jsonwebtoken';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import type { SigningKeyManager } from './key-manager.js';
 
-/** The OwnedAccessKey a token was minted with: its name, and its uid so that a new key of the same name is another key. */
+/**
+ * The OwnedAccessKey a token was minted with: its name, its uid (a new key of the
+ * same name is another key) and a digest of its value at the time (a rotated key
+ * is another value; see accessKeyDigest in pkg/authentication/access-key.ts).
+ */
 export interface AccessKeyClaim {
   readonly name: string;
   readonly uid: string;
+  readonly digest: string;
 }
 
 export interface EndpointTokenClaims {
@@ -125,9 +130,7 @@ export class TokenIssuer {
       ...(request.groups && request.groups.length > 0 ? { groups: [...request.groups] } : {}),
       ...(request.scope ? { scope: request.scope } : {}),
       ...(request.tokenGeneration !== undefined ? { tokenGeneration: request.tokenGeneration } : {}),
-      ...(request.accessKey
-        ? { accessKey: { name: request.accessKey.name, uid: request.accessKey.uid } }
-        : {}),
+      ...(request.accessKey ? { accessKey: { ...request.accessKey } } : {}),
     };
     const token = jwt.sign({ ...claims }, key.privateKey, {
       algorithm: key.alg,
@@ -208,10 +211,5 @@ function checkedClaims(payload: unknown): EndpointTokenClaims {
 function isAccessKeyClaim(value: unknown): value is AccessKeyClaim {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const claim = value as Record<string, unknown>;
-  return (
-    typeof claim['name'] === 'string' &&
-    claim['name'] !== '' &&
-    typeof claim['uid'] === 'string' &&
-    claim['uid'] !== ''
-  );
+  return ['name', 'uid', 'digest'].every((field) => typeof claim[field] === 'string' && claim[field] !== '');
 }

@@ -2,7 +2,7 @@
 // caller's own (without `system:` groups, which are each cluster's business and
 // which Kubernetes refuses from JWTs), the tokenGeneration of the caller's User
 // when the caller is one, so that bumping it revokes the token, and the access key
-// the caller authenticated with (name and uid), without which the management API
+// the caller authenticated with (name, uid and a digest of its value), without which the management API
 // does not accept the token: the platform re-checks that key on every request, so
 // revoking it revokes the token. Shared by the DirectClusterEndpointToken resource
 // and the kubeconfig subresource.
@@ -33,8 +33,10 @@ export async function issueCallerToken(
     ttlSeconds,
     ...(scope ? { scope } : {}),
     ...(user ? { tokenGeneration: typeof generation === 'number' ? generation : 0 } : {}),
-    ...(caller.accessKeyName && caller.accessKeyUid
-      ? { accessKey: { name: caller.accessKeyName, uid: caller.accessKeyUid } }
+    ...(caller.accessKeyName && caller.accessKeyUid && caller.accessKeyDigest
+      ? {
+          accessKey: { name: caller.accessKeyName, uid: caller.accessKeyUid, digest: caller.accessKeyDigest },
+        }
       : {}),
   });
   return token;

@@ -50,6 +50,7 @@ const alice: AuthenticatedUser = {
   groups: ['dev', 'system:authenticated'],
   accessKeyName: 'k',
   accessKeyUid: 'uid-of-k',
+  accessKeyDigest: 'digest-of-k',
 };
 
 function body(spec: Record<string, unknown>): Record<string, unknown> {
@@ -102,7 +103,7 @@ describe('DirectClusterEndpointToken create', () => {
     assert.equal(claims.tokenGeneration, 4);
     assert.deepEqual(claims.groups, ['dev']);
     assert.equal(claims.scope, undefined);
-    assert.deepEqual(claims.accessKey, { name: 'k', uid: 'uid-of-k' });
+    assert.deepEqual(claims.accessKey, { name: 'k', uid: 'uid-of-k', digest: 'digest-of-k' });
     const rest: RESTStorage = storage;
     assert.equal(rest.get, undefined);
     assert.equal(rest.list, undefined);

@@ -141,6 +141,37 @@ func managersOut(m fieldpath.ManagedFields) (map[string]managerOut, error) {
 	return out, nil
 }
 
+// conflictsOf lists the conflicts of a refused apply. smd 4.1.2 builds its
+// Conflicts with Set.Iterate, whose callback paths share one backing array, so
+// the paths it reports can be overwritten by later ones (later smd versions copy
+// them). The same conflicts are recomputed here from smd's own parts: what the
+// forced apply changes or adds, intersected with each other manager's set, each
+// path copied as soon as it is produced.
+func conflictsOf(updater merge.Updater, live, obj *typed.TypedValue, version fieldpath.APIVersion, managers fieldpath.ManagedFields, manager string) ([]conflictOut, error) {
+	forced, _, err := updater.Apply(live, obj, version, managers.Copy(), manager, true)
+	if err != nil {
+		return nil, fmt.Errorf("forced apply: %v", err)
+	}
+	if forced == nil {
+		forced = live
+	}
+	cmp, err := live.Compare(forced)
+	if err != nil {
+		return nil, err
+	}
+	changed := cmp.Modified.Union(cmp.Added)
+	out := []conflictOut{}
+	for name, vs := range managers {
+		if name == manager {
+			continue
+		}
+		vs.Set().Intersection(changed).Iterate(func(p fieldpath.Path) {
+			out = append(out, conflictOut{Manager: name, Path: p.Copy().String()})
+		})
+	}
+	return out, nil
+}
+
 func run(in input) ([][]stepOut, error) {
 	parser, err := typed.NewParser(typed.YAMLObject(in.Schema))
 	if err != nil {
@@ -179,9 +210,9 @@ func run(in input) ([][]stepOut, error) {
 				}
 			} else {
 				merged, next, aerr := updater.Apply(live, obj, version, managers.Copy(), op.Manager, op.Force)
-				if conflicts, ok := aerr.(merge.Conflicts); ok {
-					for _, cf := range conflicts {
-						step.Conflicts = append(step.Conflicts, conflictOut{Manager: cf.Manager, Path: cf.Path.String()})
+				if _, ok := aerr.(merge.Conflicts); ok {
+					if step.Conflicts, err = conflictsOf(updater, live, obj, version, managers, op.Manager); err != nil {
+						return nil, err
 					}
 				} else if aerr != nil {
 					step.Error = aerr.Error()

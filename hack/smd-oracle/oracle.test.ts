@@ -80,7 +80,8 @@ const KITCHEN_SINK = {
 
 // ---- generators -------------------------------------------------------------------------
 
-const STRINGS = ['a', 'b', 'c'];
+// One string Go's encoding/json escapes (HTML-safe), so FieldsV1 keys' escaping is compared too.
+const STRINGS = ['a', 'b', 'c<&>'];
 const KEYS = ['k1', 'k2', 'k3'];
 
 /** Fields left out of generated objects: the server's own bookkeeping. */

@@ -79,7 +79,8 @@ function checkScalar(atom: Atom, v: Value | undefined, path: Path, side: string)
         : t === 'numeric'
           ? typeof v === 'number'
           : typeof v === 'boolean';
-  if (!ok) fail(path, `${side}expected ${t}, got ${JSON.stringify(v)}`);
+  // The kind only, never the value: values can be secrets, and this message can reach a client.
+  if (!ok) fail(path, `${side}expected ${t}, got ${isList(v) ? 'list' : isMap(v) ? 'map' : typeof v}`);
 }
 
 function asList(v: Value | undefined): readonly Value[] | undefined {

@@ -1,7 +1,7 @@
-// Built offline from Debian's packaged Go sources (see build.ts): every module is
+// Built offline from Debian's packaged Go sources (see oracle.ts): every module is
 // replaced by its copy under /usr/share/gocode/src, modern-go/concurrent by a
 // shim that adds the go.mod Debian ships it without, and the modules only tests
-// of the dependencies need by empty stubs. build.ts creates ./shims next to a
+// of the dependencies need by empty stubs. oracle.ts creates ./shims next to a
 // copy of this file under .tmp/smd-oracle/.
 module platform-apiserver/hack/smd-oracle
 

@@ -39,18 +39,20 @@ import {
 } from './managed.js';
 import { fieldElement, type Path } from './path.js';
 import { fromOpenAPI, type Atom } from './schema.js';
-import { compareValuesTyped, toFieldSet, TypedValueError } from './typed.js';
+import { TypedValueError } from './typed.js';
 import { ConflictsError, Updater, type ManagedFieldSets } from './updater.js';
-import { compareStrings, goJSON, type Value } from './value.js';
+import type { Value } from './value.js';
+import { ANCIENT_CHANGES_MANAGER, capUpdateManagers, MAX_UPDATE_MANAGERS } from './cap-managers.js';
+import {
+  allowedConflictsFromLastApplied,
+  buildLastApplied,
+  KUBECTL_MANAGER,
+  LAST_APPLIED_ANNOTATION,
+} from './last-applied.js';
 
-/** Upstream's cap on Update entries before the oldest are folded together. */
-export const MAX_UPDATE_MANAGERS = 10;
-export const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
+export { ANCIENT_CHANGES_MANAGER, LAST_APPLIED_ANNOTATION, MAX_UPDATE_MANAGERS };
+
 export const BEFORE_FIRST_APPLY_MANAGER = 'before-first-apply';
-/** kubectl's client-side apply annotation, which its server-side apply upgrades from. */
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
-/** The manager name kubectl's server-side apply uses; only it gets the last-applied treatment. */
-const KUBECTL_MANAGER = 'kubectl';
 /** The name the current write's fields are gathered under before they join its manager's entry. */
 const CURRENT_OPERATION = 'current-operation';
 
@@ -175,12 +177,19 @@ export class FieldManager {
    * unless `force`, ApiError 400 for an applied object of another kind or one that
    * carries managedFields, FieldManagerError when objects do not fit the schema.
    */
-  apply(liveObj: KubeObject, applied: Readonly<Record<string, unknown>>, manager: string, force: boolean): KubeObject {
+  apply(
+    liveObj: KubeObject,
+    applied: Readonly<Record<string, unknown>>,
+    manager: string,
+    force: boolean,
+  ): KubeObject {
     let managed: Managed;
     try {
       managed = decodeManagedFields(liveObj.metadata.managedFields);
     } catch (err) {
-      throw new FieldManagerError(`failed to decode managed fields: ${(err as Error).message}`, { cause: err });
+      throw new FieldManagerError(`failed to decode managed fields: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     // Version check.
     const gotVersion = typeof applied['apiVersion'] === 'string' ? applied['apiVersion'] : '';
@@ -235,17 +244,7 @@ export class FieldManager {
     // Keep kubectl's annotation in step with what its server-side apply applied.
     const annotations = out.object.metadata.annotations;
     if (manager === KUBECTL_MANAGER && annotations?.[LAST_APPLIED_ANNOTATION]) {
-      const config = clone(applied) as Record<string, Value>;
-      const meta = config['metadata'];
-      if (meta && typeof meta === 'object' && !Array.isArray(meta)) {
-        const ann = (meta as Record<string, Value>)['annotations'];
-        if (ann && typeof ann === 'object' && !Array.isArray(ann)) {
-          const rest = { ...(ann as Record<string, Value>) };
-          delete rest[LAST_APPLIED_ANNOTATION];
-          (meta as Record<string, Value>)['annotations'] = rest;
-        }
-      }
-      annotations[LAST_APPLIED_ANNOTATION] = goJSON(config) + '\n';
+      annotations[LAST_APPLIED_ANNOTATION] = buildLastApplied(applied);
     }
     return out;
   }
@@ -261,7 +260,7 @@ export class FieldManager {
       return this.skipNonAppliedApply(liveObj, applied, managed, manager, force);
     } catch (err) {
       if (manager !== KUBECTL_MANAGER || !(err instanceof ApplyConflictError)) throw err;
-      const allowed = this.allowedConflictsFromLastApplied(liveObj);
+      const allowed = allowedConflictsFromLastApplied(liveObj, this.apiVersion, this.atom);
       if (!allowed) throw err;
       const remaining = err.conflicts.filter((c) => !allowed.has(c.path));
       if (remaining.length > 0) throw new ApplyConflictError(remaining);
@@ -269,26 +268,14 @@ export class FieldManager {
     }
   }
 
-  /** The fields kubectl applied client-side and the live object still holds as applied. */
-  private allowedConflictsFromLastApplied(liveObj: KubeObject): FieldSet | undefined {
-    const text = liveObj.metadata.annotations?.[LAST_APPLIED_ANNOTATION];
-    if (!text) return undefined;
-    try {
-      const last = JSON.parse(text) as Value;
-      if (typeof last !== 'object' || last === null || Array.isArray(last)) return undefined;
-      if ((last as Record<string, Value>)['apiVersion'] !== this.apiVersion) return undefined;
-      const live = clone(liveObj) as unknown as Value;
-      const set = toFieldSet(last, this.atom);
-      const c = compareValuesTyped(last, live, this.atom);
-      return set.difference(c.modified).difference(c.added).difference(c.removed);
-    } catch {
-      return undefined;
-    }
-  }
-
   // ---- skip non-applied -----------------------------------------------------------------
 
-  private skipNonAppliedUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+  private skipNonAppliedUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managed: Managed,
+    manager: string,
+  ): Outcome {
     // An existing object nobody tracks stays untracked until its first apply; a
     // create starts tracking (upstream's track-on-create probability is 1).
     if (managed.fields.size === 0 && liveObj.metadata.uid) return { object: newObj, managed };
@@ -316,7 +303,12 @@ export class FieldManager {
 
   // ---- cap managers ---------------------------------------------------------------------
 
-  private capManagersUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+  private capManagersUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managed: Managed,
+    manager: string,
+  ): Outcome {
     const out = this.identifiedUpdate(liveObj, newObj, managed, manager);
     capUpdateManagers(out.managed, MAX_UPDATE_MANAGERS);
     return out;
@@ -333,7 +325,12 @@ export class FieldManager {
     });
   }
 
-  private identifiedUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+  private identifiedUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managed: Managed,
+    manager: string,
+  ): Outcome {
     const id = this.identifier(manager, 'Update');
     const fields = this.typedUpdate(liveObj, newObj, managed.fields, CURRENT_OPERATION);
     const current = fields.get(CURRENT_OPERATION);
@@ -384,7 +381,12 @@ export class FieldManager {
     return { object, managed: { fields, times } };
   }
 
-  private typedUpdate(liveObj: KubeObject, newObj: KubeObject, managers: ManagedFieldSets, id: string): ManagedFieldSets {
+  private typedUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managers: ManagedFieldSets,
+    id: string,
+  ): ManagedFieldSets {
     try {
       const live = clone(liveObj) as unknown as Value;
       const next = clone(newObj) as unknown as Value;
@@ -418,46 +420,4 @@ export class FieldManager {
 function gvkString(apiVersion: string, kind: string): string {
   const gv = apiVersion.includes('/') ? apiVersion : `/${apiVersion}`;
   return `${gv}, Kind=${kind}`;
-}
-
-/**
- * Folds the oldest Update entries into `ancient-changes` (one per apiVersion)
- * until at most `max` Update entries remain (upstream capManagersManager).
- */
-export function capUpdateManagers(managed: Managed, max: number): void {
-  const updaters = [...managed.fields].filter(([, vs]) => !vs.applied).map(([id]) => id);
-  if (updaters.length <= max) return;
-  const secondsOf = (id: string): number => {
-    const t = managed.times.get(id);
-    return t ? Math.floor(Date.parse(t) / 1000) || 0 : 0;
-  };
-  updaters.sort((a, b) => secondsOf(a) - secondsOf(b) || compareStrings(a, b));
-  const firstOfVersion = new Map<string, string>();
-  let length = updaters.length;
-  for (let i = 0; i < updaters.length && length > max; i++) {
-    const id = updaters[i] as string;
-    const vs = managed.fields.get(id);
-    if (!vs) continue;
-    const time = managed.times.get(id);
-    const bucket = managerIdentifier({
-      manager: ANCIENT_CHANGES_MANAGER,
-      operation: 'Update',
-      apiVersion: vs.apiVersion,
-    });
-    const first = firstOfVersion.get(vs.apiVersion);
-    if (first === undefined) {
-      firstOfVersion.set(vs.apiVersion, id);
-      continue;
-    }
-    if (!managed.fields.has(bucket)) {
-      const s = managed.fields.get(first);
-      managed.fields.delete(first);
-      if (s) managed.fields.set(bucket, s);
-    }
-    const b = managed.fields.get(bucket);
-    managed.fields.set(bucket, { set: b ? vs.set.union(b.set) : vs.set, apiVersion: vs.apiVersion, applied: vs.applied });
-    managed.fields.delete(id);
-    length--;
-    managed.times.set(bucket, time);
-  }
 }

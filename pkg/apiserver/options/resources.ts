@@ -31,6 +31,8 @@ export interface ResourceWiring {
   };
   /** Resources that are not stored kinds (directclusterendpointtokens), served as they are. */
   readonly extraResources?: readonly RESTStorage[];
+  /** Told of each kind's Store (the identity controllers write status through them). */
+  readonly onStore?: (store: Store) => void;
 }
 
 export function buildResources(
@@ -48,8 +50,8 @@ export function buildResources(
   const store = (
     strategy: (typeof strategies)[number],
     subresources?: Map<string, SubresourceStorage>,
-  ): Store =>
-    new Store({
+  ): Store => {
+    const made = new Store({
       strategy,
       storage,
       keyPrefix,
@@ -57,6 +59,9 @@ export function buildResources(
       ...admission,
       ...(subresources ? { subresources } : {}),
     });
+    wiring.onStore?.(made);
+    return made;
+  };
   const keys = store(
     strategies.find((s) => s.info.resource === 'ownedaccesskeys') ?? fail('ownedaccesskeys'),
   );

@@ -448,11 +448,11 @@ for (const backend of backends()) {
       ]);
       ok(strategic, 'patch (strategic, the default)');
       assert.match(strategic.stdout, /team\.management\.platform\.dev\/e2e-patch patched/);
-      // Lists without a merge key are atomic in a strategic merge: replaced, not merged.
+      // spec.users is a set (x-kubernetes-list-type: set): a strategic merge adds to it.
       assert.deepEqual((await mustRead('teams', 'e2e-patch')).spec, {
         displayName: 'Merged',
         description: 'Strategic',
-        users: ['carol'],
+        users: ['alice', 'bob', 'carol'],
       });
 
       // A JSON patch whose test fails is refused and changes nothing.

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the tests need and a fresh machine may lack: etcd (a real etcd
-# server for the storage suite and the etcd e2e run), kubectl (the e2e client) and
-# Debian's Python client (the server-side apply e2e runs it with /usr/bin/python3).
+# server for the storage suite and the etcd e2e run), kubectl (the e2e client),
+# Go with structured-merge-diff's sources (hack/smd-oracle, the reference
+# implementation the server-side apply engine is compared with), and Debian's
+# Python client (the server-side apply e2e runs it with /usr/bin/python3).
 # Idempotent: does nothing when all are present.
 #
-# On Debian/Ubuntu they come from the distribution: etcd-server (etcd 3.4) and
-# kubernetes-client (kubectl 1.20 on Debian 12). The e2e suite accepts that old
-# kubectl as well as a current one. Elsewhere, install etcd and kubectl yourself.
+# On Debian/Ubuntu they come from the distribution: etcd-server (etcd 3.4),
+# kubernetes-client (kubectl 1.20 on Debian 12), golang-go (Go 1.19) and
+# golang-k8s-sigs-structured-merge-diff-dev (smd 4.1.2, its sources and their
+# dependencies under /usr/share/gocode/src, so the oracle builds offline). The e2e
+# suite accepts that old kubectl as well as a current one. Elsewhere, install them
+# yourself.
 #
 # ENSURE_TEST_DEPS_DRY_RUN=1 only shows what apt would install (apt-get --dry-run).
 set -euo pipefail
@@ -14,6 +19,8 @@ set -euo pipefail
 need=()
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || need+=(etcd-server)
 command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+command -v go >/dev/null 2>&1 || need+=(golang-go)
+[ -d /usr/share/gocode/src/sigs.k8s.io/structured-merge-diff ] || need+=(golang-k8s-sigs-structured-merge-diff-dev)
 [ -d /usr/lib/python3/dist-packages/kubernetes ] || need+=(python3-kubernetes)
 
 if [ ${#need[@]} -eq 0 ]; then
@@ -35,8 +42,10 @@ echo "ensure-test-deps: installing ${need[*]}" >&2
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Other scripts may run apt at the same time: the lock timeout queues this one
+# behind them instead of failing.
+$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 
 # Debian's etcd-server package may start a system etcd on the default ports. The
 # tests start their own on free loopback ports, so stop only that service (never
@@ -49,9 +58,13 @@ if [[ " ${need[*]} " == *" etcd-server "* ]]; then
   fi
 fi
 
-for tool in etcd kubectl; do
+for tool in etcd kubectl go; do
   if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "/usr/bin/$tool" ]; then
     echo "ensure-test-deps: $tool is still missing after the install" >&2
     exit 1
   fi
 done
+if ! [ -d /usr/share/gocode/src/sigs.k8s.io/structured-merge-diff ]; then
+  echo "ensure-test-deps: structured-merge-diff's sources are still missing after the install" >&2
+  exit 1
+fi

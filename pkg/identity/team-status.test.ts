@@ -103,6 +103,6 @@ test('User.status.teams follows team users, team groups and user groups', async 
   const entry = bob?.metadata.managedFields?.find((e) => e.manager === TEAM_STATUS_MANAGER);
   assert.equal(entry?.subresource, 'status');
   assert.equal(entry?.operation, 'Update');
-  // It made the status object, so it owns that too ('.').
-  assert.deepEqual(entry?.fieldsV1, { 'f:status': { '.': {}, 'f:teams': {} } });
+  // It made the status object, so it owns that too ('.'); status.teams is a set of its members.
+  assert.deepEqual(entry?.fieldsV1, { 'f:status': { '.': {}, 'f:teams': { '.': {}, 'v:"devs"': {} } } });
 });

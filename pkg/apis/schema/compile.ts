@@ -9,6 +9,7 @@ import type { FieldError } from '../meta/field-errors.js';
 import { isObject } from '../meta/types.js';
 import { convertAjvErrors } from './ajv-errors.js';
 import { isBase64, isDateTime, isInt32, isInt64 } from './formats.js';
+import { validateListTypes } from './list-types.js';
 import type { CompiledSchema } from './types.js';
 import {
   dropDisallowedNulls,
@@ -54,8 +55,10 @@ export function compileSchema(schema: Record<string, unknown>): CompiledSchema {
   return {
     validate(obj: unknown): FieldError[] {
       const data = withoutDisallowedNulls(obj, schema);
-      if (validator(data)) return [];
-      return convertAjvErrors(validator.errors ?? [], data, schema);
+      // Sets and list-maps must hold each member or key once (server-side apply depends on it).
+      const duplicates = validateListTypes(schema, data);
+      if (validator(data)) return duplicates;
+      return [...convertAjvErrors(validator.errors ?? [], data, schema), ...duplicates];
     },
     unknownFields(obj: unknown): string[] {
       const out: string[] = [];

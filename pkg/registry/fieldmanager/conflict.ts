@@ -24,7 +24,9 @@ export interface ApplyConflict {
 }
 
 /** `"name"`, `"name" with subresource "status"`, and ` using <apiVersion>` for Update managers. */
-export function describeManager(c: Pick<ApplyConflict, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
+export function describeManager(
+  c: Pick<ApplyConflict, 'manager' | 'operation' | 'apiVersion' | 'subresource'>,
+): string {
   let s = goQuote(c.manager);
   if (c.subresource) s += ` with subresource ${goQuote(c.subresource)}`;
   if (c.operation === 'Update') s += ` using ${c.apiVersion ?? ''}`;

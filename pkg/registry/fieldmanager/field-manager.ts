@@ -175,12 +175,19 @@ export class FieldManager {
    * unless `force`, ApiError 400 for an applied object of another kind or one that
    * carries managedFields, FieldManagerError when objects do not fit the schema.
    */
-  apply(liveObj: KubeObject, applied: Readonly<Record<string, unknown>>, manager: string, force: boolean): KubeObject {
+  apply(
+    liveObj: KubeObject,
+    applied: Readonly<Record<string, unknown>>,
+    manager: string,
+    force: boolean,
+  ): KubeObject {
     let managed: Managed;
     try {
       managed = decodeManagedFields(liveObj.metadata.managedFields);
     } catch (err) {
-      throw new FieldManagerError(`failed to decode managed fields: ${(err as Error).message}`, { cause: err });
+      throw new FieldManagerError(`failed to decode managed fields: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     // Version check.
     const gotVersion = typeof applied['apiVersion'] === 'string' ? applied['apiVersion'] : '';
@@ -288,7 +295,12 @@ export class FieldManager {
 
   // ---- skip non-applied -----------------------------------------------------------------
 
-  private skipNonAppliedUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+  private skipNonAppliedUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managed: Managed,
+    manager: string,
+  ): Outcome {
     // An existing object nobody tracks stays untracked until its first apply; a
     // create starts tracking (upstream's track-on-create probability is 1).
     if (managed.fields.size === 0 && liveObj.metadata.uid) return { object: newObj, managed };
@@ -316,7 +328,12 @@ export class FieldManager {
 
   // ---- cap managers ---------------------------------------------------------------------
 
-  private capManagersUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+  private capManagersUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managed: Managed,
+    manager: string,
+  ): Outcome {
     const out = this.identifiedUpdate(liveObj, newObj, managed, manager);
     capUpdateManagers(out.managed, MAX_UPDATE_MANAGERS);
     return out;
@@ -333,7 +350,12 @@ export class FieldManager {
     });
   }
 
-  private identifiedUpdate(liveObj: KubeObject, newObj: KubeObject, managed: Managed, manager: string): Outcome {
+  private identifiedUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managed: Managed,
+    manager: string,
+  ): Outcome {
     const id = this.identifier(manager, 'Update');
     const fields = this.typedUpdate(liveObj, newObj, managed.fields, CURRENT_OPERATION);
     const current = fields.get(CURRENT_OPERATION);
@@ -384,7 +406,12 @@ export class FieldManager {
     return { object, managed: { fields, times } };
   }
 
-  private typedUpdate(liveObj: KubeObject, newObj: KubeObject, managers: ManagedFieldSets, id: string): ManagedFieldSets {
+  private typedUpdate(
+    liveObj: KubeObject,
+    newObj: KubeObject,
+    managers: ManagedFieldSets,
+    id: string,
+  ): ManagedFieldSets {
     try {
       const live = clone(liveObj) as unknown as Value;
       const next = clone(newObj) as unknown as Value;
@@ -455,7 +482,11 @@ export function capUpdateManagers(managed: Managed, max: number): void {
       if (s) managed.fields.set(bucket, s);
     }
     const b = managed.fields.get(bucket);
-    managed.fields.set(bucket, { set: b ? vs.set.union(b.set) : vs.set, apiVersion: vs.apiVersion, applied: vs.applied });
+    managed.fields.set(bucket, {
+      set: b ? vs.set.union(b.set) : vs.set,
+      apiVersion: vs.apiVersion,
+      applied: vs.applied,
+    });
     managed.fields.delete(id);
     length--;
     managed.times.set(bucket, time);

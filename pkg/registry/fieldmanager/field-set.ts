@@ -101,7 +101,10 @@ export class FieldSet {
   }
 
   union(o: FieldSet): FieldSet {
-    return new FieldSet(mergeSorted(this.members, o.members, 'union'), unionChildren(this.children, o.children));
+    return new FieldSet(
+      mergeSorted(this.members, o.members, 'union'),
+      unionChildren(this.children, o.children),
+    );
   }
 
   intersection(o: FieldSet): FieldSet {

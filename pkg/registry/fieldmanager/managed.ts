@@ -73,7 +73,9 @@ export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | und
     if (!e.apiVersion) throw new ManagedFieldsError('apiVersion must not be empty');
     if (!e.fieldsType) throw new ManagedFieldsError(`missing fieldsType in managed fields entry ${i}`);
     if (e.fieldsType !== 'FieldsV1')
-      throw new ManagedFieldsError(`invalid fieldsType ${JSON.stringify(e.fieldsType)} in managed fields entry ${i}`);
+      throw new ManagedFieldsError(
+        `invalid fieldsType ${JSON.stringify(e.fieldsType)} in managed fields entry ${i}`,
+      );
     const id = managerIdentifier(e);
     let set: FieldSet;
     try {

@@ -66,7 +66,8 @@ function listOf(s: JSONSchema, where: string): ListType {
   const items = s['items'];
   const elementType = isSchema(items) ? fromOpenAPI(items, `${where}[]`) : DEDUCED;
   const listType = s['x-kubernetes-list-type'];
-  if (listType === undefined || listType === 'atomic') return { elementType, relationship: 'atomic', keys: [] };
+  if (listType === undefined || listType === 'atomic')
+    return { elementType, relationship: 'atomic', keys: [] };
   if (listType === 'set') return { elementType, relationship: 'associative', keys: [] };
   if (listType === 'map') {
     const keys = s['x-kubernetes-list-map-keys'];

@@ -128,7 +128,8 @@ function collectMap(v: Value, t: MapType, path: PathElement[], set: FieldSet): v
   for (const [key, val] of Object.entries(m)) {
     const childPath = [...path, fieldElement(key)];
     collect(val, fieldType(t, key), childPath, set);
-    if (val === null || (isMap(val) && Object.keys(val).length === 0) || !t.fields.has(key)) set.insert(childPath);
+    if (val === null || (isMap(val) && Object.keys(val).length === 0) || !t.fields.has(key))
+      set.insert(childPath);
   }
 }
 
@@ -228,8 +229,7 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
 function mergeMap(w: Walker, t: MapType, rules: MergeRules): void {
   const lhs = asMap(w.lhs);
   const rhs = asMap(w.rhs);
-  const bothEmpty =
-    (!lhs || Object.keys(lhs).length === 0) && (!rhs || Object.keys(rhs).length === 0);
+  const bothEmpty = (!lhs || Object.keys(lhs).length === 0) && (!rhs || Object.keys(rhs).length === 0);
   if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
   const out: Record<string, Value> = {};
   const keys = [...Object.keys(lhs ?? {})];
@@ -242,8 +242,14 @@ function mergeMap(w: Walker, t: MapType, rules: MergeRules): void {
   if (Object.keys(out).length > 0) w.out = out;
 }
 
-function run(lhs: Value | undefined, rhs: Value | undefined, atom: Atom, rules: MergeRules): Value | undefined {
-  if (lhs === undefined && rhs === undefined) throw new TypedValueError('at least one of lhs and rhs must be provided');
+function run(
+  lhs: Value | undefined,
+  rhs: Value | undefined,
+  atom: Atom,
+  rules: MergeRules,
+): Value | undefined {
+  if (lhs === undefined && rhs === undefined)
+    throw new TypedValueError('at least one of lhs and rhs must be provided');
   const w: Walker = { lhs, rhs, path: [], out: undefined, inLeaf: false };
   walk(w, atom, rules);
   return w.out;

@@ -180,7 +180,12 @@ export class Updater {
    * Removes what the applier applied last time and not this time, unless another
    * manager (or this apply) owns it (smd prune, addBackOwnedItems, addBackDanglingItems).
    */
-  private prune(merged: Value, managers: ManagedFieldSets, applier: string, lastSet: VersionedSet | undefined): Value {
+  private prune(
+    merged: Value,
+    managers: ManagedFieldSets,
+    applier: string,
+    lastSet: VersionedSet | undefined,
+  ): Value {
     if (!lastSet || lastSet.set.empty()) return merged;
     if (!this.convertible(lastSet)) return merged;
     const sc = this.schema;

@@ -179,5 +179,11 @@ export function goJSON(v: Value): string {
   if (typeof v === 'string') return goJSONString(v);
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
   if (isList(v)) return '[' + v.map(goJSON).join(',') + ']';
-  return '{' + sortedKeys(v).map((k) => `${goJSONString(k)}:${goJSON(v[k] as Value)}`).join(',') + '}';
+  return (
+    '{' +
+    sortedKeys(v)
+      .map((k) => `${goJSONString(k)}:${goJSON(v[k] as Value)}`)
+      .join(',') +
+    '}'
+  );
 }

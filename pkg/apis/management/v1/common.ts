@@ -8,14 +8,17 @@ import type { ResourceInfo, Verb } from '../../../registry/rest/interfaces.js';
 import { objectMetaSchema } from './object-meta-schema.js';
 import {
   atomicList,
+  atomicObj,
   bool,
   bytes,
   dateTime,
   enumOf,
   int64,
   obj,
+  listMap,
   str,
   stringList,
+  stringSet,
   type JSONSchema,
 } from './schema-builders.js';
 
@@ -47,8 +50,10 @@ export interface UserOrTeam {
   team?: string;
 }
 
+// Atomic: user and team are alternatives, so the owner changes as one value. Were it
+// granular, one manager setting `user` and another `team` would leave both set.
 export function ownerSchema(): JSONSchema {
-  return obj('Owner of the object: a user or a team. Set one of the two.', {
+  return atomicObj('Owner of the object: a user or a team. Set one of the two.', {
     user: str('Name of the User that owns the object.'),
     team: str('Name of the Team that owns the object.'),
   });
@@ -65,6 +70,11 @@ export interface AccessRule {
   teams?: string[];
 }
 
+// Atomic, items and all. A rule has no identity (its name is optional and need not
+// be unique), and a rule is one grant: verbs x subresources x (users, teams).
+// Merging two managers' partial rules, or letting one manager add a user to a rule
+// another wrote, would grant rights neither of them applied. So whoever applies
+// `access` owns the whole list, and a second manager setting it is a conflict.
 export function accessRulesSchema(what: string): JSONSchema {
   return atomicList(
     `Rights other users and teams have on this ${what}. Each rule grants its verbs to its users and teams.`,
@@ -90,6 +100,8 @@ export interface ClusterRoleRef {
   name?: string;
 }
 
+// Atomic: an entry's only field, its name, is optional, so entries have no key to
+// merge by (a list-map needs every item to carry its keys).
 export function clusterRolesSchema(who: string): JSONSchema {
   return atomicList(
     `Cluster roles assigned to ${who} in the connected clusters.`,
@@ -114,14 +126,18 @@ export interface KindSecretRef extends SecretRef {
   kind?: string;
 }
 
+// Atomic, as Kubernetes' own references are (`+structType=atomic`): name, namespace
+// and key point at one value together; mixing parts from two managers would point
+// at something neither meant.
 export function secretRefSchema(description: string): JSONSchema {
-  return obj(description, {
+  return atomicObj(description, {
     secretName: str('Name of the secret.'),
     secretNamespace: str('Namespace of the secret.'),
     key: str('Key inside the secret that holds the value.'),
   });
 }
 
+// Atomic: references have no required identity (any of their fields may be empty).
 export function imagePullSecretsSchema(who: string): JSONSchema {
   return atomicList(
     `Image pull secrets ${who} can use.`,
@@ -244,8 +260,12 @@ function scopeRuleSchema(): JSONSchema {
   });
 }
 
+// The whole scope is atomic: it is one security decision. Were its lists owned
+// separately, one manager dropping its part (projects, say) would widen what the
+// key may reach while another manager's part stays, and an empty scope does not
+// limit the key at all. Whoever applies `scope` owns all of it.
 export function accessKeyScopeSchema(): JSONSchema {
-  return obj(
+  return atomicObj(
     'Limits what the key may reach. A scope only narrows what the key owner may do; it never widens it. An empty scope does not limit the key.',
     {
       roles: atomicList(
@@ -341,7 +361,7 @@ export function identitySchema(): JSONSchema {
         'Additional claims of the login; only claims the authentication configuration allows are kept.',
       additionalProperties: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' },
     },
-    groups: stringList('Groups the identity provider reported for the user.'),
+    groups: stringSet('Groups the identity provider reported for the user.'),
     connector: str('Connector the key was created from.'),
     connectorData: bytes(
       'Data the connector needs for later requests, such as upstream tokens. Write only: it is never returned to users, clients or through the API.',
@@ -380,11 +400,12 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+// A map keyed by `type`, as upstream's conditions: each condition is owned by the
+// controller that reports it.
 export function conditionsSchema(what: string): JSONSchema {
-  return {
-    type: 'array',
-    description: `Observations of the current state of the ${what}, one per condition type.`,
-    items: obj(
+  return listMap(
+    `Observations of the current state of the ${what}, one per condition type.`,
+    obj(
       'One aspect of the current state.',
       {
         type: str('Type of the condition, in CamelCase, such as `Ready`.'),
@@ -401,9 +422,8 @@ export function conditionsSchema(what: string): JSONSchema {
       },
       { required: ['type', 'status'] },
     ),
-    'x-kubernetes-list-type': 'map',
-    'x-kubernetes-list-map-keys': ['type'],
-  };
+    ['type'],
+  );
 }
 
 // ---- the envelope ------------------------------------------------------------------------

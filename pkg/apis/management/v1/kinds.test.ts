@@ -200,18 +200,26 @@ describe('managementKinds', () => {
     }
   });
 
-  it('gives every list a list type and merge keys only where Kubernetes does', () => {
+  it('gives every list a list type, and strategic-merge extensions exactly to sets and single-key maps', () => {
     for (const k of kinds) {
       eachProperty(k.schema, '', (path, prop) => {
         if (prop['type'] === 'array') {
           assert.ok(prop['x-kubernetes-list-type'], `${k.info.kind} ${path} has no list type`);
         }
-        if (prop['x-kubernetes-patch-strategy'] !== undefined) {
-          assert.ok(
-            ['metadata.ownerReferences', 'metadata.finalizers'].includes(path),
-            `${k.info.kind} ${path} has a patch strategy`,
-          );
-        }
+        const listType = prop['x-kubernetes-list-type'];
+        const keys = prop['x-kubernetes-list-map-keys'];
+        const merges = listType === 'set' || (listType === 'map' && Array.isArray(keys) && keys.length === 1);
+        // kubectl's client-side apply and patch read these, so they must say what the list type says.
+        assert.equal(
+          prop['x-kubernetes-patch-strategy'],
+          merges ? 'merge' : undefined,
+          `${k.info.kind} ${path} patch strategy`,
+        );
+        assert.equal(
+          prop['x-kubernetes-patch-merge-key'],
+          listType === 'map' && Array.isArray(keys) ? keys[0] : undefined,
+          `${k.info.kind} ${path} merge key`,
+        );
       });
       const meta = (
         k.schema['properties'] as Record<string, Record<string, Record<string, Record<string, unknown>>>>
@@ -219,6 +227,39 @@ describe('managementKinds', () => {
       assert.equal(meta?.['ownerReferences']?.['x-kubernetes-patch-merge-key'], 'uid');
       assert.equal(meta?.['finalizers']?.['x-kubernetes-patch-strategy'], 'merge');
     }
+  });
+
+  it('merges the fields two managers share as a user would expect', () => {
+    const at = (kind: string, path: string): Record<string, unknown> => {
+      const k = kinds.find((x) => x.info.kind === kind);
+      assert.ok(k, kind);
+      let found: Record<string, unknown> | undefined;
+      eachProperty(k.schema, '', (p, prop) => {
+        if (p === path) found = prop;
+      });
+      assert.ok(found, `${kind} ${path}`);
+      return found;
+    };
+    // Members added from several places: sets.
+    for (const [kind, path] of [
+      ['Team', 'spec.users'],
+      ['Team', 'spec.groups'],
+      ['User', 'spec.groups'],
+      ['User', 'status.teams'],
+      ['OwnedAccessKey', 'spec.groups'],
+    ] as const) {
+      assert.equal(at(kind, path)['x-kubernetes-list-type'], 'set', `${kind} ${path}`);
+    }
+    // Each key of a secret's data is its own field.
+    assert.equal(at('SharedSecret', 'spec.data')['x-kubernetes-map-type'], undefined);
+    // Grants and references change as one value.
+    assert.equal(at('SharedSecret', 'spec.access')['x-kubernetes-list-type'], 'atomic');
+    assert.equal(at('Team', 'spec.owner')['x-kubernetes-map-type'], 'atomic');
+    assert.equal(at('OwnedAccessKey', 'spec.scope')['x-kubernetes-map-type'], 'atomic');
+    assert.equal(at('User', 'spec.passwordRef')['x-kubernetes-map-type'], 'atomic');
+    assert.equal(at('VirtualClusterInstance', 'spec.clusterRef')['x-kubernetes-map-type'], 'atomic');
+    // Conditions are keyed by type, each owned by the controller that reports it.
+    assert.deepEqual(at('SharedSecret', 'status.conditions')['x-kubernetes-list-map-keys'], ['type']);
   });
 
   it('accepts a complete example of each kind with no unknown fields', () => {

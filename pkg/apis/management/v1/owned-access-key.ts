@@ -19,7 +19,7 @@ import {
   type AccessKeyScope,
   type TypedObject,
 } from './common.js';
-import { bool, dateTime, enumOf, int64, obj, str, stringList, type JSONSchema } from './schema-builders.js';
+import { bool, dateTime, enumOf, int64, obj, str, stringSet, type JSONSchema } from './schema-builders.js';
 
 /** Key types upstream knows: who manages the key. */
 export const ACCESS_KEY_TYPES = [
@@ -123,7 +123,7 @@ export function ownedAccessKeySchema(): JSONSchema {
       subject: str(
         'A generic subject the key authenticates as, instead of a user or a team. Set exactly one of user, team and subject; cannot be changed.',
       ),
-      groups: stringList('Extra groups the caller gets when using this key.'),
+      groups: stringSet('Extra groups the caller gets when using this key.'),
       key: str(
         'The access key, used as a bearer token. Leave empty on create to have the server generate one. The server keeps only a hash: the key is returned once, in the response to the write that set it, and reads return an empty string. An update that leaves it empty keeps the key; any other value replaces it. A value of the form `sha256:<64 hex digits>` is taken as the hash of a key the server never sees.',
       ),

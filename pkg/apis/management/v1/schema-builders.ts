@@ -43,9 +43,17 @@ export function obj(
   return { type: 'object', description, properties, ...extra };
 }
 
+// Merge semantics. Every list says how server-side apply and strategic merge
+// patch combine it (`x-kubernetes-list-type`), and a struct or map that must change
+// as one says so (`x-kubernetes-map-type: atomic`); structs and maps are granular
+// otherwise. Sets and single-key list-maps also carry the strategic-merge-patch
+// extensions (`x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`),
+// because kubectl's client-side apply and patch read those, not the list type.
+
 /**
  * A list replaced as a whole by merges and applies: Kubernetes' `atomic` list type,
- * which is right for every list here that has no natural merge key.
+ * for lists whose items have no identity of their own, or whose items only mean
+ * something together (one manager owns the whole list).
  */
 export function atomicList(description: string, items: JSONSchema): JSONSchema {
   return { type: 'array', description, items, 'x-kubernetes-list-type': 'atomic' };
@@ -53,6 +61,45 @@ export function atomicList(description: string, items: JSONSchema): JSONSchema {
 
 export function stringList(description: string): JSONSchema {
   return atomicList(description, { type: 'string' });
+}
+
+/**
+ * A set of unique strings: each member is owned by whoever added it, and merges
+ * add to the set instead of replacing it (Kubernetes' `set` list type).
+ */
+export function stringSet(description: string): JSONSchema {
+  return {
+    type: 'array',
+    description,
+    items: { type: 'string' },
+    'x-kubernetes-list-type': 'set',
+    'x-kubernetes-patch-strategy': 'merge',
+  };
+}
+
+/**
+ * A list of objects identified by their `keys` (which every item must set):
+ * items merge by key and each item's fields are owned separately.
+ */
+export function listMap(description: string, items: JSONSchema, keys: readonly string[]): JSONSchema {
+  const list: JSONSchema = {
+    type: 'array',
+    description,
+    items,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': [...keys],
+  };
+  // Strategic merge patch knows a single merge key only.
+  if (keys.length === 1) {
+    list['x-kubernetes-patch-strategy'] = 'merge';
+    list['x-kubernetes-patch-merge-key'] = keys[0];
+  }
+  return list;
+}
+
+/** A struct that is set and replaced as one value (`x-kubernetes-map-type: atomic`). */
+export function atomicObj(description: string, properties: Record<string, JSONSchema>): JSONSchema {
+  return obj(description, properties, { 'x-kubernetes-map-type': 'atomic' });
 }
 
 export function stringMap(description: string): JSONSchema {

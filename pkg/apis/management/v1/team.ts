@@ -16,7 +16,7 @@ import {
   type TypedObject,
   type UserOrTeam,
 } from './common.js';
-import { obj, str, stringList, type JSONSchema } from './schema-builders.js';
+import { obj, str, stringSet, type JSONSchema } from './schema-builders.js';
 
 export interface TeamSpec {
   displayName?: string;
@@ -47,8 +47,10 @@ export function teamSchema(): JSONSchema {
       description: str('What the team is for.'),
       owner: ownerSchema(),
       username: str('User name of the team, used to identify it and as its registry namespace.'),
-      users: stringList('Names of the users that belong to the team.'),
-      groups: stringList(
+      // Sets: members come from several places (an admin, a sync from an identity
+      // provider, a pipeline), and each adds or removes its own members.
+      users: stringSet('Names of the users that belong to the team.'),
+      groups: stringSet(
         'Group names from authentication tokens; users whose token carries one of them belong to the team.',
       ),
       imagePullSecrets: imagePullSecretsSchema('members of the team'),

@@ -18,7 +18,7 @@ import {
   type TypedObject,
   type UserOrTeam,
 } from './common.js';
-import { bool, int64, obj, str, stringList, type JSONSchema } from './schema-builders.js';
+import { bool, int64, obj, str, stringSet, type JSONSchema } from './schema-builders.js';
 
 export interface UserSpec {
   displayName?: string;
@@ -62,8 +62,9 @@ export function userSchema(): JSONSchema {
       icon: str('URL of an icon shown for the user.'),
       email: str('Email address of the user.'),
       subject: str('Subject of the user as presented in authentication tokens.'),
-      groups: stringList('Groups the user belongs to.'),
-      ssoGroups: stringList(
+      // Sets: groups are added and removed one by one, by admins and by single sign-on.
+      groups: stringSet('Groups the user belongs to.'),
+      ssoGroups: stringSet(
         'Groups remembered from single sign-on, so they can be removed again on the next login.',
       ),
       passwordRef: secretRefSchema('Where the password of the user is kept.'),
@@ -87,7 +88,7 @@ export function userSchema(): JSONSchema {
     obj(
       'Observed state of the user. Written through the status subresource; writes to the main resource keep it as stored.',
       {
-        teams: stringList('Names of the teams the user belongs to.'),
+        teams: stringSet('Names of the teams the user belongs to.'),
       },
     ),
   );

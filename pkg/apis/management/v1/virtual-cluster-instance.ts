@@ -18,7 +18,16 @@ import {
   type TypedObject,
   type UserOrTeam,
 } from './common.js';
-import { atomicList, bool, obj, str, stringList, stringMap, type JSONSchema } from './schema-builders.js';
+import {
+  atomicList,
+  atomicObj,
+  bool,
+  obj,
+  str,
+  stringList,
+  stringMap,
+  type JSONSchema,
+} from './schema-builders.js';
 
 export interface VirtualClusterAccessPointIngress {
   enabled?: boolean;
@@ -118,7 +127,8 @@ export function virtualClusterInstanceSchema(): JSONSchema {
       displayName: str('Name shown in the UI.'),
       description: str('Describes the virtual cluster instance.'),
       owner: ownerSchema(),
-      templateRef: obj('The virtual cluster template the instance was made from.', {
+      // Atomic references: name and version (cluster, namespace and name) identify one thing together.
+      templateRef: atomicObj('The virtual cluster template the instance was made from.', {
         name: str('Name of the template.'),
         version: str('Version of the template; empty means the latest.'),
         syncOnce: bool('Applies the template once instead of keeping the instance in sync with it.'),
@@ -126,12 +136,13 @@ export function virtualClusterInstanceSchema(): JSONSchema {
       template: virtualClusterTemplateDefinitionSchema(
         'The definition of the virtual cluster, when no template is referenced.',
       ),
-      clusterRef: obj('Where the virtual cluster runs.', {
+      clusterRef: atomicObj('Where the virtual cluster runs.', {
         cluster: str('Name of the connected cluster the virtual cluster runs in.'),
         namespace: str('Namespace of the host cluster the virtual cluster runs in.'),
         virtualCluster: str('Name of the virtual cluster in that namespace.'),
       }),
       parameters: str('Parameters for the template, as a YAML document.'),
+      // Atomic, as access rules are (see accessRulesSchema): a rule is one grant without identity.
       extraAccessRules: atomicList(
         'More access rules for the virtual cluster itself, besides those of the template.',
         obj('Users and teams that get a cluster role in the virtual cluster.', {

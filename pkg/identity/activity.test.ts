@@ -4,7 +4,16 @@ import type { KubeObject } from '../apis/meta/types.js';
 import type { Storage } from '../storage/interfaces.js';
 import { KVStorage } from '../storage/store.js';
 import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
+import { compileSchema } from '../apis/schema/compile.js';
+import { Store } from '../registry/generic/store.js';
+import { ownedAccessKeyStrategy } from '../registry/management/index.js';
 import { AccessKeyActivity, rfc3339Seconds, storedLastActivity } from './activity.js';
+import { ACCESS_KEY_ACTIVITY_MANAGER } from './status-writer.js';
+
+/** The keys' Store over `storage`: the writer goes through its status subresource. */
+function keysStore(storage: Storage): Store {
+  return new Store({ strategy: ownedAccessKeyStrategy('g'), storage, keyPrefix: '/registry', compileSchema });
+}
 
 const KEYS = '/registry/g/ownedaccesskeys/';
 
@@ -42,11 +51,19 @@ test('many uses within an interval make one write, off the request path', async 
   const raw = new KVStorage(SqliteKV.open(':memory:'));
   t.after(() => raw.close());
   const { storage, writes } = counting(raw);
-  const stored = await raw.create(KEYS + 'k', key('k'));
+  // Made by a client, so its managedFields are tracked.
+  const made = {
+    manager: 'kubectl',
+    operation: 'Update' as const,
+    apiVersion: 'g/v1',
+    time: '2030-01-01T00:00:00Z',
+    fieldsType: 'FieldsV1' as const,
+    fieldsV1: { 'f:spec': { '.': {}, 'f:user': {} } },
+  };
+  const stored = await raw.create(KEYS + 'k', key('k', { metadata: { name: 'k', managedFields: [made] } }));
   let now = Date.parse('2030-01-01T00:00:00Z');
   const activity = new AccessKeyActivity({
-    storage,
-    storageKey: (n) => KEYS + n,
+    writer: keysStore(storage),
     intervalMs: 60_000,
     now: () => now,
   });
@@ -65,6 +82,10 @@ test('many uses within an interval make one write, off the request path', async 
   assert.equal(after?.['status'] && storedLastActivity(after), Date.parse(rfc3339Seconds(now - 100)));
   // The rest of the key is untouched.
   assert.deepEqual(after?.['spec'], { user: 'alice' });
+  // The write went through the status subresource, under the writer's own name.
+  const entry = after?.metadata.managedFields?.find((e) => e.manager === ACCESS_KEY_ACTIVITY_MANAGER);
+  assert.equal(entry?.subresource, 'status');
+  assert.deepEqual(entry?.fieldsV1, { 'f:status': { '.': {}, 'f:lastActivity': {} } });
 });
 
 test('a value another replica wrote in the same second counts as written', async (t) => {
@@ -74,8 +95,7 @@ test('a value another replica wrote in the same second counts as written', async
   const now = Date.parse('2030-01-01T00:00:00Z');
   const fresh = await raw.create(KEYS + 'k', key('k', { status: { lastActivity: rfc3339Seconds(now) } }));
   const activity = new AccessKeyActivity({
-    storage,
-    storageKey: (n) => KEYS + n,
+    writer: keysStore(storage),
     intervalMs: 60_000,
     now: () => now,
   });
@@ -91,8 +111,7 @@ test('a key deleted before its write is forgotten quietly', async (t) => {
   const stored = await raw.create(KEYS + 'gone', key('gone'));
   const warnings: string[] = [];
   const activity = new AccessKeyActivity({
-    storage: raw,
-    storageKey: (n) => KEYS + n,
+    writer: keysStore(raw),
     logger: { info: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
   });
   t.after(() => activity.stop());

@@ -11,9 +11,9 @@
 // in use just because the next write is not due yet.
 
 import type { Logger } from '../apiserver/config.js';
+import { isApiError } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
-import { isStorageError } from '../storage/errors.js';
-import type { Storage } from '../storage/interfaces.js';
+import { ACCESS_KEY_ACTIVITY_MANAGER, type StatusWriter } from './status-writer.js';
 
 export const DEFAULT_ACTIVITY_INTERVAL_MS = 60_000;
 /** No key is written more often than this, however short its ttl. */
@@ -42,15 +42,12 @@ interface KeyState {
 }
 
 export interface AccessKeyActivityOptions {
-  readonly storage: Storage;
-  /** The storage key of the OwnedAccessKey named `name`. */
-  readonly storageKey: (name: string) => string;
+  /** OwnedAccessKeys' status subresource (writes are recorded for platform-access-key-activity). */
+  readonly writer: StatusWriter;
   readonly intervalMs?: number;
   readonly now?: () => number;
   readonly logger?: Logger;
 }
-
-const GONE = Symbol('key gone');
 
 export class AccessKeyActivity {
   private readonly states = new Map<string, KeyState>();
@@ -123,19 +120,22 @@ export class AccessKeyActivity {
     const lastUse = state.lastUse;
     state.lastWrite = this.now();
     const value = rfc3339Seconds(lastUse);
-    const done = this.options.storage
-      .guaranteedUpdate(this.options.storageKey(name), (current) => {
-        if (!current) throw GONE;
-        const stored = storedLastActivity(current);
-        // Another replica (or an earlier write) already has this or a later time.
-        if (stored !== undefined && stored >= Date.parse(value)) return current;
-        const status = isObject(current['status']) ? current['status'] : {};
-        return { ...current, status: { ...status, lastActivity: value } };
-      })
+    const done = this.options.writer
+      .writeStatus(
+        name,
+        (current) => {
+          const stored = storedLastActivity(current);
+          // Another replica (or an earlier write) already has this or a later time.
+          if (stored !== undefined && stored >= Date.parse(value)) return undefined;
+          const status = isObject(current['status']) ? current['status'] : {};
+          return { ...status, lastActivity: value };
+        },
+        ACCESS_KEY_ACTIVITY_MANAGER,
+      )
       .then(
         () => undefined,
         (err: unknown) => {
-          if (err === GONE || isStorageError(err, 'KeyNotFound')) {
+          if (isApiError(err) && err.code === 404) {
             this.states.delete(name);
             return;
           }

@@ -7,6 +7,7 @@ import type { Storage } from '../storage/interfaces.js';
 import { AccessKeyActivity } from './activity.js';
 import { ACCESS_KEYS, IdentityCache, TEAMS, USERS } from './identity-cache.js';
 import { specString } from './membership.js';
+import { lateStatusWriter, type StatusWriter } from './status-writer.js';
 import { TeamStatusController } from './team-status.js';
 
 export { AccessKeyActivity, DEFAULT_ACTIVITY_INTERVAL_MS } from './activity.js';
@@ -14,6 +15,7 @@ export { IdentityCache, accessHolderOf, storedKeyHash } from './identity-cache.j
 export type { AccessGrant, AccessHolder, IdentityChange } from './identity-cache.js';
 export { TeamIndex, UserGroupIndex, specString, specStrings } from './membership.js';
 export { TeamStatusController } from './team-status.js';
+export { ACCESS_KEY_ACTIVITY_MANAGER, TEAM_STATUS_MANAGER, type StatusWriter } from './status-writer.js';
 export { keyTokenGeneration, userTokenGeneration } from './token-generation.js';
 
 export interface IdentityServicesOptions {
@@ -24,6 +26,8 @@ export interface IdentityServicesOptions {
   readonly accessHolderResources?: readonly string[];
   /** --access-key-activity-interval. */
   readonly activityIntervalMs?: number;
+  /** The status subresource of `users` and `ownedaccesskeys` (their Stores), looked up when a write happens. */
+  readonly statusWriterOf: (resource: string) => StatusWriter | undefined;
   readonly logger?: Logger;
 }
 
@@ -46,15 +50,13 @@ export class IdentityServices {
       ...(logger ? { logger } : {}),
     });
     this.activity = new AccessKeyActivity({
-      storage,
-      storageKey: (name) => collectionPrefix(ACCESS_KEYS) + name,
+      writer: lateStatusWriter(ACCESS_KEYS, options.statusWriterOf),
       ...(options.activityIntervalMs !== undefined ? { intervalMs: options.activityIntervalMs } : {}),
       ...(logger ? { logger } : {}),
     });
     this.teamStatus = new TeamStatusController({
       cache: this.cache,
-      storage,
-      storageKey: (name) => collectionPrefix(USERS) + name,
+      writer: lateStatusWriter(USERS, options.statusWriterOf),
       ...(logger ? { logger } : {}),
     });
   }

@@ -4,6 +4,10 @@ import type { KubeObject } from '../apis/meta/types.js';
 import { KVStorage } from '../storage/store.js';
 import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
 import { IdentityCache } from './identity-cache.js';
+import { compileSchema } from '../apis/schema/compile.js';
+import { Store } from '../registry/generic/store.js';
+import { userStrategy } from '../registry/management/index.js';
+import { TEAM_STATUS_MANAGER } from './status-writer.js';
 import { statusTeams, TeamStatusController } from './team-status.js';
 
 const ROOT = '/registry/g/';
@@ -29,7 +33,6 @@ async function eventually(fn: () => Promise<void>): Promise<void> {
 test('User.status.teams follows team users, team groups and user groups', async (t) => {
   const storage = new KVStorage(SqliteKV.open(':memory:'));
   await storage.create(USERS + 'alice', obj('User', 'alice', { groups: ['sso-devs'] }));
-  await storage.create(USERS + 'bob', obj('User', 'bob', {}));
   await storage.create(TEAMS + 'devs', obj('Team', 'devs', { groups: ['sso-devs'] }));
   await storage.create(TEAMS + 'qa', obj('Team', 'qa', { users: ['bob', 'alice'] }));
   const cache = new IdentityCache({
@@ -38,7 +41,19 @@ test('User.status.teams follows team users, team groups and user groups', async 
     teams: TEAMS,
     accessKeys: ROOT + 'ownedaccesskeys/',
   });
-  const controller = new TeamStatusController({ cache, storage, storageKey: (n) => USERS + n });
+  // Through the users' status subresource, as the server wires it.
+  const users = new Store({ strategy: userStrategy('g'), storage, keyPrefix: '/registry', compileSchema });
+  const controller = new TeamStatusController({ cache, writer: users });
+  // bob is made through the Store, as clients make users: his managedFields are tracked.
+  await users.create(
+    { user: { name: 'admin', groups: [] }, namespace: '', warnings: [] },
+    obj('User', 'bob', {}),
+    {
+      dryRun: false,
+      fieldManager: 'kubectl',
+      fieldValidation: 'Strict',
+    },
+  );
   t.after(async () => {
     await controller.stop();
     await cache.stop();
@@ -82,5 +97,12 @@ test('User.status.teams follows team users, team groups and user groups', async 
   }));
   await eventually(async () => assert.equal(cache.team('devs')?.['spec'] !== undefined, true));
   await controller.idle();
-  assert.equal((await storage.get(USERS + 'bob'))?.metadata.resourceVersion, rv);
+  const bob = await storage.get(USERS + 'bob');
+  assert.equal(bob?.metadata.resourceVersion, rv);
+  // The controller's writes are recorded under its own name, through the status subresource.
+  const entry = bob?.metadata.managedFields?.find((e) => e.manager === TEAM_STATUS_MANAGER);
+  assert.equal(entry?.subresource, 'status');
+  assert.equal(entry?.operation, 'Update');
+  // It made the status object, so it owns that too ('.'); status.teams is a set of its members.
+  assert.deepEqual(entry?.fieldsV1, { 'f:status': { '.': {}, 'f:teams': { '.': {}, 'v:"devs"': {} } } });
 });

@@ -2,22 +2,21 @@
 // user in spec.users or share one of the user's spec.groups. It reacts to the
 // identity cache's changes (so it runs on every replica from the same watches),
 // works out which users a change can affect, and rewrites their status one at a
-// time, off any request path. Writes go straight to storage: status cannot be
-// written through the main resource, and an unchanged status writes nothing, so
+// time, off any request path. Writes go through the User's status subresource
+// (manager platform-team-status), and an unchanged status writes nothing, so
 // replicas racing to write the same value cost one write in all.
 
 import type { Logger } from '../apiserver/config.js';
+import { isApiError } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
-import { isStorageError } from '../storage/errors.js';
-import type { Storage } from '../storage/interfaces.js';
 import { TEAMS, USERS, type IdentityCache, type IdentityChange } from './identity-cache.js';
 import { specStrings } from './membership.js';
+import { TEAM_STATUS_MANAGER, type StatusWriter } from './status-writer.js';
 
 export interface TeamStatusControllerOptions {
   readonly cache: IdentityCache;
-  readonly storage: Storage;
-  /** The storage key of the User named `name`. */
-  readonly storageKey: (name: string) => string;
+  /** Users' status subresource. */
+  readonly writer: StatusWriter;
   readonly logger?: Logger;
 }
 
@@ -32,7 +31,6 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-const GONE = Symbol('user gone');
 const RETRY_DELAY_MS = 1000;
 
 export class TeamStatusController {
@@ -111,22 +109,25 @@ export class TeamStatusController {
   }
 
   private async reconcile(name: string): Promise<void> {
-    const { cache, storage, storageKey, logger } = this.options;
+    const { cache, writer, logger } = this.options;
     const user = cache.user(name);
     if (!user) return; // not a User (a name in a team's list), or deleted
     const desired = cache.teamsOfUser(name);
     if (sameList(statusTeams(user), desired)) return;
     try {
-      await storage.guaranteedUpdate(storageKey(name), (current) => {
-        if (!current) throw GONE;
-        // Decide on the freshest teams: the cache may have moved on meanwhile.
-        const teams = cache.teamsOfUser(name);
-        if (sameList(statusTeams(current), teams)) return current;
-        const status = isObject(current['status']) ? current['status'] : {};
-        return { ...current, status: { ...status, teams } };
-      });
+      await writer.writeStatus(
+        name,
+        (current) => {
+          // Decide on the freshest teams: the cache may have moved on meanwhile.
+          const teams = cache.teamsOfUser(name);
+          if (sameList(statusTeams(current), teams)) return undefined;
+          const status = isObject(current['status']) ? current['status'] : {};
+          return { ...status, teams };
+        },
+        TEAM_STATUS_MANAGER,
+      );
     } catch (err) {
-      if (err === GONE || isStorageError(err, 'KeyNotFound')) return;
+      if (isApiError(err) && err.code === 404) return;
       logger?.warn('could not update the teams of a user; retrying', {
         user: name,
         error: err instanceof Error ? err.message : String(err),

@@ -13,6 +13,7 @@ import { UnionAuthenticator } from '../../authentication/union.js';
 import { newPlatformAuthorization } from '../../authorization/index.js';
 import { tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../../identity/index.js';
+import type { Store } from '../../registry/generic/store.js';
 import { managementStrategies } from '../../registry/management/index.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { Storage } from '../../storage/interfaces.js';
@@ -210,8 +211,11 @@ export class ServerOptions {
       const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
       const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
       const storedKinds = managementStrategies(group).map((s) => s.info);
+      // The identity controllers write status through the users' and keys' Stores, built below.
+      const stores = new Map<string, Store>();
       const accessKeys = new IdentityServices({
         storage,
+        statusWriterOf: (resource) => stores.get(resource),
         collectionPrefix: prefixOf,
         accessHolderResources: storedKinds.map((k) => k.resource).filter((r) => !identityKinds.has(r)),
         activityIntervalMs: options.accessKeyActivityIntervalMs,
@@ -273,6 +277,7 @@ export class ServerOptions {
         extraResources: [tokens.tokenResource(authorization.authorizer)],
         garbageCollection,
         keyOwner,
+        onStore: (store) => stores.set(store.info.resource, store),
       });
       // Bare Stores for the server's own writes (the collector, migrations): past admission and filters.
       const systemStores = buildResources(group, storage, options.etcdPrefix, {

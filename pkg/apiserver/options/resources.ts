@@ -36,6 +36,8 @@ export interface ResourceWiring {
   readonly extraResources?: readonly RESTStorage[];
   /** Whether a garbage collector honours deletion finalizers (see StoreOptions.garbageCollection). */
   readonly garbageCollection?: boolean;
+  /** Told of each kind's Store (the identity controllers write status through them). */
+  readonly onStore?: (store: Store) => void;
 }
 
 export function buildResources(
@@ -56,8 +58,8 @@ export function buildResources(
   const store = (
     strategy: (typeof strategies)[number],
     subresources?: Map<string, SubresourceStorage>,
-  ): Store =>
-    new Store({
+  ): Store => {
+    const made = new Store({
       strategy,
       storage,
       keyPrefix,
@@ -66,6 +68,9 @@ export function buildResources(
       ...(wiring.garbageCollection !== undefined ? { garbageCollection: wiring.garbageCollection } : {}),
       ...(subresources ? { subresources } : {}),
     });
+    wiring.onStore?.(made);
+    return made;
+  };
   const keys = store(
     strategies.find((s) => s.info.resource === 'ownedaccesskeys') ?? fail('ownedaccesskeys'),
   );

@@ -31,8 +31,8 @@ function meta(name: string, extra: Partial<KubeObject['metadata']> = {}): KubeOb
 const users: Record<string, Record<string, unknown>> = {
   alice: {
     groups: ['sso-devs'],
-    // Members of qa may read alice and her keys.
-    access: [{ verbs: ['get'], subresources: ['accesskeys'], teams: ['qa'] }],
+    // Members of qa may read alice, her keys and her status.
+    access: [{ verbs: ['get'], subresources: ['accesskeys', 'status'], teams: ['qa'] }],
   },
   bob: {},
   carol: { disabled: true },

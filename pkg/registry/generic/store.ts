@@ -79,6 +79,9 @@ import { applyPatch, preparePatch } from './patch.js';
 import { keepAllButStatus, STATUS_SUBRESOURCE, statusSubresourceInfo } from './status.js';
 import { convertToTable } from './table.js';
 
+/** Who the server's own writes are made as (upstream's loopback client is system:apiserver). */
+const SERVER_USER = { name: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] } as const;
+
 /** How a write's managedFields come about: recorded as an Update, or already made by an apply. */
 type ManagedFieldsMode = 'update' | 'applied';
 
@@ -521,6 +524,7 @@ export class Store implements RESTStorage {
     manager: string,
     target: WriteTarget,
     managedFields: ManagedFieldsMode,
+    admit = true,
   ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
@@ -553,7 +557,7 @@ export class Store implements RESTStorage {
     delete meta.selfLink;
 
     this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old, target));
-    await this.admission?.admit(ctx, obj, old, this.info);
+    if (admit) await this.admission?.admit(ctx, obj, old, this.info);
 
     // Status is not what a client asks for: only changes elsewhere count (the CRD strategy's rule).
     if (!sameDesiredState(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
@@ -573,6 +577,31 @@ export class Store implements RESTStorage {
   /** What an object that does not exist yet is to the engine: the kind, empty metadata. */
   private emptyObject(): KubeObject {
     return { apiVersion: this.apiVersion, kind: this.info.kind, metadata: {} };
+  }
+
+  /**
+   * The server's own status write (a controller's UpdateStatus): `next` makes the
+   * new status from the stored object, or returns undefined to leave it. It takes
+   * the status subresource's path (rules, validation, managedFields under
+   * `manager` with subresource status) and is retried on conflicts; admission,
+   * which judges callers, is not asked. An unchanged status writes nothing.
+   */
+  async writeStatus(
+    name: string,
+    next: (current: KubeObject) => unknown,
+    manager: string,
+    namespace = '',
+  ): Promise<KubeObject> {
+    if (!this.strategy.status) throw new Error(`${this.info.resource} has no status subresource`);
+    const ctx: RequestContext = { user: SERVER_USER, namespace, warnings: [] };
+    const key = this.keys.objectKey(namespace, name);
+    return this.updateObject(key, name, undefined, false, async (current) => {
+      const status = next(current);
+      if (status === undefined) return current;
+      const obj = clone(current);
+      obj['status'] = status;
+      return this.prepareUpdate(ctx, obj, current, manager, STATUS_SUBRESOURCE, 'update', false);
+    });
   }
 
   // ---- server-side apply -------------------------------------------------------

@@ -65,6 +65,8 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
 
 export class Documents {
   private readonly apiVersions: CachedDocument;
+  /** `/api/v1`: the core version /api advertises, with no resources. */
+  private readonly coreResourceList: CachedDocument;
   private readonly apiGroupList: CachedDocument;
   private readonly aggregated: CachedDocument;
   private readonly apiGroup: CachedDocument;
@@ -85,6 +87,7 @@ export class Documents {
   ) {
     const etagOf = (json: string): string => builders.etagOf(json);
     this.apiVersions = cache(builders.apiVersions(), etagOf);
+    this.coreResourceList = cache(builders.apiResourceList('', 'v1', []), etagOf);
     this.apiGroupList = cache(builders.apiGroupList(group, version), etagOf);
     this.aggregated = cache(builders.aggregatedDiscovery(group, version, resources), etagOf);
     this.apiGroup = cache(builders.apiGroup(group, version), etagOf);
@@ -105,6 +108,9 @@ export class Documents {
     switch (path) {
       case '/api':
         this.serveNegotiated(scope, this.apiVersions);
+        return true;
+      case '/api/v1':
+        this.serveNegotiated(scope, this.coreResourceList);
         return true;
       case '/apis':
         this.serveApis(scope);

@@ -129,6 +129,22 @@ const FLAGS: readonly FlagSpec[] = [
       'Serve gets, lists and watches from memory, kept current by one storage watch per resource. --watch-cache=false reads storage for every request.',
     defaultText: 'true',
   },
+  // ---- encryption at rest (issue 14) ----
+  {
+    name: 'encryption-provider-config',
+    field: 'encryptionProviderConfig',
+    kind: 'string',
+    usage:
+      "kube-apiserver's EncryptionConfiguration (apiserver.config.k8s.io/v1) file: which resources are encrypted at rest and with which providers (the first encrypts, each is tried to decrypt). Empty: with --storage-backend sqlite, Global Secrets are encrypted with a secretbox key generated into <data-dir>/pki/encryption-config.yaml; with etcd3, nothing is encrypted.",
+  },
+  {
+    name: 'encryption-provider-config-automatic-reload',
+    field: 'encryptionProviderConfigAutomaticReload',
+    kind: 'bool',
+    usage:
+      'Read the encryption provider configuration again when its file changes (checked every few seconds); a file that does not load keeps the configuration in force. false: only at start.',
+    defaultText: 'false',
+  },
   // ---- tokens and virtual cluster kube configs (issue 5) ----
   {
     name: 'signing-key-secret',

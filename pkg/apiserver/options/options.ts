@@ -24,6 +24,7 @@ import {
   type ServingCertificates,
 } from './serving-certs.js';
 import { openStorage } from './storage.js';
+import { setUpEncryption } from './encryption.js';
 import { buildResources, collectionPrefix } from './resources.js';
 import { buildTokenServices, syncedUsers } from './tokens.js';
 import { versionInfo } from './version.js';
@@ -74,6 +75,9 @@ export interface ServerOptionValues {
   requestheaderExtraHeadersPrefix: string[];
   requestheaderUidHeaders: string[];
   logLevel: string;
+  /** EncryptionConfiguration file ('' = the generated default on sqlite, none on etcd3). */
+  encryptionProviderConfig: string;
+  encryptionProviderConfigAutomaticReload: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
@@ -103,6 +107,8 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   csrTimeoutMs: 30_000,
   ...HOST_OPTION_DEFAULTS,
   logLevel: 'info',
+  encryptionProviderConfig: '',
+  encryptionProviderConfigAutomaticReload: false,
 });
 
 /** Everything a started server is made of; built by ServerOptions.config(). */
@@ -187,7 +193,14 @@ export class ServerOptions {
             logger: log,
           });
 
-    const storage = await openStorage(options, log);
+    const encryption = await setUpEncryption(options, log);
+    let storage: Storage;
+    try {
+      storage = await openStorage(options, log, encryption);
+    } catch (err) {
+      encryption?.close();
+      throw err;
+    }
     try {
       const group = options.apiGroup;
       const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);

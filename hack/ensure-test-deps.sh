@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the tests need and a fresh machine may lack: etcd (a real etcd
-# server for the storage suite and the etcd e2e run) and kubectl (the e2e client).
+# server for the storage suite and the etcd e2e run), etcdctl (the encryption e2e
+# reads what etcd holds past the server) and kubectl (the e2e client).
 # Idempotent: does nothing when both are present.
 #
-# On Debian/Ubuntu they come from the distribution: etcd-server (etcd 3.4) and
+# On Debian/Ubuntu they come from the distribution: etcd-server and etcd-client (etcd 3.4) and
 # kubernetes-client (kubectl 1.20 on Debian 12). The e2e suite accepts that old
 # kubectl as well as a current one. Elsewhere, install etcd and kubectl yourself.
 #
@@ -12,6 +13,7 @@ set -euo pipefail
 
 need=()
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || need+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 
 if [ ${#need[@]} -eq 0 ]; then
@@ -47,7 +49,7 @@ if [[ " ${need[*]} " == *" etcd-server "* ]]; then
   fi
 fi
 
-for tool in etcd kubectl; do
+for tool in etcd etcdctl kubectl; do
   if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "/usr/bin/$tool" ]; then
     echo "ensure-test-deps: $tool is still missing after the install" >&2
     exit 1

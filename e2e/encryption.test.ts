@@ -162,6 +162,10 @@ for (const backend of backends()) {
       const applied = await shell('kubectl get sharedsecrets -A -o json | kubectl apply -f -');
       assert.equal(applied.code, 0, applied.stderr);
       assert.match(applied.stdout, /sharedsecret\.management\.platform\.dev\/db (configured|unchanged)/);
+      // The core v1 /api now advertises must not break full discovery.
+      const resources = await s.kubectl(['api-resources']);
+      assert.equal(resources.code, 0, resources.stderr);
+      assert.match(resources.stdout, /sharedsecrets/);
     });
 
     it('rotates the key as docs/encryption.md says', TEST, async () => {

@@ -194,6 +194,20 @@ export function apiVersions(): APIVersions {
 }
 
 /**
+ * `/api` as aggregated discovery: the core v1 with no resources. Clients that read it
+ * (kubectl 1.26+) never fetch `/api/v1`, whose empty list client-go's discovery cache
+ * reports as "received empty response for: v1" (making `kubectl api-resources` fail).
+ */
+export function coreAggregatedDiscovery(): unknown {
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: 'apidiscovery.k8s.io/v2',
+    metadata: {},
+    items: [{ metadata: { creationTimestamp: null }, versions: [{ version: 'v1', resources: [], freshness: 'Current' }] }],
+  };
+}
+
+/**
  * `/apis` with `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`.
  * Every resource and subresource carries a responseKind: client-go drops entries without one.
  */

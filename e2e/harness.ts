@@ -61,6 +61,8 @@ export interface TestServer {
   readonly apiBase: string;
   readonly kubeconfigPath: string;
   readonly dataDir: string;
+  /** The etcd the server stores in (etcd3 backend only), for reading what it holds. */
+  readonly etcdEndpoint?: string;
   readonly ca: string;
   readonly token: string;
   /** Runs `kubectl --kubeconfig <admin> <args>`; never throws on a non-zero exit. */
@@ -93,6 +95,10 @@ export interface StartOptions {
   readonly args?: readonly string[];
   /** How long to wait for the first "serving" line and `/readyz` = ok. Default 90 s. */
   readonly startTimeoutMs?: number;
+  /** A data directory to reuse (kept on stop), to restart a server on what an earlier one stored. */
+  readonly dataDir?: string;
+  /** An etcd to use (kept on stop) instead of starting one, likewise. */
+  readonly etcdEndpoint?: string;
 }
 
 const compiled = import.meta.url.endsWith('.js');
@@ -159,7 +165,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 export async function startServer(options: StartOptions): Promise<TestServer> {
   const workDir = mkdtempSync(join(tmpdir(), `platform-e2e-${options.backend}-`));
-  const dataDir = join(workDir, 'data');
+  const dataDir = options.dataDir ?? join(workDir, 'data');
   const kubectlCacheDir = join(workDir, 'kubectl-cache');
   let etcd: EtcdInstance | undefined;
   const cleanupPartial = async (): Promise<void> => {
@@ -170,17 +176,18 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
   const args = ['--secure-port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir];
   if (options.backend === 'etcd3') {
     try {
-      etcd = await startEtcd();
+      if (options.etcdEndpoint === undefined) etcd = await startEtcd();
     } catch (err) {
       await cleanupPartial();
       throw err;
     }
+    const etcdEndpoint = options.etcdEndpoint ?? (etcd as EtcdInstance).endpoint;
     // A prefix of our own, so nothing could collide even on a shared etcd.
     args.push(
       '--storage-backend',
       'etcd3',
       '--etcd-servers',
-      etcd.endpoint,
+      etcdEndpoint,
       '--etcd-prefix',
       '/registry-e2e',
     );
@@ -321,6 +328,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     apiBase,
     kubeconfigPath,
     dataDir,
+    ...(options.etcdEndpoint !== undefined || etcd ? { etcdEndpoint: options.etcdEndpoint ?? etcd?.endpoint } : {}),
     ca,
     token,
     kubectl: (a, o) => runCommand(kubectlBinary(), kubectlArgs(a), o),

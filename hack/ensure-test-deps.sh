@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the tests need and a fresh machine may lack: etcd (a real etcd
-# server for the storage suite and the etcd e2e run), kubectl (the e2e client),
-# Go with structured-merge-diff's sources (hack/smd-oracle, the reference
-# implementation the server-side apply engine is compared with), and Debian's
-# Python client (the server-side apply e2e runs it with /usr/bin/python3).
+# server for the storage suite and the etcd e2e run), etcdctl (the encryption e2e
+# reads what etcd holds past the server), kubectl (the e2e client), Go with
+# structured-merge-diff's sources (hack/smd-oracle, the reference implementation
+# the server-side apply engine is compared with), and Debian's Python client (the
+# server-side apply e2e runs it with /usr/bin/python3).
 # Idempotent: does nothing when all are present.
 #
-# On Debian/Ubuntu they come from the distribution: etcd-server (etcd 3.4),
-# kubernetes-client (kubectl 1.20 on Debian 12), golang-go (Go 1.19) and
+# On Debian/Ubuntu they come from the distribution: etcd-server and etcd-client
+# (etcd 3.4), kubernetes-client (kubectl 1.20 on Debian 12), golang-go (Go 1.19) and
 # golang-k8s-sigs-structured-merge-diff-dev (smd 4.1.2, its sources and their
 # dependencies under /usr/share/gocode/src, so the oracle builds offline). The e2e
 # suite accepts that old kubectl as well as a current one. Elsewhere, install them
@@ -18,6 +19,7 @@ set -euo pipefail
 
 need=()
 command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || need+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/sigs.k8s.io/structured-merge-diff ] || need+=(golang-k8s-sigs-structured-merge-diff-dev)
@@ -58,7 +60,7 @@ if [[ " ${need[*]} " == *" etcd-server "* ]]; then
   fi
 fi
 
-for tool in etcd kubectl go; do
+for tool in etcd etcdctl kubectl go; do
   if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "/usr/bin/$tool" ]; then
     echo "ensure-test-deps: $tool is still missing after the install" >&2
     exit 1

@@ -180,6 +180,32 @@ describe('charts/platform-apiserver', () => {
     );
   });
 
+  it('encrypts Global Secrets with a generated secretbox key that upgrades keep, or the Secret the operator names', () => {
+    const first = objects(renderChart());
+    const secret = find(first, 'Secret', 'platform-apiserver-encryption');
+    assert.equal(secret.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
+    const config = Buffer.from(String((secret['data'] as Record<string, string>)['encryption-config.yaml']), 'base64').toString();
+    assert.match(config, /kind: EncryptionConfiguration/);
+    assert.match(config, /- sharedsecrets\.management\.platform\.dev/);
+    const key = /secretbox:\s+keys:\s+- name: key1\s+secret: (\S+)/.exec(config)?.[1] ?? '';
+    assert.equal(Buffer.from(key, 'base64').length, 32);
+    const f = serverFlags(first);
+    assert.equal(f.get('encryption-provider-config'), '/etc/platform-apiserver/encryption/encryption-config.yaml');
+    assert.equal(f.get('encryption-provider-config-automatic-reload'), 'true');
+    // An upgrade finds the first install's Secret and keeps its key; a fresh install makes another.
+    const upgrade = objects(renderChart({ isUpgrade: true, lookup: [secret] }));
+    assert.deepEqual(find(upgrade, 'Secret', 'platform-apiserver-encryption')['data'], secret['data']);
+    assert.notDeepEqual(find(objects(renderChart()), 'Secret', 'platform-apiserver-encryption')['data'], secret['data']);
+    // The operator's own Secret: mounted, nothing generated.
+    const own = objects(renderChart({ values: [{ encryption: { existingSecret: 'my-keys' } }] }));
+    assert.equal(own.some((o) => o.kind === 'Secret' && o.metadata.name === 'platform-apiserver-encryption'), false);
+    const volumes = at(find(own, 'Deployment'), 'spec.template.spec.volumes') as { name: string; secret?: { secretName: string } }[];
+    assert.equal(volumes.find((v) => v.name === 'encryption')?.secret?.secretName, 'my-keys');
+    // Off: no flag, no Secret.
+    const off = objects(renderChart({ values: [{ encryption: { enabled: false } }] }));
+    assert.equal(serverFlags(off).has('encryption-provider-config'), false);
+  });
+
   it('refuses sqlite with more than one replica, with a clear message', () => {
     const error = errorOf(renderChart({ values: [{ storage: { backend: 'sqlite' } }] }));
     assert.match(

@@ -64,7 +64,7 @@ describe('deploy/', () => {
     }
   });
 
-  it('describes the objects of the default rendering, plus the Namespace, minus the generated certificate', () => {
+  it('describes the objects of the default rendering, plus the Namespace, minus the generated certificate and encryption key', () => {
     const r = renderChart();
     if (!r.ok) assert.fail(r.error);
     const chart = new Map(r.manifests.map((m) => [key(m.object), m.object]));
@@ -72,7 +72,10 @@ describe('deploy/', () => {
     const onlyInDeploy = [...deploy.keys()].filter((k) => !chart.has(k));
     const onlyInChart = [...chart.keys()].filter((k) => !deploy.has(k));
     assert.deepEqual(onlyInDeploy, [`Namespace /${RELEASE_NAMESPACE}`]);
-    assert.deepEqual(onlyInChart, [`Secret ${RELEASE_NAMESPACE}/platform-apiserver-tls`]);
+    assert.deepEqual(onlyInChart.sort(), [
+      `Secret ${RELEASE_NAMESPACE}/platform-apiserver-encryption`,
+      `Secret ${RELEASE_NAMESPACE}/platform-apiserver-tls`,
+    ]);
     for (const [k, d] of deploy) {
       const c = chart.get(k);
       if (!c) continue;

@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 
 import type { RESTStorage } from '../registry/rest/interfaces.js';
+import { coreAggregatedDiscovery } from './discovery/discovery.js';
 import {
   negotiateOutput,
   notAcceptable,
@@ -65,6 +66,10 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
 
 export class Documents {
   private readonly apiVersions: CachedDocument;
+  /** `/api/v1`: the core version /api advertises, with no resources. */
+  private readonly coreResourceList: CachedDocument;
+  /** `/api` as aggregated discovery (see coreAggregatedDiscovery). */
+  private readonly coreAggregated: CachedDocument;
   private readonly apiGroupList: CachedDocument;
   private readonly aggregated: CachedDocument;
   private readonly apiGroup: CachedDocument;
@@ -89,6 +94,8 @@ export class Documents {
   ) {
     const etagOf = (json: string): string => builders.etagOf(json);
     this.apiVersions = cache(builders.apiVersions(), etagOf);
+    this.coreResourceList = cache(builders.apiResourceList('', 'v1', []), etagOf);
+    this.coreAggregated = cache(coreAggregatedDiscovery(), etagOf);
     // /apis lists the API group first, then the built-in ones, each built as a group
     // of its own and merged (the builders know one group at a time).
     const groupList = builders.apiGroupList(group, version) as { groups?: unknown[] };
@@ -124,10 +131,13 @@ export class Documents {
     const groupVersionPath = `${groupPath}/${this.version}`;
     switch (path) {
       case '/api':
-        this.serveNegotiated(scope, this.apiVersions);
+        this.serveApis(scope, this.coreAggregated, this.apiVersions);
+        return true;
+      case '/api/v1':
+        this.serveNegotiated(scope, this.coreResourceList);
         return true;
       case '/apis':
-        this.serveApis(scope);
+        this.serveApis(scope, this.aggregated, this.apiGroupList);
         return true;
       case groupPath:
         this.serveNegotiated(scope, this.apiGroup);
@@ -158,13 +168,13 @@ export class Documents {
     }
   }
 
-  /** `/apis`: the aggregated v2 document when Accept asks for it, the APIGroupList otherwise. */
-  private serveApis(scope: RequestScope): void {
+  /** `/api` or `/apis`: the aggregated v2 document when Accept asks for it, the plain list otherwise. */
+  private serveApis(scope: RequestScope, aggregated: CachedDocument, plain: CachedDocument): void {
     const output = this.negotiate(scope, { kind: 'discovery' });
     const res = scope.res;
     res.setHeader('Vary', 'Accept');
     if (output.convert?.kind === 'APIGroupDiscoveryList') {
-      const doc = this.aggregated;
+      const doc = aggregated;
       res.setHeader('ETag', doc.etag);
       if (matchesIfNoneMatch(scope.req.headers['if-none-match'], doc.etag)) {
         res.writeHead(304);
@@ -174,7 +184,7 @@ export class Documents {
       this.write(scope, doc, { ...scope.format, contentType: contentTypeWithGVK(scope.format) });
       return;
     }
-    this.write(scope, this.apiGroupList, scope.format);
+    this.write(scope, plain, scope.format);
   }
 
   private serveNegotiated(scope: RequestScope, doc: CachedDocument): void {

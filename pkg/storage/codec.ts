@@ -5,8 +5,9 @@
 // byte comparison however the caller happened to order an object's fields.
 
 import type { KubeObject } from '../apis/meta/types.js';
+import type { KeyValue } from './kv.js';
 import { isObject } from '../apis/meta/types.js';
-import { StorageError } from './errors.js';
+import { corruptObject } from './errors.js';
 import { formatResourceVersion } from './resource-version.js';
 
 function sortKeys(_key: string, value: unknown): unknown {
@@ -28,28 +29,27 @@ export function decodeObject(key: string, data: Buffer, revision: number): KubeO
   try {
     parsed = JSON.parse(data.toString('utf8'));
   } catch (err) {
-    throw new StorageError(
-      'Internal',
-      key,
-      `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${revision}`,
-      revision,
-      {
-        cause: err,
-      },
-    );
+    throw corruptObject(key, revision, 'object not decodable', err);
   }
   if (!isObject(parsed)) {
-    throw new StorageError(
-      'Internal',
-      key,
-      `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${revision}`,
-      revision,
-    );
+    throw corruptObject(key, revision, 'object not decodable');
   }
   const obj = parsed as KubeObject;
   if (!isObject(obj.metadata)) obj.metadata = {};
   obj.metadata.resourceVersion = formatResourceVersion(revision);
   return obj;
+}
+
+/**
+ * The object a read key-value holds, stamped with `revision` (its own by default).
+ * A value no encryption provider could read fails as upstream's corrupt object does,
+ * naming the key, so the caller's error says which object is unreadable.
+ */
+export function decodeKeyValue(kv: KeyValue, revision: number = kv.modRevision): KubeObject {
+  if (kv.unreadable !== undefined) {
+    throw corruptObject(kv.key, revision, `data from the storage is not transformable: ${kv.unreadable}`);
+  }
+  return decodeObject(kv.key, kv.value, revision);
 }
 
 /** A deep copy, so callers and callbacks never share mutable state with the store. */

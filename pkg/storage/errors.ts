@@ -17,12 +17,15 @@ export type StorageErrorCode =
 export interface StorageErrorOptions extends ErrorOptions {
   /** For an Expired continuation: a token (rv -1) that continues the list at the latest revision. */
   readonly continueToken?: string;
+  /** The stored value could not be transformed or decoded (upstream's ErrCodeCorruptObj, answered as a 500). */
+  readonly corrupt?: boolean;
 }
 
 export class StorageError extends Error {
   override readonly name = 'StorageError';
   /** Set on an Expired error for a compacted continue token; the registry puts it in ListMeta.continue. */
   readonly continueToken: string | undefined;
+  readonly corrupt: boolean;
   constructor(
     readonly code: StorageErrorCode,
     readonly key: string,
@@ -32,6 +35,7 @@ export class StorageError extends Error {
   ) {
     super(message, options);
     this.continueToken = options?.continueToken;
+    this.corrupt = options?.corrupt ?? false;
   }
 }
 
@@ -94,4 +98,53 @@ export function invalidResourceVersion(value: string): StorageError {
     '',
     `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(value)}: strconv.ParseUint: parsing ${JSON.stringify(value)}: invalid syntax`,
   );
+}
+
+/**
+ * An object whose stored bytes cannot be read: upstream's corrupt object error
+ * (Code 7), whose message names the key; `why` says what failed (never a value).
+ */
+export function corruptObject(key: string, rv: number, why: string, cause?: unknown): StorageError {
+  return new StorageError(
+    'Internal',
+    key,
+    `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: ${rv}, AdditionalErrorMsg: ${why}`,
+    rv,
+    cause === undefined ? { corrupt: true } : { corrupt: true, cause },
+  );
+}
+
+/** At most this many unreadable objects are named in one list's error (upstream stops past 100). */
+const MAX_CORRUPT_NAMED = 100;
+
+/**
+ * The unreadable objects met while listing. A list does not skip them silently, nor
+ * stop at the first: it fails (500) naming every unreadable key, as upstream's list
+ * with AllowUnsafeMalformedObjectDeletion does, so an operator sees all of them at
+ * once; every other object stays intact and readable by name.
+ */
+export class CorruptObjects {
+  private readonly errors: StorageError[] = [];
+
+  /** Records `err` when it is a corrupt object and returns true; otherwise false (the caller rethrows). */
+  add(err: unknown): boolean {
+    if (!(err instanceof StorageError) || !err.corrupt) return false;
+    if (this.errors.length <= MAX_CORRUPT_NAMED) this.errors.push(err);
+    return true;
+  }
+
+  /** Throws the list's error when anything was unreadable. */
+  throwIfAny(): void {
+    const [first] = this.errors;
+    if (first === undefined) return;
+    if (this.errors.length === 1) throw first;
+    const lines = this.errors.map((e) => `\t${e.message}\n`).join('');
+    throw new StorageError(
+      'Internal',
+      '',
+      `unable to transform or decode ${this.errors.length} objects: {\n${lines}}`,
+      0,
+      { corrupt: true },
+    );
+  }
 }

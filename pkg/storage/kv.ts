@@ -13,6 +13,17 @@ export interface KeyValue {
   readonly value: Buffer;
   readonly createRevision: number;
   readonly modRevision: number;
+  /**
+   * Set by a value transformer (./transformed-kv.ts): the value was read with a
+   * provider other than the one that writes now, so an update must write it even
+   * when the object is unchanged.
+   */
+  readonly stale?: boolean;
+  /**
+   * Set by a value transformer: no configured provider could read the stored bytes
+   * (`value` is then empty). Says why, never with key material or data.
+   */
+  readonly unreadable?: string;
 }
 
 export interface RangeOptions {

@@ -9,7 +9,7 @@
 import { newInternalError, newResourceExpired, newTooLargeResourceVersion } from '../apis/meta/errors.js';
 import type { KubeObject, Status } from '../apis/meta/types.js';
 import { INITIAL_EVENTS_END_ANNOTATION } from '../apis/meta/types.js';
-import { decodeObject } from './codec.js';
+import { decodeKeyValue } from './codec.js';
 import type { Predicate, StorageWatchEvent, Watcher } from './interfaces.js';
 import type { KeyValue, KV, KVEvent, KVWatch } from './kv.js';
 import { CompactedError, prefixEnd } from './kv.js';
@@ -229,7 +229,7 @@ export class StoreWatcher implements Watcher {
   }
 
   private decode(kv: KeyValue, revision: number): KubeObject {
-    const obj = decodeObject(kv.key, kv.value, revision);
+    const obj = decodeKeyValue(kv, revision);
     if (this.typeMeta === undefined && (obj.kind !== undefined || obj.apiVersion !== undefined)) {
       this.typeMeta = {};
       if (obj.kind !== undefined) this.typeMeta.kind = obj.kind;

@@ -5,9 +5,10 @@
 // here once, so every backend behaves alike by construction.
 
 import type { KubeObject, Preconditions } from '../apis/meta/types.js';
-import { cloneObject, decodeObject, encodeObject } from './codec.js';
+import { cloneObject, decodeKeyValue, decodeObject, encodeObject } from './codec.js';
 import { continuePoint, encodeContinue } from './continue.js';
 import {
+  CorruptObjects,
   expired,
   expiredContinue,
   invalidObj,
@@ -61,6 +62,11 @@ interface ObjState {
   readonly data: Buffer | undefined;
   /** The key's modRevision; 0 when absent. */
   readonly rev: number;
+  /**
+   * Read with an encryption provider other than the one that writes now: an update
+   * writes even an unchanged object (upstream's stale read), re-encrypting it.
+   */
+  readonly stale?: boolean;
 }
 
 function checkPreconditions(
@@ -137,7 +143,7 @@ export class KVStorage implements Storage {
       if (options.ignoreNotFound) return null;
       throw keyNotFound(key, 0);
     }
-    return decodeObject(key, kv.value, kv.modRevision);
+    return decodeKeyValue(kv);
   }
 
   async getList(key: string, options: ListOptions = {}): Promise<ListResult> {
@@ -190,7 +196,7 @@ export class KVStorage implements Storage {
       if (minimum > read.revision) throw tooLargeResourceVersion(minimum, read.revision);
       const items: KubeObject[] = [];
       if (read.kv) {
-        const obj = decodeObject(key, read.kv.value, read.kv.modRevision);
+        const obj = decodeKeyValue(read.kv);
         if (matches(predicate, obj)) items.push(obj);
       }
       return { items, resourceVersion: formatResourceVersion(read.revision) };
@@ -206,6 +212,7 @@ export class KVStorage implements Storage {
     let hasMore = false;
     let count: number | undefined;
     let first = true;
+    const corrupt = new CorruptObjects();
 
     while (true) {
       let page: RangeResult;
@@ -235,7 +242,13 @@ export class KVStorage implements Storage {
           break;
         }
         lastKey = kv.key;
-        const obj = decodeObject(kv.key, kv.value, kv.modRevision);
+        let obj: KubeObject;
+        try {
+          obj = decodeKeyValue(kv);
+        } catch (err) {
+          if (!corrupt.add(err)) throw err;
+          continue;
+        }
         if (matches(predicate, obj)) items.push(obj);
       }
       hasMore = page.more || limitReached;
@@ -248,6 +261,7 @@ export class KVStorage implements Storage {
       if (paging) batch = Math.min(batch * 2, maxBatch);
     }
 
+    corrupt.throwIfAny();
     const result: {
       items: KubeObject[];
       resourceVersion: string;
@@ -299,7 +313,7 @@ export class KVStorage implements Storage {
       if (!ignoreNotFound) throw keyNotFound(key, 0);
       return { obj: null, data: undefined, rev: 0 };
     }
-    return { obj: decodeObject(key, kv.value, kv.modRevision), data: kv.value, rev: kv.modRevision };
+    return { obj: decodeKeyValue(kv), data: kv.value, rev: kv.modRevision, stale: kv.stale === true };
   }
 
   /** The state a caller-supplied (possibly stale) object claims the key is in. */
@@ -350,13 +364,13 @@ export class KVStorage implements Storage {
       }
 
       const data = encodeObject(updated);
-      if (state.data !== undefined && data.equals(state.data)) {
+      if (state.data !== undefined && data.equals(state.data) && state.stale !== true) {
         // Nothing changes: write nothing, so the resourceVersion stays and no watch event fires.
-        // A cached object must first be confirmed against storage.
+        // A cached object must first be confirmed against storage (which also tells staleness).
         if (!isCurrent) {
           state = await this.readState(key, ignoreNotFound);
           isCurrent = true;
-          if (state.data === undefined || !data.equals(state.data)) continue;
+          if (state.data === undefined || !data.equals(state.data) || state.stale === true) continue;
         }
         return decodeObject(key, state.data, state.rev);
       }
@@ -409,9 +423,9 @@ export class KVStorage implements Storage {
         continue;
       }
       // The last state, stamped with the delete's revision (what watchers see in DELETED).
-      const data = result.deleted?.value ?? state.data;
-      if (data === undefined) throw keyNotFound(key, 0);
-      return decodeObject(key, data, result.revision);
+      if (result.deleted) return decodeKeyValue(result.deleted, result.revision);
+      if (state.data === undefined) throw keyNotFound(key, 0);
+      return decodeObject(key, state.data, result.revision);
     }
   }
 

@@ -196,3 +196,32 @@ and the APIService's caBundle stays valid; a new pair is made only on first inst
 {{- dict "caCert" $ca.Cert "cert" $cert.Cert "key" $cert.Key | toJson }}
 {{- end }}
 {{- end }}
+
+{{- define "platform-apiserver.encryptionSecretName" -}}
+{{- default (printf "%s-encryption" (include "platform-apiserver.fullname" .)) .Values.encryption.existingSecret }}
+{{- end }}
+
+{{/*
+The generated EncryptionConfiguration: the one an earlier install made when it exists
+(an upgrade must never replace the key: every stored Global Secret needs it), else a
+new one with a random 32-byte secretbox key, as the server makes on its own.
+*/}}
+{{- define "platform-apiserver.generatedEncryptionConfig" -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "platform-apiserver.encryptionSecretName" .) }}
+{{- $current := dig "data" "encryption-config.yaml" "" $existing }}
+{{- if $current }}
+{{- $current | b64dec }}
+{{- else -}}
+apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources:
+      - sharedsecrets.{{ .Values.apiGroup }}
+    providers:
+      - secretbox:
+          keys:
+            - name: key1
+              secret: {{ randBytes 32 }}
+      - identity: {}
+{{- end }}
+{{- end }}

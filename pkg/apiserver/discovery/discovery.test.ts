@@ -170,10 +170,16 @@ describe('group documents', () => {
     });
   });
 
-  it('answers /api with no versions', () => {
+  it('answers /api with the core v1, whose resource list is empty', () => {
+    assert.deepEqual(apiResourceList('', 'v1', []), {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: 'v1',
+      resources: [],
+    });
     assert.deepEqual(apiVersions(), {
       kind: 'APIVersions',
-      versions: [],
+      versions: ['v1'],
       serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '' }],
     });
   });

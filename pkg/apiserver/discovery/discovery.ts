@@ -157,7 +157,9 @@ export function apiResourceList(
       out.push(entry);
     }
   }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: out };
+  // The core group ('') is named by its version alone: `/api/v1` says groupVersion "v1".
+  const groupVersion = group === '' ? version : `${group}/${version}`;
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources: out };
 }
 
 /** `/apis/<group>`: the group with its one (preferred) version. */
@@ -178,14 +180,30 @@ export function apiGroupList(group: string, version: string): APIGroupList {
 }
 
 /**
- * `/api`: this server has no core group. An empty version list is what client-go
- * reads as "no legacy group" (it would also accept a 404).
+ * `/api`: this server has no core resources, but advertises the core `v1` (with an
+ * empty `/api/v1`), as an aggregated server's host does. kubectl needs it to decode
+ * what it prints itself: `kubectl get -o json` writes a `v1` `List`, and without a
+ * `v1` in discovery `kubectl replace -f -` and `apply -f -` refuse that List.
  */
 export function apiVersions(): APIVersions {
   return {
     kind: 'APIVersions',
-    versions: [],
+    versions: ['v1'],
     serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '' }],
+  };
+}
+
+/**
+ * `/api` as aggregated discovery: the core v1 with no resources. Clients that read it
+ * (kubectl 1.26+) never fetch `/api/v1`, whose empty list client-go's discovery cache
+ * reports as "received empty response for: v1" (making `kubectl api-resources` fail).
+ */
+export function coreAggregatedDiscovery(): unknown {
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: 'apidiscovery.k8s.io/v2',
+    metadata: {},
+    items: [{ metadata: { creationTimestamp: null }, versions: [{ version: 'v1', resources: [], freshness: 'Current' }] }],
   };
 }
 

@@ -293,6 +293,12 @@ describe('kubectl against the documents', () => {
     };
     server = createServer((req, rsp) => {
       const path = (req.url ?? '').split('?')[0] ?? '';
+      if (path === '/api' && (req.headers.accept ?? '').includes('as=APIGroupDiscoveryList')) {
+        // As the server answers: the core v1 as aggregated discovery.
+        rsp.writeHead(200, { 'content-type': 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
+        rsp.end(JSON.stringify(discovery.coreAggregatedDiscovery()));
+        return;
+      }
       if (path === '/apis') {
         const v2 = (req.headers.accept ?? '').includes('as=APIGroupDiscoveryList');
         rsp.writeHead(200, {

@@ -139,6 +139,22 @@ export const FLAGS: readonly FlagSpec[] = [
       'Run the garbage collector inside the server: objects whose owners (metadata.ownerReferences) are all gone are deleted, and the orphan and foregroundDeletion finalizers are honoured. With it off, and no host cluster, a delete adds no deletion finalizer. Off by default when a host cluster is configured, whose kube-controller-manager collects garbage instead.',
     defaultText: 'true without a host cluster',
   },
+  // ---- encryption at rest (issue 14) ----
+  {
+    name: 'encryption-provider-config',
+    field: 'encryptionProviderConfig',
+    kind: 'string',
+    usage:
+      "kube-apiserver's EncryptionConfiguration (apiserver.config.k8s.io/v1) file: which resources are encrypted at rest and with which providers (the first encrypts, each is tried to decrypt). Empty: with --storage-backend sqlite, Global Secrets are encrypted with a secretbox key generated into <data-dir>/pki/encryption-config.yaml; with etcd3, nothing is encrypted.",
+  },
+  {
+    name: 'encryption-provider-config-automatic-reload',
+    field: 'encryptionProviderConfigAutomaticReload',
+    kind: 'bool',
+    usage:
+      'Read the encryption provider configuration again when its file changes (checked every few seconds); a file that does not load keeps the configuration in force. false: only at start.',
+    defaultText: 'false',
+  },
   // ---- tokens and virtual cluster kube configs (issue 5) ----
   {
     name: 'signing-key-secret',

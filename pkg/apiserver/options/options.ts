@@ -32,6 +32,7 @@ import {
 } from '../../registry/management/owned-access-key/owner-migration.js';
 import { buildTokenServices } from './tokens.js';
 import { selfReviewResources } from './self-reviews.js';
+import { setUpEncryption } from './encryption.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
@@ -87,6 +88,9 @@ export interface ServerOptionValues {
    * work there, and two collectors must never both act).
    */
   enableGarbageCollector: boolean | undefined;
+  /** EncryptionConfiguration file ('' = the generated default on sqlite, none on etcd3). */
+  encryptionProviderConfig: string;
+  encryptionProviderConfigAutomaticReload: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
@@ -117,6 +121,8 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   ...HOST_OPTION_DEFAULTS,
   logLevel: 'info',
   enableGarbageCollector: undefined,
+  encryptionProviderConfig: '',
+  encryptionProviderConfigAutomaticReload: false,
 });
 
 /** Everything a started server is made of; built by ServerOptions.config(). */
@@ -205,7 +211,14 @@ export class ServerOptions {
             logger: log,
           });
 
-    const storage = await openStorage(options, log);
+    const encryption = await setUpEncryption(options, log);
+    let storage: Storage;
+    try {
+      storage = await openStorage(options, log, encryption);
+    } catch (err) {
+      encryption?.close();
+      throw err;
+    }
     try {
       const group = options.apiGroup;
       const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);

@@ -10,6 +10,8 @@ import type { KV } from '../../storage/kv.js';
 import type { Storage } from '../../storage/interfaces.js';
 import { CachedStorage, prefixAtDepth } from '../../storage/cacher/index.js';
 import { managementStrategies } from '../../registry/management/index.js';
+import { rewriteStaleValues, TransformedKV } from '../../storage/transformed-kv.js';
+import type { Encryption } from './encryption.js';
 import { collectionPrefix } from './resources.js';
 import type { ServerOptionValues } from './options.js';
 
@@ -38,8 +40,54 @@ export async function openKV(options: ServerOptionValues, logger: Logger): Promi
   return kv;
 }
 
-export async function openStorage(options: ServerOptionValues, logger: Logger): Promise<Storage> {
-  const kv = await openKV(options, logger);
+/**
+ * With the generated default encryption, values stored before it (plain text) are
+ * rewritten now, twice so SQLite's log keeps no plain previous value, then history
+ * is compacted and the write-ahead log emptied: afterwards platform.db and its WAL
+ * hold no plain Global Secret value.
+ */
+async function encryptExistingValues(
+  raw: KV,
+  kv: KV,
+  prefixes: readonly string[],
+  logger: Logger,
+): Promise<void> {
+  let rewritten = 0;
+  let unreadable = 0;
+  for (const prefix of prefixes) {
+    const result = await rewriteStaleValues(kv, prefix, { times: 2 });
+    rewritten += result.rewritten;
+    unreadable += result.unreadable;
+  }
+  if (unreadable > 0) {
+    logger.warn('encryption: some stored values cannot be read with the configured providers', { unreadable });
+  }
+  if (rewritten === 0) return;
+  await raw.compact(await raw.currentRevision());
+  // SQLite only: empty its write-ahead log (etcd's own compaction and defrag are the operator's).
+  const checkpoint = (raw as { checkpoint?: () => Promise<void> }).checkpoint;
+  if (checkpoint) await checkpoint.call(raw);
+  logger.info('encryption: rewrote values stored before encryption', { rewritten });
+}
+
+export async function openStorage(
+  options: ServerOptionValues,
+  logger: Logger,
+  encryption?: Encryption,
+): Promise<Storage> {
+  const raw = await openKV(options, logger);
+  const kv = encryption ? new TransformedKV(raw, encryption.transformerFor, () => encryption.close()) : raw;
+  const prefixes = managementStrategies(options.apiGroup).map((s) =>
+    collectionPrefix(options.etcdPrefix, s.info.group, s.info.resource),
+  );
+  if (encryption?.generated) {
+    try {
+      await encryptExistingValues(raw, kv, prefixes, logger);
+    } catch (err) {
+      await raw.close().catch(() => undefined);
+      throw err;
+    }
+  }
   const { KVStorage } = await import('../../storage/store.js');
   const storage = new KVStorage(kv);
   if (!options.watchCache) return storage;
@@ -51,10 +99,6 @@ export async function openStorage(options: ServerOptionValues, logger: Logger): 
     logger,
   });
   // Every kind's cache starts now, so the first request to one need not wait for its list.
-  void cached.warm(
-    managementStrategies(options.apiGroup).map((s) =>
-      collectionPrefix(options.etcdPrefix, s.info.group, s.info.resource),
-    ),
-  );
+  void cached.warm(prefixes);
   return cached;
 }

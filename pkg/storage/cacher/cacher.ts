@@ -19,9 +19,9 @@
 
 import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
-import { decodeObject } from '../codec.js';
+import { decodeKeyValue } from '../codec.js';
 import { continuePoint, encodeContinue } from '../continue.js';
-import { keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
+import { CorruptObjects, keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
 import type {
   GetOptions,
   ListOptions,
@@ -258,15 +258,23 @@ export class Cacher {
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
     let hasMore = false;
+    const corrupt = new CorruptObjects();
     for (const entry of snapshot.range(start, end)) {
       if (limit > 0 && items.length >= limit) {
         hasMore = true;
         break;
       }
       lastKey = entry.key;
-      const obj = entry.object();
+      let obj: KubeObject;
+      try {
+        obj = entry.object();
+      } catch (err) {
+        if (!corrupt.add(err)) throw err;
+        continue;
+      }
       if (matches(predicate, obj)) items.push(obj);
     }
+    corrupt.throwIfAny();
     const result: {
       items: KubeObject[];
       resourceVersion: string;
@@ -499,7 +507,7 @@ export class Cacher {
       return new CacheEntry(
         kv.key,
         kv.modRevision,
-        deepFreeze(decodeObject(kv.key, kv.value, kv.modRevision)),
+        deepFreeze(decodeKeyValue(kv)),
       );
     } catch (err) {
       // Kept as it is: reading this key fails as it would without the cache.

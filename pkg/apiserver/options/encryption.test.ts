@@ -1,0 +1,71 @@
+// The embedded default: the first start generates a secretbox key beside the CA
+// (0600) and encrypts Global Secrets; a database written before encryption is
+// rewritten on start, so afterwards neither platform.db nor its WAL holds the value.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
+import { JsonLogger } from './logger.js';
+import { DEFAULT_OPTIONS, type ServerOptionValues } from './options.js';
+import { setUpEncryption } from './encryption.js';
+import { openStorage, SQLITE_FILE } from './storage.js';
+
+const quiet = new JsonLogger('error', { write: () => true });
+
+it('encrypts a plain database on the first start with the generated key, leaving no plain value in the file or its WAL', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'enc-default-'));
+  try {
+    const options: ServerOptionValues = { ...DEFAULT_OPTIONS, etcdServers: [], dataDir, watchCache: false };
+    const value = `plain-${randomBytes(8).toString('hex')}`;
+    const key = `/registry/${options.apiGroup}/sharedsecrets/default/db`;
+    // A database from before encryption: the value in plain JSON, updated once so history holds it twice.
+    const before = SqliteKV.open(join(dataDir, SQLITE_FILE));
+    const doc = (v: string): Buffer =>
+      Buffer.from(JSON.stringify({ apiVersion: `${options.apiGroup}/v1`, kind: 'SharedSecret', metadata: { name: 'db', namespace: 'default' }, spec: { data: { v } } }));
+    const created = await before.create(key, doc(value));
+    await before.update(key, doc(`${value}-2`), created.revision);
+    await before.close();
+
+    const encryption = await setUpEncryption(options, quiet);
+    assert.ok(encryption?.generated);
+    const file = join(dataDir, 'pki', 'encryption-config.yaml');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.match(readFileSync(file, 'utf8'), /secretbox:\n\s+keys:\n\s+- name: key1\n\s+secret: \S{44}\n\s+- identity: \{\}/);
+    const storage = await openStorage(options, quiet, encryption);
+    const got = await storage.get(key);
+    assert.deepEqual(got?.spec, { data: { v: `${value}-2` } });
+    await storage.close();
+
+    const db = join(dataDir, SQLITE_FILE);
+    const bytes = Buffer.concat([readFileSync(db), existsSync(`${db}-wal`) ? readFileSync(`${db}-wal`) : Buffer.alloc(0)]);
+    assert.ok(bytes.includes(Buffer.from('k8s:enc:secretbox:v1:key1:')));
+    assert.ok(!bytes.includes(Buffer.from(value)), 'a plain value is left in platform.db or its WAL');
+
+    // A second start reuses the key (the file is never replaced) and reads the same data.
+    const text = readFileSync(file, 'utf8');
+    const again = await setUpEncryption(options, quiet);
+    assert.equal(readFileSync(file, 'utf8'), text);
+    const reopened = await openStorage(options, quiet, again);
+    assert.deepEqual((await reopened.get(key))?.spec, { data: { v: `${value}-2` } });
+    await reopened.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it('encrypts nothing on etcd3 without a file, and refuses a file that does not load', async () => {
+  assert.equal(await setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], storageBackend: 'etcd3' }, quiet), undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'enc-bad-'));
+  try {
+    await assert.rejects(
+      setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], dataDir: dir, encryptionProviderConfig: join(dir, 'missing.yaml') }, quiet),
+      /ENOENT/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -43,7 +43,13 @@ import {
   writeOptionsFrom,
 } from './query.js';
 import type { RequestScope } from './scope.js';
-import { tableNotSupported, tableOptionsFrom, transformObject, type TableOptions } from './transform.js';
+import {
+  checkConvertible,
+  tableNotSupported,
+  tableOptionsFrom,
+  transformObject,
+  type TableOptions,
+} from './transform.js';
 import type { WatchServer } from './watch.js';
 
 export interface HandlerEnv {
@@ -78,6 +84,13 @@ export function negotiateResourceOutput(
     !stream &&
     (output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']));
   scope.format = { mediaType: output.mediaType, pretty };
+  return output;
+}
+
+/** negotiateResourceOutput for a verb that answers with one object (`list` false) or a list: a conversion to the other shape is a 406 before any work. */
+function negotiateVerbOutput(scope: RequestScope, storage: RESTStorage, list: boolean): NegotiatedOutput {
+  const output = negotiateResourceOutput(scope, storage);
+  checkConvertible(output.convert, list ? storage.info.listKind : storage.info.kind, list);
   return output;
 }
 
@@ -150,7 +163,7 @@ export async function serveResource(
 
 async function serveGet(scope: RequestScope, storage: RESTStorage, name: string): Promise<void> {
   if (!storage.get) throw newMethodNotSupported(groupResource(storage), 'get');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, false);
   const tableOptions = tableOptionsFor(scope, output);
   const options = getOptionsFrom(query(scope));
   const ctx = scope.context(scope.info?.namespace ?? '');
@@ -160,7 +173,7 @@ async function serveGet(scope: RequestScope, storage: RESTStorage, name: string)
 
 async function serveList(scope: RequestScope, storage: RESTStorage): Promise<void> {
   if (!storage.list) throw newMethodNotSupported(groupResource(storage), 'list');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, true);
   const tableOptions = tableOptionsFor(scope, output);
   const options = listOptionsFrom(query(scope));
   const ctx = scope.context(scope.info?.namespace ?? '');
@@ -220,7 +233,7 @@ async function readObjectBody(
 
 async function serveCreate(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
   if (!storage.create) throw newMethodNotSupported(groupResource(storage), 'create');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, false);
   const tableOptions = tableOptionsFor(scope, output);
   const options = writeOptionsFrom(query(scope), 'CreateOptions');
   const body = await readObjectBody(scope, storage.info, options, env, storage.decodeProtobuf?.bind(storage));
@@ -236,7 +249,7 @@ async function serveUpdate(
   env: HandlerEnv,
 ): Promise<void> {
   if (!storage.update) throw newMethodNotSupported(groupResource(storage), 'update');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, false);
   const tableOptions = tableOptionsFor(scope, output);
   const options = writeOptionsFrom(query(scope), 'UpdateOptions');
   const body = await readObjectBody(scope, storage.info, options, env);
@@ -252,7 +265,7 @@ async function servePatch(
   env: HandlerEnv,
 ): Promise<void> {
   if (!storage.patch) throw newMethodNotSupported(groupResource(storage), 'patch');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, false);
   const tableOptions = tableOptionsFor(scope, output);
   const { patchType, patch, options } = await readPatch(scope, env);
   const ctx = scope.context(scope.info?.namespace ?? '');
@@ -314,7 +327,7 @@ async function serveDelete(
   env: HandlerEnv,
 ): Promise<void> {
   if (!storage.delete) throw newMethodNotSupported(groupResource(storage), 'delete');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, false);
   const tableOptions = tableOptionsFor(scope, output);
   const options = await readDeleteOptions(scope, env);
   const ctx = scope.context(scope.info?.namespace ?? '');
@@ -331,7 +344,7 @@ async function serveDeleteCollection(
   env: HandlerEnv,
 ): Promise<void> {
   if (!storage.deleteCollection) throw newMethodNotSupported(groupResource(storage), 'deletecollection');
-  const output = negotiateResourceOutput(scope, storage);
+  const output = negotiateVerbOutput(scope, storage, true);
   const tableOptions = tableOptionsFor(scope, output);
   const listOptions = listOptionsFrom(query(scope));
   const options = await readDeleteOptions(scope, env);
@@ -357,6 +370,7 @@ async function serveSubresource(
     ? negotiateResourceOutput(scope, storage)
     : negotiateOutput(scope.req.headers.accept, { kind: 'resource', table: false });
   if (!output) throw notAcceptable();
+  checkConvertible(output.convert, sub.info.kind, false);
   if (!sub.parentKind) {
     scope.format = {
       mediaType: output.mediaType,

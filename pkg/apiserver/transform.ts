@@ -56,22 +56,36 @@ export function tableNotSupported(storage: RESTStorage): ApiError {
   );
 }
 
+function isListError(kind: string): ApiError {
+  return notAcceptableMessage(
+    `you requested PartialObjectMetadata, but the requested object is a list (${kind})`,
+  );
+}
+
+function notListError(kind: string): ApiError {
+  return notAcceptableMessage(
+    `you requested PartialObjectMetadataList, but the requested object is not a list (${kind})`,
+  );
+}
+
+/**
+ * The 406 a conversion would end in, raised before the verb does its work: upstream
+ * finds the list/object mismatch only when it encodes the answer, after a write has
+ * happened; answering 406 first leaves the store unchanged by a request that fails.
+ */
+export function checkConvertible(target: ConversionTarget | undefined, kind: string, list: boolean): void {
+  if (target?.kind === 'PartialObjectMetadata' && list) throw isListError(kind);
+  if (target?.kind === 'PartialObjectMetadataList' && !list) throw notListError(kind);
+}
+
 export function asPartialObjectMetadata(obj: unknown, version: string): KubeObject {
-  if (isList(obj)) {
-    throw notAcceptableMessage(
-      `you requested PartialObjectMetadata, but the requested object is a list (${typeName(obj)})`,
-    );
-  }
+  if (isList(obj)) throw isListError(typeName(obj));
   const metadata = isObject(obj) && isObject(obj.metadata) ? obj.metadata : {};
   return { kind: 'PartialObjectMetadata', apiVersion: `${META_GROUP}/${version}`, metadata };
 }
 
 export function asPartialObjectMetadataList(obj: unknown, version: string): KubeList {
-  if (!isList(obj)) {
-    throw notAcceptableMessage(
-      `you requested PartialObjectMetadataList, but the requested object is not a list (${typeName(obj)})`,
-    );
-  }
+  if (!isList(obj)) throw notListError(typeName(obj));
   const apiVersion = `${META_GROUP}/${version}`;
   return {
     kind: 'PartialObjectMetadataList',

@@ -354,6 +354,77 @@ describe('platform vcluster', () => {
     );
   });
 
+  describe('a failed command leaves no access key behind', () => {
+    /** The names of every access key on the platform. */
+    async function keyNames(): Promise<string[]> {
+      const r = await server.api('GET', '/apis/management.platform.dev/v1/ownedaccesskeys');
+      assert.equal(r.status, 200, r.text);
+      return r
+        .json<{ items: { metadata: { name: string } }[] }>()
+        .items.map((i) => i.metadata.name)
+        .sort();
+    }
+
+    const commands = [
+      ['create-secret', ['vcluster', 'create-secret', '--namespace', 'vc-fail']],
+      ['connect-key', ['vcluster', 'connect-key', 'web', '--project', 'shop', '--namespace', 'ns-fail']],
+    ] as const;
+
+    for (const [what, args] of commands) {
+      it(
+        `${what} with a kube config that points at the platform says so, and makes no key`,
+        TEST,
+        async () => {
+          const before = await keyNames();
+          const platformKubeconfig = join(cli.home, 'platform.kubeconfig');
+          writeFileSync(
+            platformKubeconfig,
+            [
+              'apiVersion: v1',
+              'kind: Config',
+              'current-context: platform',
+              'contexts: [{name: platform, context: {cluster: platform, user: admin}}]',
+              `clusters: [{name: platform, cluster: {server: "${server.apiBase}", insecure-skip-tls-verify: true}}]`,
+              `users: [{name: admin, user: {token: "${server.token}"}}]`,
+              '',
+            ].join('\n'),
+          );
+          const r = await cli.run([...args, '--kubeconfig', platformKubeconfig]);
+          assert.equal(r.code, 1, r.stdout);
+          assert.match(
+            oneLineError(r),
+            /the kube config .*platform\.kubeconfig \(context "platform"\) points at the platform \(https:\/\/127\.0\.0\.1:\d+\/kubernetes\/management\), not at a host cluster: pass --kubeconfig or --context/,
+          );
+          assert.deepEqual(await keyNames(), before);
+        },
+      );
+
+      it(`${what} without a host kube config makes no key`, TEST, async () => {
+        const before = await keyNames();
+        const r = await cli.run([...args, '--kubeconfig', join(cli.home, 'missing.kubeconfig')]);
+        assert.equal(r.code, 1, r.stdout);
+        assert.match(oneLineError(r), /cannot load the host cluster's kube config/);
+        assert.deepEqual(await keyNames(), before);
+      });
+
+      it(`${what} refused by the host deletes the key it made, and says so`, TEST, async () => {
+        const before = await keyNames();
+        host.setClientAuthorizer(() => false);
+        try {
+          const r = await cli.run([...args, ...hostArgs]);
+          assert.equal(r.code, 1, r.stdout);
+          assert.match(
+            oneLineError(r),
+            /the host cluster refused: .*; the access key "vc-[a-z0-9-]+" made for it was deleted/,
+          );
+        } finally {
+          host.setClientAuthorizer(undefined);
+        }
+        assert.deepEqual(await keyNames(), before);
+      });
+    }
+  });
+
   it('vcluster rbac prints the Role and RoleBinding, and --apply writes them to the host', TEST, async () => {
     const r = await cli.ok([
       'vcluster',

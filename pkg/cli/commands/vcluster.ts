@@ -55,6 +55,8 @@ import { findInstance } from './connect.js';
 export interface HostOptions {
   kubeconfig?: string;
   context?: string;
+  /** The platform's URL: a kube config whose cluster is the platform is refused (it is no host). */
+  platformServer?: string;
 }
 
 /** Makes the host cluster client; tests pass their own. */
@@ -76,10 +78,62 @@ export function kubeConnectionHost(io: CliIO): ConnectionHostFactory {
         throw new UsageError(`--context: ${path} has no context "${options.context}"`);
       kc.setCurrentContext(options.context);
     }
-    if (!kc.getCurrentCluster())
-      throw new CliError(`${path} has no current context with a cluster; pass --context`);
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new CliError(`${path} has no current context with a cluster; pass --context`);
+    if (options.platformServer && isPlatformServer(cluster.server, options.platformServer)) {
+      throw new CliError(
+        `the kube config ${path} (context "${kc.getCurrentContext()}") points at the platform (${cluster.server}), ` +
+          'not at a host cluster: pass --kubeconfig or --context naming the cluster the virtual clusters run in',
+      );
+    }
     return new KubeConnectionHost(kc);
   };
+}
+
+/** True when `server` is the platform's own address (same host and port), not a host cluster's. */
+function isPlatformServer(server: string, platform: string): boolean {
+  try {
+    const a = new URL(server);
+    const b = new URL(normalizePlatformUrl(platform));
+    return a.host === b.host || a.pathname.startsWith('/kubernetes/management');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens the host cluster before any access key is made, so that a missing kube
+ * config, or one that names the platform itself, costs nothing.
+ */
+function openHost(hosts: ConnectionHostFactory, opts: HostOptions, session: Session): ConnectionHost {
+  return hosts({ ...opts, platformServer: session.login.server });
+}
+
+/**
+ * Writes to the host what holds a key this command just made; when that fails,
+ * deletes the key (it could not be made last: the secret carries it), so that a
+ * failed command leaves no live key held by nobody.
+ */
+async function applyWithNewKey(
+  session: Session,
+  keyName: string | undefined,
+  apply: () => Promise<void>,
+): Promise<void> {
+  try {
+    await apply();
+  } catch (err) {
+    if (!keyName) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    try {
+      await session.api.call('DELETE', `/ownedaccesskeys/${encodeURIComponent(keyName)}`);
+    } catch (deleteErr) {
+      throw new CliError(
+        `${message}; deleting the access key "${keyName}" made for it failed too ` +
+          `(${deleteErr instanceof Error ? deleteErr.message : String(deleteErr)}): delete it with: platform delete accesskey ${keyName}`,
+      );
+    }
+    throw new CliError(`${message}; the access key "${keyName}" made for it was deleted`);
+  }
 }
 
 /** Host failures as one line, with what was being done. */
@@ -152,8 +206,11 @@ async function createSecret(
   const project = opts.project ?? '*';
   const vcs = (opts.vcluster ?? []).map((v) => parseVirtualClusterRef(v, '--vcluster'));
   const ttlSeconds = opts.ttl === undefined ? undefined : parseDurationSeconds(opts.ttl, '--ttl');
+  const host = opts.print ? undefined : openHost(hosts, opts, session);
   let accessKey: string;
   let keyName: string | undefined;
+  /** The key this command made (not one given with --use-access-key). */
+  let madeKey: string | undefined;
   if (opts.useAccessKey) {
     // An existing key: it must already carry the role, or every virtual cluster using it fails later.
     accessKey = opts.useAccessKey;
@@ -179,6 +236,7 @@ async function createSecret(
     });
     accessKey = created.spec.key;
     keyName = created.metadata.name;
+    madeKey = keyName;
   }
   const secret = connectionSecret(
     { accessKey, ...sessionValues(session), project: opts.project },
@@ -192,11 +250,11 @@ async function createSecret(
     explicit: true,
   };
   const rbac = vcs.flatMap((vc) => connectionRbac(apiKey, vc) ?? []);
-  if (opts.print) {
+  if (!host) {
     io.stdout.write(yamlDocuments([secret, ...rbac.flatMap((r) => [r.role, r.roleBinding])]));
     return;
   }
-  await applyAll(io, hosts(opts), secret, rbac);
+  await applyWithNewKey(session, madeKey, () => applyAll(io, host, secret, rbac));
   io.stdout.write(
     `The secret holds access key "${keyName ?? ''}". Point each virtual cluster at it in its configuration:\n` +
       stringify({
@@ -236,6 +294,7 @@ async function connectKey(io: CliIO, hosts: ConnectionHostFactory, name: string,
       );
     }
   }
+  const host = opts.print ? undefined : openHost(hosts, opts, session);
   const owner = await resolveOwner(session.api, undefined, undefined);
   const created = await createAccessKey(session.api, {
     displayName: `virtual cluster ${opts.project}/${name}`,
@@ -252,12 +311,12 @@ async function connectKey(io: CliIO, hosts: ConnectionHostFactory, name: string,
     { namespace, name: DEFAULT_SECRET_NAME },
     'dedicated',
   );
-  if (opts.print) {
+  if (!host) {
     io.stdout.write(yamlDocuments([secret]));
     return;
   }
-  await applyAll(io, hosts(opts), secret, []);
   const keyName = created.metadata.name ?? '';
+  await applyWithNewKey(session, keyName, () => applyAll(io, host, secret, []));
   io.stdout.write(
     `Access key "${keyName}" works for virtual cluster ${opts.project}/${name} only; ` +
       `revoke it with: platform delete accesskey ${keyName}\n` +

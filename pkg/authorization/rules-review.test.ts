@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
-import { IdentityCache } from '../identity/identity-cache.js';
+import { emptyIdentityCache } from '../identity/testing/empty-cache.js';
 import type { ResourceInfo } from '../registry/rest/interfaces.js';
-import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
-import { KVStorage } from '../storage/store.js';
 import { CallerResolver } from './caller.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 import { RulesResolver } from './rules-review.js';
@@ -44,14 +42,7 @@ class FakeChain implements Authorizer {
 }
 
 function resolverWith(chain: Authorizer, t: { after(fn: () => unknown): void }): RulesResolver {
-  const storage = new KVStorage(SqliteKV.open(':memory:'));
-  t.after(() => storage.close());
-  const cache = new IdentityCache({
-    storage,
-    users: '/registry/g/users/',
-    teams: '/registry/g/teams/',
-    accessKeys: '/registry/g/ownedaccesskeys/',
-  });
+  const cache = emptyIdentityCache(t);
   const callers = new CallerResolver(cache, { adminUsername: '', adminRole: '' });
   return new RulesResolver(chain, callers, GROUP, () => RESOURCES);
 }

@@ -10,10 +10,12 @@ import { test } from 'node:test';
 // Tests run from the repository root, after the build.
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
 
+// `exec`: the server replaces the shell npm runs, so the SIGTERM npm passes on when
+// stopped (`kill %1` of a background `npm start`) reaches the server itself.
 test('npm start runs the incremental build, then the built server', () => {
   assert.match(
     pkg.scripts['start'] ?? '',
-    /^tsc -b tsconfig\.build\.json && node dist\/cmd\/apiserver\/main\.js$/,
+    /^tsc -b tsconfig\.build\.json && exec node dist\/cmd\/apiserver\/main\.js$/,
   );
   const build = JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as {
     compilerOptions: { incremental?: boolean; tsBuildInfoFile?: string };

@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
-import { IdentityCache } from '../../../identity/identity-cache.js';
-import { SqliteKV } from '../../../storage/sqlite/sqlite-kv.js';
-import { KVStorage } from '../../../storage/store.js';
+import { emptyIdentityCache } from '../../../identity/testing/empty-cache.js';
 import type { CreateOptions, RequestContext } from '../../rest/interfaces.js';
 import { SelfStorage } from './storage.js';
 
@@ -19,15 +17,8 @@ function statusOf(obj: KubeObject): Record<string, unknown> {
 }
 
 test('selves reports the project namespace prefix the server was given, and none when unset', async (t) => {
-  const storage = new KVStorage(SqliteKV.open(':memory:'));
-  t.after(() => storage.close());
   // Never started: an empty cache answers "no such user" for everyone, which is all this needs.
-  const cache = new IdentityCache({
-    storage,
-    users: '/registry/g/users/',
-    teams: '/registry/g/teams/',
-    accessKeys: '/registry/g/ownedaccesskeys/',
-  });
+  const cache = emptyIdentityCache(t);
   const ctx: RequestContext = { user: alice, namespace: '', warnings: [] };
 
   const custom = new SelfStorage(GROUP, cache, undefined, { projectNamespacePrefix: 'project-' });

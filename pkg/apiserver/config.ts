@@ -64,6 +64,11 @@ export interface ApiServerConfig {
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
   readonly logger: Logger;
+  /**
+   * Record request metrics and serve them at /metrics (default true; false only to
+   * measure what recording costs).
+   */
+  readonly metrics?: boolean;
   /** Documents served to anyone at fixed paths under every prefix (GET and HEAD only). */
   readonly publicDocuments?: readonly PublicDocumentSource[];
 }

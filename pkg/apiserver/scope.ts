@@ -27,7 +27,8 @@ export class RequestScope {
     readonly res: ServerResponse,
     /** The URL path as sent, prefix included, query excluded. */
     readonly rawPath: string,
-    private readonly rawQuery: string,
+    /** The query as sent, without the `?`. */
+    readonly rawQuery: string,
     private readonly logger: Logger,
   ) {}
 

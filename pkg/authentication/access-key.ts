@@ -20,6 +20,7 @@ import { isObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import { hashAccessKey } from '../apis/management/v1/owned-access-key.js';
 import { storedKeyHash } from '../identity/identity-cache.js';
+import { accessKeyAuthentications } from '../metrics/platform.js';
 import { specString, specStrings } from '../identity/membership.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
 import { storedLastActivity } from '../identity/activity.js';
@@ -214,21 +215,36 @@ export class AccessKeyAuthenticator implements Authenticator {
     const token = bearerToken(req);
     if (token === null) return null;
     if (!this.source.hasSynced && !(await this.source.waitForSync(this.syncTimeoutMs))) {
+      accessKeyAuthentications.inc({ result: 'unavailable' });
       // Saying 401 here would tell a valid caller their key is wrong; it is the server that is not ready.
       throw newServiceUnavailable('the access key index is not ready yet, please try again');
     }
     const hash = hashAccessKey(token);
     const key = this.source.accessKeyByHash(hash);
-    if (!key || !sameHash(hash, storedKeyHash(key))) return this.notAKey();
+    if (!key || !sameHash(hash, storedKeyHash(key))) {
+      // A token that may be another authenticator's (passUnknownTokens) is not counted as a failure here.
+      if (this.options.passUnknownTokens !== true) accessKeyAuthentications.inc({ result: 'unknown' });
+      return this.notAKey();
+    }
     const ctx: CheckContext = {
       source: this.source,
       now: this.now(),
       generationAnnotation: this.options.generationAnnotation,
       ...(this.options.use ? { use: this.options.use } : {}),
     };
-    for (const check of this.checks) check(key, ctx);
-    const user = this.identityOf(key);
-    if (!user) throw newUnauthorized();
+    let user: AuthenticatedUser | undefined;
+    try {
+      for (const check of this.checks) check(key, ctx);
+      user = this.identityOf(key);
+    } catch (err) {
+      accessKeyAuthentications.inc({ result: 'rejected' });
+      throw err;
+    }
+    if (!user) {
+      accessKeyAuthentications.inc({ result: 'rejected' });
+      throw newUnauthorized();
+    }
+    accessKeyAuthentications.inc({ result: 'success' });
     this.options.use?.record(key);
     return user;
   }

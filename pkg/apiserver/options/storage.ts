@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../config.js';
-import type { KV } from '../../storage/kv.js';
+import { prefixEnd, type KV } from '../../storage/kv.js';
+import { MeteredKV } from '../../storage/metered-kv.js';
+import { setStorageStatsSource, type ObjectCount } from '../../metrics/storage.js';
 import type { Storage } from '../../storage/interfaces.js';
 import { CachedStorage, prefixAtDepth } from '../../storage/cacher/index.js';
 import { managementStrategies } from '../../registry/management/index.js';
@@ -39,7 +41,13 @@ export async function openKV(options: ServerOptionValues, logger: Logger): Promi
 }
 
 export async function openStorage(options: ServerOptionValues, logger: Logger): Promise<Storage> {
-  const kv = await openKV(options, logger);
+  // Every backend call is timed and counted under etcd_request_* (SQLite's too).
+  const kv = new MeteredKV(await openKV(options, logger), options.etcdPrefix);
+  const resources = managementStrategies(options.apiGroup).map((s) => s.info);
+  setStorageStatsSource({
+    objectCounts: () => Promise.all(resources.map((r) => objectCount(kv, options.etcdPrefix, r))),
+    sizeBytes: () => kv.sizeBytes(),
+  });
   const { KVStorage } = await import('../../storage/store.js');
   const storage = new KVStorage(kv);
   if (!options.watchCache) return storage;
@@ -57,4 +65,19 @@ export async function openStorage(options: ServerOptionValues, logger: Logger): 
     ),
   );
   return cached;
+}
+
+/** A resource's stored objects, counted by storage without reading them; -1 when storage did not answer. */
+async function objectCount(
+  kv: KV,
+  keyPrefix: string,
+  r: { readonly group: string; readonly resource: string },
+): Promise<ObjectCount> {
+  const prefix = collectionPrefix(keyPrefix, r.group, r.resource);
+  try {
+    const page = await kv.range(prefix, prefixEnd(prefix), { count: true, limit: 1 });
+    return { group: r.group, resource: r.resource, count: page.count ?? -1 };
+  } catch {
+    return { group: r.group, resource: r.resource, count: -1 };
+  }
 }

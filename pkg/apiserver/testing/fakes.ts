@@ -406,6 +406,8 @@ export interface TestServerOptions {
   readonly minRequestTimeoutSeconds?: number;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
+  /** false: no request metrics (to measure what they cost). */
+  readonly metrics?: boolean;
   /** Builds the handler (default: the real handler over the fake document builders). */
   readonly createHandler?: (config: ApiServerConfig) => ApiHandler;
   /** Adjusts the fake storages before the handler is built (e.g. drop a verb). */
@@ -446,6 +448,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       : { minRequestTimeoutSeconds: options.minRequestTimeoutSeconds }),
     ...(options.readyChecks ? { readyChecks: options.readyChecks } : {}),
     ...(options.liveChecks ? { liveChecks: options.liveChecks } : {}),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
   const handler = options.createHandler
     ? options.createHandler(config)

@@ -12,6 +12,7 @@ import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
+import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
@@ -31,6 +32,7 @@ export interface ApiHandler {
 }
 
 const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 /** Where the metrics are served (kube-apiserver's path; authorized as `get` on that non-resource URL). */
 const METRICS_PATH = '/metrics';
@@ -61,6 +63,7 @@ class Server implements ApiHandler {
   private readonly env: HandlerEnv;
   private readonly versionBytes: Buffer;
   private readonly metrics: RequestMetricsFilter | undefined;
+  private readonly timeouts: RequestTimeoutFilter;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -86,6 +89,7 @@ class Server implements ApiHandler {
       watches: this.watches,
     };
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
+    this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -227,6 +231,8 @@ class Server implements ApiHandler {
         : undefined;
     if (!storage) throw newResourceNotFound();
     this.metrics?.route(req, res, info, scope.rawQuery);
+    // Watches are long-running: they end on their own timeout (see watch.ts).
+    if (info.verb !== 'watch') this.timeouts.arm(scope);
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
     return serveResource(scope, storage, this.env);
   }

@@ -14,7 +14,7 @@ export class FlagError extends Error {
 interface FlagSpec {
   readonly name: string;
   readonly field: keyof ServerOptionValues;
-  readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool';
+  readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool' | 'int';
   readonly usage: string;
   readonly defaultText?: string;
 }
@@ -252,6 +252,22 @@ const FLAGS: readonly FlagSpec[] = [
     usage: "Headers holding the user's UID, first non-empty wins. Empty: none.",
   },
   {
+    name: 'request-timeout',
+    field: 'requestTimeoutMs',
+    kind: 'duration',
+    usage:
+      'How long a request that is not long-running (every request but a watch) may take before it is answered 504 Timeout and its work abandoned (a Go duration such as 60s; at least 1s). A request may ask for less with ?timeout=.',
+    defaultText: '1m0s',
+  },
+  {
+    name: 'min-request-timeout',
+    field: 'minRequestTimeoutSeconds',
+    kind: 'int',
+    usage:
+      'Seconds a watch without timeoutSeconds stays open at least: it ends after a random time between this and twice this, so watches spread over replicas.',
+    defaultText: '1800',
+  },
+  {
     name: 'log-level',
     field: 'logLevel',
     kind: 'string',
@@ -312,6 +328,10 @@ export function parseFlags(argv: readonly string[]): ParsedFlags {
       case 'port':
         if (/^\d+$/.test(raw.trim())) (values as Record<string, unknown>)[f.field] = Number(raw.trim());
         else problems.push(`--${f.name}: "${raw}" is not a port number (an integer from 0 to 65535)`);
+        break;
+      case 'int':
+        if (/^-?\d+$/.test(raw.trim())) (values as Record<string, unknown>)[f.field] = Number(raw.trim());
+        else problems.push(`--${f.name}: "${raw}" is not an integer`);
         break;
     }
   }

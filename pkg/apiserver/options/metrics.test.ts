@@ -2,20 +2,15 @@
 // storage calls and size, access-key authentications, and who may read it.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parse } from 'yaml';
 
-import type { KubeConfig } from '../../kubeconfig/types.js';
 import { sample } from '../../metrics/testing.js';
 import { eventually } from '../../util/eventually.js';
-import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { JsonLogger } from './logger.js';
-import { ServerOptions } from './options.js';
-import { run } from './serve.js';
+import { startWithAdmin } from './testing.js';
 
 const GROUP = 'management.platform.dev';
 const V1 = `/kubernetes/management/apis/${GROUP}/v1`;
@@ -50,18 +45,8 @@ function call(url: string, ca: string, token: string, method = 'GET', body?: unk
 test('/metrics reports storage, objects and authentications, to administrators and metrics-reader keys', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'metrics-test-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const options = new ServerOptions({ dataDir, securePort: 0, logLevel: 'error' }).complete();
-  assert.deepEqual(options.validate(), []);
-  const logger = new JsonLogger('error', { write: () => true });
-  const server = await run(options, logger, { shutdownTimeoutMs: 5000 });
+  const { server, ca, token: admin } = await startWithAdmin(dataDir);
   t.after(() => server.stop());
-
-  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
-  const ca = Buffer.from(
-    kubeconfig.clusters[0]?.cluster['certificate-authority-data'] ?? '',
-    'base64',
-  ).toString();
-  const admin = kubeconfig.users[0]?.user.token ?? '';
   const base = server.url;
 
   const team = await call(`${base}${V1}/teams`, ca, admin, 'POST', {

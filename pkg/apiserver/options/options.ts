@@ -73,6 +73,10 @@ export interface ServerOptionValues {
   requestheaderGroupHeaders: string[];
   requestheaderExtraHeadersPrefix: string[];
   requestheaderUidHeaders: string[];
+  /** A request that is not long-running is answered 504 after this long. */
+  requestTimeoutMs: number;
+  /** Watches without timeoutSeconds end between this and twice this. */
+  minRequestTimeoutSeconds: number;
   logLevel: string;
 }
 
@@ -102,6 +106,9 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   csrSignerName: 'kubernetes.io/kube-apiserver-client',
   csrTimeoutMs: 30_000,
   ...HOST_OPTION_DEFAULTS,
+  // kube-apiserver's --request-timeout and --min-request-timeout defaults.
+  requestTimeoutMs: 60_000,
+  minRequestTimeoutSeconds: 1800,
   logLevel: 'info',
 });
 
@@ -283,6 +290,8 @@ export class ServerOptions {
         liveChecks: [],
         logger: log,
         publicDocuments: [tokens.documents],
+        requestTimeoutMs: options.requestTimeoutMs,
+        minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
       };
       return {
         options,

@@ -406,6 +406,7 @@ export interface TestServerOptions {
   readonly minRequestTimeoutSeconds?: number;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
+  readonly requestTimeoutMs?: number;
   /** false: no request metrics (to measure what they cost). */
   readonly metrics?: boolean;
   /** Builds the handler (default: the real handler over the fake document builders). */
@@ -449,6 +450,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.readyChecks ? { readyChecks: options.readyChecks } : {}),
     ...(options.liveChecks ? { liveChecks: options.liveChecks } : {}),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
   };
   const handler = options.createHandler
     ? options.createHandler(config)

@@ -3,43 +3,27 @@
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { sample } from '../../metrics/testing.js';
 import { eventually } from '../../util/eventually.js';
-import { startWithAdmin } from './testing.js';
+import { callServer, startWithAdmin } from './testing.js';
 
 const GROUP = 'management.platform.dev';
 const V1 = `/kubernetes/management/apis/${GROUP}/v1`;
 
-interface Response {
-  readonly status: number;
-  readonly body: string;
-}
-
-function call(url: string, ca: string, token: string, method = 'GET', body?: unknown): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method,
-        ca,
-        agent: false,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
+/** status and body text, as these checks read them. */
+async function call(
+  url: string,
+  ca: string,
+  token: string,
+  method = 'GET',
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
+  const a = await callServer(url, ca, token, method, body);
+  return { status: a.status, body: a.text };
 }
 
 test('/metrics reports storage, objects and authentications, to administrators and metrics-reader keys', async (t) => {

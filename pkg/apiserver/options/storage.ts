@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../config.js';
 import { prefixEnd, type KV } from '../../storage/kv.js';
+import { BoundedKV } from '../../storage/bounded-kv.js';
 import { MeteredKV } from '../../storage/metered-kv.js';
 import { setStorageStatsSource, type ObjectCount } from '../../metrics/storage.js';
 import type { Storage } from '../../storage/interfaces.js';
@@ -41,8 +42,9 @@ export async function openKV(options: ServerOptionValues, logger: Logger): Promi
 }
 
 export async function openStorage(options: ServerOptionValues, logger: Logger): Promise<Storage> {
-  // Every backend call is timed and counted under etcd_request_* (SQLite's too).
-  const kv = new MeteredKV(await openKV(options, logger), options.etcdPrefix);
+  // Every backend call is bounded in time (a frozen etcd answers 503/504, not never),
+  // then timed and counted under etcd_request_* (SQLite's too).
+  const kv = new MeteredKV(new BoundedKV(await openKV(options, logger)), options.etcdPrefix);
   const resources = managementStrategies(options.apiGroup).map((s) => s.info);
   setStorageStatsSource({
     objectCounts: () => Promise.all(resources.map((r) => objectCount(kv, options.etcdPrefix, r))),

@@ -3,13 +3,15 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
 import type { KubeConfig } from '../../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { JsonLogger } from './logger.js';
-import { ServerOptions } from './options.js';
+import { ServerOptions, type ServerOptionValues } from './options.js';
 import { run, type RunningServer, type ServeOptions } from './serve.js';
 
 export interface ServerWithAdmin {
@@ -20,12 +22,13 @@ export interface ServerWithAdmin {
   readonly token: string;
 }
 
-/** A server on SQLite in `dataDir`, logging errors only, stopped by the caller. */
+/** A server (on SQLite unless `given` says otherwise) in `dataDir`, logging errors only, stopped by the caller. */
 export async function startWithAdmin(
   dataDir: string,
   serveOptions: ServeOptions = {},
+  given: Partial<ServerOptionValues> = {},
 ): Promise<ServerWithAdmin> {
-  const options = new ServerOptions({ dataDir, securePort: 0, logLevel: 'error' }).complete();
+  const options = new ServerOptions({ dataDir, securePort: 0, logLevel: 'error', ...given }).complete();
   assert.deepEqual(options.validate(), []);
   const server = await run(options, new JsonLogger('error', { write: () => true }), {
     shutdownTimeoutMs: 5000,
@@ -37,4 +40,44 @@ export async function startWithAdmin(
     ca: Buffer.from(kubeconfig.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString(),
     token: kubeconfig.users[0]?.user.token ?? '',
   };
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+  /** How long the answer took, from sending to its end. */
+  readonly ms: number;
+}
+
+/** One HTTPS request on a fresh connection, with a bearer token and an optional JSON body. */
+export function callServer(
+  url: string,
+  ca: string,
+  token: string,
+  method = 'GET',
+  body?: unknown,
+): Promise<Answer> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        ca,
+        agent: false,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, ms: Date.now() - started }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
 }

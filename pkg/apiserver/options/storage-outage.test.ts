@@ -79,11 +79,22 @@ test('a frozen or killed etcd fails requests fast with 503/504 and the server re
   console.log(`frozen: get ${read.status} in ${read.ms} ms, create ${write.status} in ${write.ms} ms`);
   if (write.status === 504) assert.match(write.body.message ?? '', /may have succeeded/);
 
+  // /readyz answers within a second (its storage probe is cached and bounded) and says not ready.
+  const probe = await call(`${base}/readyz`, ca, token);
+  assert.notEqual(probe.status, 200);
+  assert.ok(probe.ms < 1500, `/readyz took ${probe.ms} ms`);
+  console.log(`frozen: /readyz ${probe.status} in ${probe.ms} ms`);
+
   etcd.signal('SIGCONT');
   frozen = false;
   const thawed = Date.now();
   await eventually(
     async () => assert.equal((await call(`${base}${TEAMS}/before`, ca, token)).status, 200),
+    15_000,
+    100,
+  );
+  await eventually(
+    async () => assert.equal((await call(`${base}/readyz`, ca, token)).status, 200),
     15_000,
     100,
   );

@@ -50,6 +50,11 @@ export interface EtcdInstance {
   readonly peerPort: number;
   /** Kills etcd and (for a temp data dir) removes its data. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Sends a signal to the etcd process itself, not its supervisor: SIGSTOP freezes it
+   * (what a partition or a stalled disk looks like to clients), SIGCONT thaws it.
+   */
+  signal(sig: NodeJS.Signals): void;
 }
 
 // $1 etcd binary, $2 data dir to remove afterwards ("" = keep), rest: etcd flags.
@@ -273,7 +278,31 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
     }
     await sleep(100);
   }
-  return { endpoint, dataDir, clientPort, peerPort, stop };
+  const signal = (sig: NodeJS.Signals): void => {
+    const pid = etcdPidUnder(child.pid);
+    if (pid === undefined) throw describe('no etcd process under its supervisor');
+    process.kill(pid, sig);
+  };
+  return { endpoint, dataDir, clientPort, peerPort, stop, signal };
+}
+
+/** The etcd child of the supervisor shell (Linux /proc), found by its command name. */
+function etcdPidUnder(supervisor: number | undefined): number | undefined {
+  if (supervisor === undefined) return undefined;
+  let children: string;
+  try {
+    children = readFileSync(`/proc/${supervisor}/task/${supervisor}/children`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const pid of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'etcd') return pid;
+    } catch {
+      // Gone already.
+    }
+  }
+  return undefined;
 }
 
 function unref(child: ChildProcess): void {

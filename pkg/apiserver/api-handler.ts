@@ -11,6 +11,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
+import { RequestMetricsFilter } from './filters/metrics.js';
+import { RequestTimeoutFilter } from './filters/timeout.js';
+import { exposition } from '../metrics/registry.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
 import { newMethodNotAllowed } from '../apis/meta/errors.js';
@@ -29,6 +32,10 @@ export interface ApiHandler {
 }
 
 const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** Where the metrics are served (kube-apiserver's path; authorized as `get` on that non-resource URL). */
+const METRICS_PATH = '/metrics';
 
 const HEALTH_ENDPOINTS: ReadonlySet<string> = new Set(['healthz', 'livez', 'readyz']);
 
@@ -57,6 +64,8 @@ class Server implements ApiHandler {
   private readonly watches: WatchServer;
   private readonly env: HandlerEnv;
   private readonly versionBytes: Buffer;
+  private readonly metrics: RequestMetricsFilter | undefined;
+  private readonly timeouts: RequestTimeoutFilter;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -93,6 +102,8 @@ class Server implements ApiHandler {
       maxRequestBodyBytes: config.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
       watches: this.watches,
     };
+    this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
+    this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -133,6 +144,7 @@ class Server implements ApiHandler {
     scope.markClosed();
     this.inFlight--;
     const res = scope.res;
+    this.metrics?.finish(res, (performance.now() - started) / 1000);
     // logFields() is a fresh object: completed in place rather than copied.
     const fields = scope.logFields();
     fields.code = res.statusCode;
@@ -177,6 +189,14 @@ class Server implements ApiHandler {
     // Probes and /version need no credentials (kubelet and load balancers have none).
     const health = matchHealth(path);
     if (health) {
+      // Probes are recorded as upstream's healthz handlers record them: component ''.
+      this.metrics?.route(
+        req,
+        res,
+        newRequestInfo(method, path, () => scope.query),
+        scope.rawQuery,
+        '',
+      );
       await this.health.serve(res, health[0], health[1], scope.hasQuery ? scope.query : undefined);
       return;
     }
@@ -206,7 +226,14 @@ class Server implements ApiHandler {
         writeNotFoundPage(res);
         return;
       }
-      if (!this.documents.serve(scope, docPath)) writeNotFoundPage(res);
+      if (docPath === METRICS_PATH && this.metrics) {
+        this.metrics.route(req, res, info, scope.rawQuery);
+        const { contentType, body } = await exposition();
+        writeBytes(res, 200, contentType, body);
+        return;
+      }
+      if (this.documents.serve(scope, docPath)) this.metrics?.route(req, res, info, scope.rawQuery);
+      else writeNotFoundPage(res);
       return;
     }
 
@@ -217,6 +244,9 @@ class Server implements ApiHandler {
           ? this.resources.get(info.resource)
           : this.builtin.get(`${info.apiGroup}/${info.apiVersion}`)?.get(info.resource);
     if (!storage) throw newResourceNotFound();
+    this.metrics?.route(req, res, info, scope.rawQuery);
+    // Watches are long-running: they end on their own timeout (see watch.ts).
+    if (info.verb !== 'watch') this.timeouts.arm(scope);
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
     return serveResource(scope, storage, this.env);
   }

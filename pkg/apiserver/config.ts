@@ -64,12 +64,23 @@ export interface ApiServerConfig {
   readonly pathPrefixes: readonly string[];
   /** Default 3 MiB, as kube-apiserver. */
   readonly maxRequestBodyBytes?: number;
+  /**
+   * Default 60 s, as kube-apiserver's --request-timeout: a request that is not
+   * long-running and has not answered by then gets 504 Timeout, and its work is
+   * abandoned (its context's signal aborts).
+   */
+  readonly requestTimeoutMs?: number;
   /** Default 1800 s: watches without timeoutSeconds end between this and twice this. */
   readonly minRequestTimeoutSeconds?: number;
   readonly versionInfo: VersionInfo;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
   readonly logger: Logger;
+  /**
+   * Record request metrics and serve them at /metrics (default true; false only to
+   * measure what recording costs).
+   */
+  readonly metrics?: boolean;
   /** Documents served to anyone at fixed paths under every prefix (GET and HEAD only). */
   readonly publicDocuments?: readonly PublicDocumentSource[];
 }

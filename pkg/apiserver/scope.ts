@@ -21,13 +21,17 @@ export class RequestScope {
   private queryParams: URLSearchParams | undefined;
   private abortController: AbortController | undefined;
   private closed = false;
+  private deadline: NodeJS.Timeout | undefined;
+  /** The Status the request was answered with when its deadline passed; later answers are dropped. */
+  private expired: ApiError | undefined;
 
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
     /** The URL path as sent, prefix included, query excluded. */
     readonly rawPath: string,
-    private readonly rawQuery: string,
+    /** The query as sent, without the `?`. */
+    readonly rawQuery: string,
     private readonly logger: Logger,
   ) {}
 
@@ -41,17 +45,39 @@ export class RequestScope {
     return this.rawQuery !== '';
   }
 
-  /** Aborted when the client goes away (or the server ends the request). */
+  /** Aborted when the client goes away, or the request's deadline passes. */
   get signal(): AbortSignal {
     if (!this.abortController) {
       this.abortController = new AbortController();
-      if (this.closed && !this.res.writableFinished) this.abortController.abort();
+      if (this.expired) this.abortController.abort(this.expired);
+      else if (this.closed && !this.res.writableFinished) this.abortController.abort();
     }
     return this.abortController.signal;
   }
 
+  /**
+   * After `ms`, answers `timeout()` unless the answer has started by then: the
+   * request's signal aborts and any later send or fail is dropped.
+   */
+  armDeadline(ms: number, timeout: () => ApiError): void {
+    this.deadline = setTimeout(() => {
+      this.deadline = undefined;
+      if (this.closed || this.res.headersSent) return;
+      const err = timeout();
+      this.fail(err);
+      this.expired = err;
+      this.abortController?.abort(err);
+    }, ms);
+  }
+
+  /** True once the deadline passed and the client got the timeout. */
+  get timedOut(): boolean {
+    return this.expired !== undefined;
+  }
+
   /** The response is over (finished or cut off). */
   markClosed(): void {
+    if (this.deadline) clearTimeout(this.deadline);
     this.closed = true;
     // Only a response cut short means the client went away; aborting also costs a DOMException.
     if (!this.res.writableFinished) this.abortController?.abort();
@@ -97,11 +123,14 @@ export class RequestScope {
   }
 
   send(code: number, obj: unknown, format: OutputFormat = this.format): void {
+    // The client already has its 504: the late answer of abandoned work goes nowhere.
+    if (this.expired) return;
     this.applyWarnings();
     writeObject(this.res, code, obj, format);
   }
 
   fail(err: unknown): ApiError {
+    if (this.expired) return this.expired;
     this.applyWarnings();
     // A body refused for its size was not read to the end: this connection cannot carry another request.
     if (isApiError(err) && err.code === 413 && !this.res.headersSent)

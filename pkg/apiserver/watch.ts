@@ -12,6 +12,7 @@ import type { ListOptions, RESTStorage, RequestContext } from '../registry/rest/
 import type { StorageWatchEvent, Watcher } from '../storage/interfaces.js';
 import type { Logger } from './config.js';
 import type { NegotiatedOutput } from './negotiation.js';
+import { watchEventsTotal } from '../metrics/apiserver.js';
 import { describe } from './responses.js';
 import type { RequestScope } from './scope.js';
 import {
@@ -188,6 +189,8 @@ class ActiveWatch {
    * fan-out path. Conversions depend on the stream and go through the response.
    */
   private write(event: StorageWatchEvent): boolean {
+    const { group, version, resource } = this.storage.info;
+    watchEventsTotal.inc({ group, version, resource });
     const res = this.scope.res;
     const socket = res.socket;
     // Straight to the socket only while nothing of this response waits in front of it,

@@ -20,6 +20,7 @@ import { isObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import { hashAccessKey } from '../apis/management/v1/owned-access-key.js';
 import { storedKeyHash } from '../identity/identity-cache.js';
+import { accessKeyAuthentications } from '../metrics/platform.js';
 import { specString, specStrings } from '../identity/membership.js';
 import {
   AccessKeyUsability,
@@ -136,13 +137,32 @@ export class AccessKeyAuthenticator implements Authenticator {
   async authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
     const token = bearerToken(req);
     if (token === null) return null;
-    await this.usability.whenSynced();
+    try {
+      await this.usability.whenSynced();
+    } catch (err) {
+      accessKeyAuthentications.inc({ result: 'unavailable' });
+      throw err;
+    }
     const hash = hashAccessKey(token);
     const key = this.source.accessKeyByHash(hash);
-    if (!key || !sameHash(hash, storedKeyHash(key))) return this.notAKey();
-    this.usability.check(key);
-    const user = this.identityOf(key);
-    if (!user) throw newUnauthorized();
+    if (!key || !sameHash(hash, storedKeyHash(key))) {
+      // A token that may be another authenticator's (passUnknownTokens) is not counted as a failure here.
+      if (this.options.passUnknownTokens !== true) accessKeyAuthentications.inc({ result: 'unknown' });
+      return this.notAKey();
+    }
+    let user: AuthenticatedUser | undefined;
+    try {
+      this.usability.check(key);
+      user = this.identityOf(key);
+    } catch (err) {
+      accessKeyAuthentications.inc({ result: 'rejected' });
+      throw err;
+    }
+    if (!user) {
+      accessKeyAuthentications.inc({ result: 'rejected' });
+      throw newUnauthorized();
+    }
+    accessKeyAuthentications.inc({ result: 'success' });
     this.usability.recordUse(key);
     return user;
   }

@@ -13,6 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import { newUnauthorized } from '../apis/meta/errors.js';
 import type { HostCluster, HostUserInfo, TokenReviewResult } from '../hostcluster/types.js';
 import { TtlCache } from '../hostcluster/ttl-cache.js';
+import { recordHostReview } from '../metrics/platform.js';
 import { bearerToken } from './bearer-token.js';
 import type { AuthenticatedUser, Authenticator } from './interfaces.js';
 
@@ -49,10 +50,10 @@ export class TokenReviewAuthenticator implements Authenticator {
     const key = createHash('sha256').update(token).digest('base64url');
     let review: TokenReviewResult;
     try {
-      review = await this.cache.getOrLoad(
-        key,
+      review = await recordHostReview(
+        'tokenreview',
+        (load) => this.cache.getOrLoad(key, load, () => this.ttlMs),
         () => this.host.tokenReview(token, this.audiences),
-        () => this.ttlMs,
       );
     } catch (err) {
       // The host could not answer: the caller is not authenticated (as upstream), and the log says why.

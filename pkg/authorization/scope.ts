@@ -14,8 +14,11 @@
 //                    virtualclusterinstances/kubeconfig, which the command-line
 //                    client needs. vcluster: get, list and watch of
 //                    virtualclusterinstances. Both limited to the role's projects
-//                    and virtual clusters when it names any. Other roles (agent,
-//                    network-peer, workspace, metrics-*) grant nothing here.
+//                    and virtual clusters when it names any. metrics-reader: `get`
+//                    of /metrics (so a key for Prometheus can read nothing else;
+//                    the owner must still be allowed /metrics: an administrator).
+//                    Other roles (agent, network-peer, workspace, metrics-writer)
+//                    grant nothing here.
 //   projects         every request inside the project's namespace (`*`: any project)
 //   spaces           spaceinstances of that name in the project's namespace
 //   virtualClusters  virtualclusterinstances of that name (and their
@@ -42,6 +45,8 @@ import { isSelfReviewRequest } from './self-reviews.js';
 export const DEFAULT_PROJECT_NAMESPACE_PREFIX = 'p-';
 
 const READ_VERBS = new Set(['get', 'list', 'watch']);
+/** kube-apiserver's metrics path, which the metrics-reader role may read. */
+const METRICS_PATH = '/metrics';
 const COLLECTION_VERBS = new Set(['list', 'watch']);
 /** Every request this server answers is a management request. */
 const REQUEST_TARGET = 'Management';
@@ -186,6 +191,8 @@ export class ScopeMatcher {
           return this.platformCLIAllows(role, attrs);
         case 'vcluster':
           return this.vclusterAllows(role, attrs);
+        case 'metrics-reader':
+          return this.metricsReaderAllows(attrs);
         default:
           return false;
       }
@@ -222,6 +229,11 @@ export class ScopeMatcher {
       READ_VERBS.has(attrs.verb) &&
       this.roleCovers(role, attrs)
     );
+  }
+
+  private metricsReaderAllows(attrs: Attributes): boolean {
+    if (attrs.isResourceRequest || attrs.verb !== 'get') return false;
+    return stripPrefix(attrs.path, this.options.pathPrefixes ?? []) === METRICS_PATH;
   }
 
   // ---- deprecated rules -----------------------------------------------------------

@@ -17,6 +17,7 @@ import type {
   SubjectAccessReviewSpec,
 } from '../hostcluster/types.js';
 import { TtlCache } from '../hostcluster/ttl-cache.js';
+import { recordHostReview } from '../metrics/platform.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 
 export const MASTERS_GROUP = 'system:masters';
@@ -47,10 +48,13 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
     const spec = reviewSpec(attrs);
     let result: SubjectAccessReviewResult;
     try {
-      result = await this.cache.getOrLoad(
-        JSON.stringify(spec),
+      result = await recordHostReview(
+        'subjectaccessreview',
+        (load) =>
+          this.cache.getOrLoad(JSON.stringify(spec), load, (r) =>
+            r.allowed ? (this.options.allowTtlMs ?? 10_000) : (this.options.denyTtlMs ?? 10_000),
+          ),
         () => this.host.subjectAccessReview(spec),
-        (r) => (r.allowed ? (this.options.allowTtlMs ?? 10_000) : (this.options.denyTtlMs ?? 10_000)),
       );
     } catch (err) {
       this.options.logger?.warn('subject access review: the host cluster did not answer', {

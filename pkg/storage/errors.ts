@@ -12,7 +12,12 @@ export type StorageErrorCode =
   | 'TooLargeResourceVersion'
   | 'Expired'
   | 'InvalidContinue'
-  | 'Internal';
+  | 'Internal'
+  // The backend could not be reached or failed (down, partitioned, circuit open).
+  | 'Unavailable'
+  // The backend did not answer within the call's deadline; for a write, whether it
+  // was applied is unknown.
+  | 'Timeout';
 
 export interface StorageErrorOptions extends ErrorOptions {
   /** For an Expired continuation: a token (rv -1) that continues the list at the latest revision. */
@@ -147,4 +152,18 @@ export class CorruptObjects {
       { corrupt: true },
     );
   }
+}
+
+/** The backend failed or could not be reached: the caller may retry. */
+export function storageUnavailable(key: string, cause: unknown): StorageError {
+  return new StorageError('Unavailable', key, 'storage is unavailable', 0, { cause });
+}
+
+/** The backend did not answer in time; `write` says the operation may still have been applied. */
+export function storageTimeout(key: string, write: boolean): StorageError {
+  return new StorageError(
+    'Timeout',
+    key,
+    write ? 'storage did not answer in time: the operation may have succeeded' : 'storage did not answer in time',
+  );
 }

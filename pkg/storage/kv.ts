@@ -111,6 +111,8 @@ export interface KV {
   compactedRevision(): Promise<number>;
   /** Drops history before `revision`. */
   compact(revision: number): Promise<void>;
+  /** Bytes the database takes on disk, for apiserver_storage_size_bytes (optional). */
+  sizeBytes?(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

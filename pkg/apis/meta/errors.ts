@@ -69,7 +69,9 @@ export class ApiError extends Error {
       reason: this.reason || undefined,
       code: this.code,
     };
-    if (this.details && Object.keys(this.details).length > 0) status.details = this.details;
+    // Upstream's NewTimeoutError always sets details, so its Status carries `details: {}`.
+    if (this.details && (Object.keys(this.details).length > 0 || this.reason === 'Timeout'))
+      status.details = this.details;
     if (!status.reason) delete status.reason;
     return status;
   }

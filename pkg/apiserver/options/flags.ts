@@ -10,7 +10,7 @@ import type { ServerOptionValues } from './options.js';
 export interface FlagSpec {
   readonly name: string;
   readonly field: keyof ServerOptionValues;
-  readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool';
+  readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool' | 'int';
   readonly usage: string;
   readonly defaultText?: string;
 }
@@ -278,6 +278,22 @@ export const FLAGS: readonly FlagSpec[] = [
     usage: "Headers holding the user's UID, first non-empty wins. Empty: none.",
   },
   {
+    name: 'request-timeout',
+    field: 'requestTimeoutMs',
+    kind: 'duration',
+    usage:
+      'How long a request that is not long-running (every request but a watch) may take before it is answered 504 Timeout and its work abandoned (a Go duration such as 60s; at least 1s). A request may ask for less with ?timeout=.',
+    defaultText: '1m0s',
+  },
+  {
+    name: 'min-request-timeout',
+    field: 'minRequestTimeoutSeconds',
+    kind: 'int',
+    usage:
+      'Seconds a watch without timeoutSeconds stays open at least: it ends after a random time between this and twice this, so watches spread over replicas.',
+    defaultText: '1800',
+  },
+  {
     name: 'log-level',
     field: 'logLevel',
     kind: 'string',
@@ -376,6 +392,10 @@ function setFlag(values: Partial<ServerOptionValues>, f: FlagSpec, raw: string):
     case 'port':
       if (!/^\d+$/.test(raw.trim()))
         return `--${f.name}: "${raw}" is not a port number (an integer from 0 to 65535)`;
+      out[f.field] = Number(raw.trim());
+      return undefined;
+    case 'int':
+      if (!/^-?\d+$/.test(raw.trim())) return `--${f.name}: "${raw}" is not an integer`;
       out[f.field] = Number(raw.trim());
       return undefined;
   }

@@ -29,7 +29,16 @@ export interface RunningServer {
 export interface ServeOptions {
   /** How long in-flight requests may take to finish after a stop (default 30 s). */
   readonly shutdownTimeoutMs?: number;
+  /** How long a client may take to send its request headers (default 32 s, as kube-apiserver's ReadHeaderTimeout). */
+  readonly headersTimeoutMs?: number;
 }
+
+/** kube-apiserver's secure serving: ReadHeaderTimeout, IdleTimeout and MaxHeaderBytes. */
+const HEADERS_TIMEOUT_MS = 32_000;
+const IDLE_TIMEOUT_MS = 90_000;
+const MAX_HEADER_BYTES = 1 << 20;
+/** How often Node looks for connections past their header or request timeout (its default is 30 s). */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
 
 export async function startServer(
   config: ServerConfig,
@@ -51,11 +60,18 @@ export async function startServer(
       // verifies it per request against the request-header CA in force (which may rotate).
       requestCert: true,
       rejectUnauthorized: false,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
     },
     (req, res) => handler.handle(req, res),
   );
-  // A client that opens a connection and never finishes its TLS handshake must not hold a slot forever.
-  server.headersTimeout = 60_000;
+  // Slow or idle clients (slowloris) cannot hold connections: headers must arrive
+  // within 32 s, the whole request (headers and body) within --request-timeout, and a
+  // kept-alive connection idle for 90 s is closed.
+  const headersTimeoutMs = serveOptions.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = Math.max(options.requestTimeoutMs, headersTimeoutMs);
+  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

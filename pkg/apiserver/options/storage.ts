@@ -6,7 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../config.js';
-import type { KV } from '../../storage/kv.js';
+import { prefixEnd, type KV } from '../../storage/kv.js';
+import { BoundedKV } from '../../storage/bounded-kv.js';
+import { MeteredKV } from '../../storage/metered-kv.js';
+import { setStorageStatsSource, type ObjectCount } from '../../metrics/storage.js';
 import type { Storage } from '../../storage/interfaces.js';
 import { CachedStorage, prefixAtDepth } from '../../storage/cacher/index.js';
 import { managementStrategies } from '../../registry/management/index.js';
@@ -75,14 +78,23 @@ export async function openStorage(
   logger: Logger,
   encryption?: Encryption,
 ): Promise<Storage> {
-  const raw = await openKV(options, logger);
+  const backend = await openKV(options, logger);
+  // Every backend call is bounded in time (a frozen etcd answers 503/504, not never),
+  // then timed and counted under etcd_request_* (SQLite's too); encryption sits above,
+  // so the backend, its metrics and its history only ever see transformed values.
+  const raw = new MeteredKV(new BoundedKV(backend), options.etcdPrefix);
   const kv = encryption ? new TransformedKV(raw, encryption.transformerFor, () => encryption.close()) : raw;
   const prefixes = managementStrategies(options.apiGroup).map((s) =>
     collectionPrefix(options.etcdPrefix, s.info.group, s.info.resource),
   );
+  const resources = managementStrategies(options.apiGroup).map((s) => s.info);
+  setStorageStatsSource({
+    objectCounts: () => Promise.all(resources.map((r) => objectCount(raw, options.etcdPrefix, r))),
+    sizeBytes: () => raw.sizeBytes(),
+  });
   if (encryption?.generated) {
     try {
-      await encryptExistingValues(raw, kv, prefixes, logger);
+      await encryptExistingValues(backend, kv, prefixes, logger);
     } catch (err) {
       await raw.close().catch(() => undefined);
       throw err;
@@ -101,4 +113,19 @@ export async function openStorage(
   // Every kind's cache starts now, so the first request to one need not wait for its list.
   void cached.warm(prefixes);
   return cached;
+}
+
+/** A resource's stored objects, counted by storage without reading them; -1 when storage did not answer. */
+async function objectCount(
+  kv: KV,
+  keyPrefix: string,
+  r: { readonly group: string; readonly resource: string },
+): Promise<ObjectCount> {
+  const prefix = collectionPrefix(keyPrefix, r.group, r.resource);
+  try {
+    const page = await kv.range(prefix, prefixEnd(prefix), { count: true, limit: 1 });
+    return { group: r.group, resource: r.resource, count: page.count ?? -1 };
+  } catch {
+    return { group: r.group, resource: r.resource, count: -1 };
+  }
 }

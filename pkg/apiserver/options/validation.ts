@@ -148,6 +148,12 @@ function validateTokenOptions(v: ServerOptionValues): string[] {
       `--csr-signer-name: "${v.csrSignerName}" must be a signer name <domain>/<name>, e.g. kubernetes.io/kube-apiserver-client`,
     );
   }
+  if (!Number.isFinite(v.requestTimeoutMs) || v.requestTimeoutMs < 1000) {
+    errs.push('--request-timeout: must be at least 1s');
+  }
+  if (!Number.isInteger(v.minRequestTimeoutSeconds) || v.minRequestTimeoutSeconds < 1) {
+    errs.push('--min-request-timeout: must be a positive number of seconds');
+  }
   if (!Number.isFinite(v.csrTimeoutMs) || v.csrTimeoutMs < 1000) {
     errs.push('--csr-timeout: must be at least 1s');
   }

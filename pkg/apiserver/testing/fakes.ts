@@ -430,6 +430,9 @@ export interface TestServerOptions {
   readonly minRequestTimeoutSeconds?: number;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
+  readonly requestTimeoutMs?: number;
+  /** false: no request metrics (to measure what they cost). */
+  readonly metrics?: boolean;
   /** Builds the handler (default: the real handler over the fake document builders). */
   readonly createHandler?: (config: ApiServerConfig) => ApiHandler;
   /** Adjusts the fake storages before the handler is built (e.g. drop a verb). */
@@ -470,6 +473,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       : { minRequestTimeoutSeconds: options.minRequestTimeoutSeconds }),
     ...(options.readyChecks ? { readyChecks: options.readyChecks } : {}),
     ...(options.liveChecks ? { liveChecks: options.liveChecks } : {}),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
   };
   const handler = options.createHandler
     ? options.createHandler(config)

@@ -59,6 +59,33 @@ function expired(err: StorageError): ApiError {
   return new ApiError(410, 'Expired', err.message);
 }
 
+/** How long a client should wait before retrying a request that storage could not serve. */
+const STORAGE_RETRY_AFTER_SECONDS = 1;
+
+/** 503 with Retry-After: client-go and kubectl retry it, as against kube-apiserver with etcd down. */
+function storageUnavailableError(gr: GroupResource, operation: Operation, err: StorageError): ApiError {
+  return new ApiError(
+    503,
+    'ServiceUnavailable',
+    `storage is unavailable: the ${operation} operation against ${qualifiedGroupResource(gr)} could not be completed, please try again`,
+    { retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS },
+    { cause: err },
+  );
+}
+
+/** 504: storage did not answer in time; for a write, whether it was applied is unknown, and the message says so. */
+function storageTimeoutError(gr: GroupResource, operation: Operation, err: StorageError): ApiError {
+  const outcome = err.message.includes('may have succeeded') ? ': the operation may have succeeded' : '';
+  return newTimeout(
+    `storage did not answer the ${operation} operation against ${qualifiedGroupResource(gr)} in time${outcome}`,
+    STORAGE_RETRY_AFTER_SECONDS,
+  );
+}
+
+function qualifiedGroupResource(gr: GroupResource): string {
+  return gr.group ? `${gr.resource}.${gr.group}` : gr.resource;
+}
+
 function invalidContinue(err: StorageError): ApiError {
   const prefix = 'invalid continue token: ';
   return newBadRequest(err.message.startsWith(prefix) ? err.message : `${prefix}${err.message}`);
@@ -96,5 +123,9 @@ export function interpretStorageError(
       return newServerTimeout(gr, operation, 2);
     case 'Internal':
       return newInternalError(err.message, err);
+    case 'Unavailable':
+      return storageUnavailableError(gr, operation, err);
+    case 'Timeout':
+      return storageTimeoutError(gr, operation, err);
   }
 }

@@ -232,6 +232,14 @@ export class Etcd3KV implements KV {
     this.compaction.observe(revision);
   }
 
+  /** The member's database size (etcd's Status dbSize), as kube-apiserver's storage monitor reads it. */
+  async sizeBytes(): Promise<number | undefined> {
+    if (this.closed) return undefined;
+    const status = await this.client.maintenance.status();
+    const size = Number(status.dbSize);
+    return Number.isFinite(size) ? size : undefined;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

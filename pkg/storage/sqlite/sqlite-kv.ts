@@ -522,6 +522,14 @@ export class SqliteKV implements KV {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
+  /** The database file's allocated pages (the WAL aside), the counterpart of etcd's dbSize. */
+  sizeBytes(): Promise<number | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
+    const pages = Number(this.db.pragma('page_count', { simple: true }));
+    const pageSize = Number(this.db.pragma('page_size', { simple: true }));
+    return Promise.resolve(Number.isFinite(pages * pageSize) ? pages * pageSize : undefined);
+  }
+
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;

@@ -1,0 +1,49 @@
+// The request deadline (k8s.io/apiserver endpoints/filters/request_deadline.go and
+// the handlers' finisher): a request that is not long-running gets
+// --request-timeout, or less when it asks with ?timeout= (a Go duration; more than
+// the server's, zero or negative means the server's). When the deadline passes
+// before the answer has started, the client gets upstream's 504 Timeout Status at
+// once, the request's signal aborts so the work in progress may stop, and whatever
+// the handler answers later is dropped. Storage writes are single transactions, so
+// the abandoned write either committed or did not: never half an object.
+
+import { newBadRequest, newTimeout, type ApiError } from '../../apis/meta/errors.js';
+import { parseDuration } from '../../util/duration.js';
+import type { RequestScope } from '../scope.js';
+
+/** upstream's invalidTimeoutInURL. */
+const INVALID_TIMEOUT = 'invalid timeout specified in the request URL';
+
+/** What the finisher answers when the deadline passes (context.DeadlineExceeded's text). */
+export function newRequestTimeout(): ApiError {
+  return newTimeout('request did not complete within requested timeout - context deadline exceeded', 0);
+}
+
+/**
+ * The deadline the request asked for with ?timeout=, in ms: undefined when it did
+ * not ask (or asked for zero or less); a 400 when the value is no duration.
+ */
+export function requestedTimeoutMs(query: URLSearchParams | undefined): number | undefined {
+  const raw = query?.get('timeout');
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  const negative = raw.startsWith('-');
+  const ms = parseDuration(negative ? raw.slice(1) : raw);
+  // Go's own error text for the value, as upstream appends it.
+  if (ms === undefined)
+    throw newBadRequest(`${INVALID_TIMEOUT} - time: invalid duration ${JSON.stringify(raw)}`);
+  return negative || ms <= 0 ? undefined : ms;
+}
+
+export class RequestTimeoutFilter {
+  constructor(
+    /** --request-timeout in ms. */
+    private readonly maximumMs: number,
+  ) {}
+
+  /** Arms the deadline of a request that is not long-running; a bad ?timeout= is a 400 before any work. */
+  arm(scope: RequestScope): void {
+    const asked = requestedTimeoutMs(scope.hasQuery ? scope.query : undefined);
+    const ms = asked === undefined || asked > this.maximumMs ? this.maximumMs : asked;
+    scope.armDeadline(ms, newRequestTimeout);
+  }
+}

@@ -1,0 +1,50 @@
+// The one metrics registry of the process (k8s.io/component-base's legacyregistry):
+// every metric this server exposes is registered here, under kube-apiserver's names
+// where one exists, so that dashboards and alerts written for kube-apiserver work
+// unchanged. Node's default process metrics (process_*, nodejs_*) are registered
+// once, as the Go runtime's are upstream. Nothing here knows HTTP or storage: the
+// modules beside this one define the metrics, the layers above record into them.
+
+import { collectDefaultMetrics, Registry } from 'prom-client';
+
+export const registry = new Registry();
+
+collectDefaultMetrics({ register: registry });
+
+/** The Prometheus text exposition of every registered metric, and its Content-Type. */
+export async function exposition(): Promise<{ contentType: string; body: string }> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}
+
+/**
+ * upstream's request-latency buckets (apiserver_request_duration_seconds and
+ * etcd_request_duration_seconds share them, so the two can be compared).
+ */
+export const LATENCY_BUCKETS: readonly number[] = [
+  0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
+];
+
+/** prom-client's exponentialBuckets, spelled out for the few that upstream defines that way. */
+export function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  const out: number[] = [];
+  let v = start;
+  for (let i = 0; i < count; i++) {
+    out.push(v);
+    v *= factor;
+  }
+  return out;
+}
+
+/** A gauge's collect() must not hang a scrape on a frozen dependency: this bounds one wait. */
+export async function withinMs<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p.catch(() => fallback), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

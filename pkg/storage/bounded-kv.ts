@@ -1,0 +1,96 @@
+// A KV whose calls cannot hang: each call has a bounded time (a frozen or
+// partitioned etcd answers nothing, and the etcd client would wait on its own
+// deadline of a minute), and a backend failure becomes a StorageError the registry
+// turns into 503 ServiceUnavailable or 504 Timeout with Retry-After, never a 500.
+// The KV contract's own errors (CompactedError, FutureRevisionError) pass through;
+// anything else a backend throws is a failure to reach or use storage.
+//
+// A call that times out is not cancelled underneath: a write sent before the
+// deadline may still be applied, which is why its error says so.
+
+import { StorageError, storageTimeout, storageUnavailable } from './errors.js';
+import {
+  CompactedError,
+  FutureRevisionError,
+  type DeleteResult,
+  type KV,
+  type KVWatch,
+  type KVWatchHandlers,
+  type RangeOptions,
+  type RangeResult,
+  type TxnResult,
+} from './kv.js';
+
+/** Per call: two calls of a write (read, then transaction) stay under the 10 s a request may wait on storage. */
+export const DEFAULT_CALL_TIMEOUT_MS = 4000;
+
+export class BoundedKV implements KV {
+  constructor(
+    private readonly inner: KV,
+    private readonly callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS,
+  ) {}
+
+  get(key: string, revision?: number): ReturnType<KV['get']> {
+    return this.bounded(key, false, () => this.inner.get(key, revision));
+  }
+
+  range(start: string, end: string, options?: RangeOptions): Promise<RangeResult> {
+    return this.bounded(start, false, () => this.inner.range(start, end, options));
+  }
+
+  create(key: string, value: Buffer): Promise<TxnResult> {
+    return this.bounded(key, true, () => this.inner.create(key, value));
+  }
+
+  update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult> {
+    return this.bounded(key, true, () => this.inner.update(key, value, expectedModRevision));
+  }
+
+  delete(key: string, expectedModRevision: number): Promise<DeleteResult> {
+    return this.bounded(key, true, () => this.inner.delete(key, expectedModRevision));
+  }
+
+  watch(prefix: string, fromRevision: number, handlers: KVWatchHandlers): KVWatch {
+    return this.inner.watch(prefix, fromRevision, handlers);
+  }
+
+  currentRevision(): Promise<number> {
+    return this.bounded('', false, () => this.inner.currentRevision());
+  }
+
+  compactedRevision(): Promise<number> {
+    return this.bounded('', false, () => this.inner.compactedRevision());
+  }
+
+  compact(revision: number): Promise<void> {
+    return this.bounded('', true, () => this.inner.compact(revision));
+  }
+
+  sizeBytes(): Promise<number | undefined> {
+    return this.inner.sizeBytes ? this.inner.sizeBytes() : Promise.resolve(undefined);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private bounded<T>(key: string, write: boolean, call: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(storageTimeout(key, write)), this.callTimeoutMs);
+      call().then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(isContractError(err) ? err : storageUnavailable(key, err));
+        },
+      );
+    });
+  }
+}
+
+function isContractError(err: unknown): boolean {
+  return err instanceof StorageError || err instanceof CompactedError || err instanceof FutureRevisionError;
+}

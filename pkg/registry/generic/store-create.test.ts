@@ -370,6 +370,33 @@ describe('Store.create', () => {
           'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: must have at most 128 bytes',
       });
     });
+
+    it('creates the object when the managedFields it brings cannot be read, and drops them', async () => {
+      // A set-member key nested far deeper than any object may be: the engine cannot
+      // read it, and a create drops the managedFields (upstream's UpdateNoErrors) rather
+      // than failing with a 500.
+      const deepKey = `v:${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+      const out = await f.store.create(
+        f.ctx(),
+        widget('w1', {
+          metadata: {
+            name: 'w1',
+            managedFields: [
+              {
+                manager: 'old',
+                operation: 'Update',
+                apiVersion: API_VERSION,
+                fieldsType: 'FieldsV1',
+                fieldsV1: { 'f:spec': { [deepKey]: {} } },
+              },
+            ],
+          },
+        }),
+        CREATE,
+      );
+      assert.equal(out.metadata.managedFields, undefined);
+      assert.equal((await f.store.get(f.ctx(), 'w1', {})).metadata.uid, out.metadata.uid);
+    });
   });
 
   describe('dryRun', () => {

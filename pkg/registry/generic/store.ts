@@ -244,8 +244,9 @@ export class Store implements RESTStorage {
     this.restoreEnvelope(obj);
     this.throwIfInvalid(obj.metadata.name ?? '', this.validateCreate(ctx, obj));
     await this.admission?.admit(ctx, obj, undefined, this.info);
-    // The request's own managedFields count as upstream's create handler lets them (a valid list is kept).
-    if (managedFields === 'update') obj = this.managerOf('').update(this.emptyObject(), obj, manager);
+    // The request's own managedFields count as upstream's create handler lets them (a valid list is kept);
+    // as there (UpdateNoErrors), an engine failure drops them instead of failing the create.
+    if (managedFields === 'update') obj = this.managerOf('').updateNoErrors(this.emptyObject(), obj, manager);
 
     const name = obj.metadata.name ?? '';
     const key = this.keys.objectKey(obj.metadata.namespace ?? '', name);

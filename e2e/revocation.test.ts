@@ -246,9 +246,17 @@ for (const backend of backends()) {
 
       expectOk(await server.api('DELETE', `${V1}/teams/rev-team`), 200);
 
+      // The garbage collector deletes a deleted team's keys too (issue 12): then the key
+      // is unknown and the token's key no longer exists. Either way, refused.
       const gone = 'the team "rev-team" of the access key "rev-team-key" does not exist; use another key';
-      await expectRefused(key, `${V1}/users`, gone);
-      await expectRefused(token, `${V1}/users`, keyRevokedAs(gone));
+      await expectRefused(key, `${V1}/users`, new RegExp(`^(${escape(gone)}|Unauthorized)$`));
+      await expectRefused(
+        token,
+        `${V1}/users`,
+        new RegExp(
+          `^(${escape(keyRevokedAs(gone))}|the access key "rev-team-key" this direct cluster endpoint token was minted with no longer exists; .*)$`,
+        ),
+      );
     });
 
     it('an administrator’s token administers, and mints nothing either', TEST, async () => {

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isApiError, type ApiError } from '../apis/meta/errors.js';
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
 import type { RequestContext } from '../registry/rest/interfaces.js';
+import { closeAfterUnreadBody } from './close-unread.js';
 import type { Logger } from './config.js';
 import type { RequestInfo } from './request-info.js';
 import { JSON_FORMAT, writeError, writeObject, type OutputFormat } from './responses.js';
@@ -133,8 +134,10 @@ export class RequestScope {
     if (this.expired) return this.expired;
     this.applyWarnings();
     // A body refused for its size was not read to the end: this connection cannot carry another request.
-    if (isApiError(err) && err.code === 413 && !this.res.headersSent)
+    if (isApiError(err) && err.code === 413 && !this.res.headersSent) {
       this.res.setHeader('Connection', 'close');
+      closeAfterUnreadBody(this.req);
+    }
     return writeError(this.res, err, this.format, this.logger, this.logFields());
   }
 

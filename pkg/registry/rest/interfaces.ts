@@ -14,8 +14,10 @@ import type {
   TableColumnDefinition,
 } from '../../apis/meta/types.js';
 import type { ResourceVersionMatch, Watcher } from '../../storage/interfaces.js';
+import type { ResourceInfo, SubresourceInfo, Verb } from '../../apis/meta/resource-info.js';
 
-export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
+// The types layer describes resources (as upstream's metav1 does); the registry speaks of them too.
+export type { ResourceInfo, SubresourceInfo, Verb };
 
 export interface UserInfo {
   readonly name: string;
@@ -34,31 +36,6 @@ export interface RequestContext {
   readonly warnings: string[];
   /** Aborted when the client goes away or the server shuts down. */
   readonly signal?: AbortSignal;
-}
-
-export interface SubresourceInfo {
-  readonly name: string;
-  /** Kind of the object the subresource accepts and returns. */
-  readonly kind: string;
-  /** Group of that kind when it differs from the parent's ('' = parent's group). */
-  readonly group?: string;
-  readonly verbs: readonly Verb[];
-}
-
-/** Everything discovery, OpenAPI, request routing and error messages need to name a resource. */
-export interface ResourceInfo {
-  readonly group: string;
-  readonly version: string;
-  /** Plural, lower case: `sharedsecrets`. */
-  readonly resource: string;
-  readonly singular: string;
-  readonly kind: string;
-  readonly listKind: string;
-  readonly namespaced: boolean;
-  readonly shortNames: readonly string[];
-  readonly categories: readonly string[];
-  readonly verbs: readonly Verb[];
-  readonly subresources: readonly SubresourceInfo[];
 }
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

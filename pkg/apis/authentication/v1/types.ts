@@ -4,7 +4,7 @@
 
 import type { ProtobufKind } from '../../meta/protobuf.js';
 import type { ReviewMeta } from '../../authorization/v1/types.js';
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 
 export const AUTHENTICATION_GROUP = 'authentication.k8s.io';
 export const AUTHENTICATION_VERSION = 'v1';

@@ -4,7 +4,7 @@
 // generated.proto); nothing here is stored.
 
 import type { ProtobufKind } from '../../meta/protobuf.js';
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 
 /** A review is never stored: its metadata is empty, as upstream answers it. */
 export interface ReviewMeta {

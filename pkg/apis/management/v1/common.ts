@@ -4,7 +4,7 @@
 // specification; the scope's command-line flag is called `allowPlatformCli`.
 
 import type { KubeObject } from '../../meta/types.js';
-import type { ResourceInfo, Verb } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo, Verb } from '../../meta/resource-info.js';
 import { objectMetaSchema } from './object-meta-schema.js';
 import {
   atomicList,

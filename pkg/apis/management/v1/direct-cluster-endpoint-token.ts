@@ -3,7 +3,7 @@
 // published JWKS), so a client can talk to that cluster directly instead of through
 // the platform. Nothing is stored: the token comes back in status.token, once.
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import {
   accessKeyScopeSchema,
   kindSchema,

@@ -5,7 +5,7 @@
 
 import { createHash, randomInt } from 'node:crypto';
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import {
   accessKeyScopeSchema,
   identitySchema,

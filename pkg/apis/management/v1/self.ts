@@ -5,7 +5,7 @@
 // the roles it needs. Also the kinds of the `accesskeys` subresources of users and
 // teams: the keys an owner has, with every key value empty.
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import { accessKeyScopeSchema, kindSchema, type AccessKeyScope } from './common.js';
 import { ownedAccessKeySchema, type OwnedAccessKey } from './owned-access-key.js';
 import { atomicList, obj, str, stringList, type JSONSchema } from './schema-builders.js';

@@ -2,7 +2,7 @@
 // clusters; shown in the UI as a Global Secret. Its data values are bytes, carried
 // as standard base64 strings on the wire, like a Kubernetes Secret's data.
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import {
   accessRulesSchema,
   conditionsSchema,

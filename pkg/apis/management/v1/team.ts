@@ -2,7 +2,7 @@
 // and other objects. Users join either by name or through group names that may be
 // synced from an authentication provider.
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import {
   accessRulesSchema,
   clusterRolesSchema,

@@ -2,7 +2,7 @@
 // user stops the user's logins and keys; bumping tokenGeneration invalidates every
 // token issued to the user so far.
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import {
   accessRulesSchema,
   clusterRolesSchema,

@@ -4,7 +4,7 @@
 // authenticates with a platform token or, with clientCert, with a client
 // certificate signed through the host cluster's CertificateSigningRequest API.
 
-import type { SubresourceInfo } from '../../../registry/rest/interfaces.js';
+import type { SubresourceInfo } from '../../meta/resource-info.js';
 import { kindSchema, type TypedObject } from './common.js';
 import { bool, int32, obj, str, type JSONSchema } from './schema-builders.js';
 

@@ -6,7 +6,7 @@
 // kubeconfig subresource builds its server address from. The server mirrors the
 // template into status.virtualCluster, where clients read the resolved definition.
 
-import type { ResourceInfo } from '../../../registry/rest/interfaces.js';
+import type { ResourceInfo } from '../../meta/resource-info.js';
 import {
   accessRulesSchema,
   conditionsSchema,

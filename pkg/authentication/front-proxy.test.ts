@@ -13,9 +13,9 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JsonLogger } from '../apiserver/options/logger.js';
-import { ServerOptions, type ServerOptionValues } from '../apiserver/options/options.js';
-import { startServer, type RunningServer } from '../apiserver/options/serve.js';
-import { ADMIN_KUBECONFIG_FILE } from '../apiserver/options/bootstrap.js';
+import { ServerOptions, type ServerOptionValues } from '../server/config.js';
+import { startServer, type RunningServer } from '../server/serve.js';
+import { ADMIN_KUBECONFIG_FILE } from '../server/bootstrap.js';
 import {
   HostClusterDouble,
   issueCertificate,

@@ -5,7 +5,7 @@
 // sees all problems at once instead of one per try.
 
 import { parseDuration } from './duration-flag.js';
-import type { ServerOptionValues } from './options.js';
+import type { ServerOptionValues } from '../../server/config.js';
 
 export interface FlagSpec {
   readonly name: string;

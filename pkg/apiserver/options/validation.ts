@@ -5,7 +5,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isLogLevel, LOG_LEVELS } from './logger.js';
-import type { ServerOptionValues } from './options.js';
+import type { ServerOptionValues } from '../../server/config.js';
 
 export const STORAGE_BACKENDS = ['sqlite', 'etcd3'] as const;
 export type StorageBackend = (typeof STORAGE_BACKENDS)[number];

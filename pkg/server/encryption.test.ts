@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
-import { JsonLogger } from './logger.js';
-import { DEFAULT_OPTIONS, type ServerOptionValues } from './options.js';
+import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { DEFAULT_OPTIONS, type ServerOptionValues } from './config.js';
 import { setUpEncryption } from './encryption.js';
 import { openStorage, SQLITE_FILE } from './storage.js';
 

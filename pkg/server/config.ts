@@ -7,18 +7,18 @@
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { ApiServerConfig, HealthCheck } from '../config.js';
-import { AccessKeyAuthenticator } from '../../authentication/access-key.js';
-import { UnionAuthenticator } from '../../authentication/union.js';
-import { newPlatformAuthorization } from '../../authorization/index.js';
-import { tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
-import { IdentityServices, userTokenGeneration } from '../../identity/index.js';
-import type { Store } from '../../registry/generic/store.js';
-import { managementStrategies } from '../../registry/management/index.js';
-import type { KubeObject } from '../../apis/meta/types.js';
-import type { Storage } from '../../storage/interfaces.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
-import { JsonLogger, isLogLevel } from './logger.js';
+import type { ApiServerConfig, HealthCheck } from '../apiserver/config.js';
+import { AccessKeyAuthenticator } from '../authentication/access-key.js';
+import { UnionAuthenticator } from '../authentication/union.js';
+import { newPlatformAuthorization } from '../authorization/index.js';
+import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { IdentityServices, userTokenGeneration } from '../identity/index.js';
+import type { Store } from '../registry/generic/store.js';
+import { managementStrategies } from '../registry/management/index.js';
+import type { KubeObject } from '../apis/meta/types.js';
+import type { Storage } from '../storage/interfaces.js';
+import type { RESTStorage } from '../registry/rest/interfaces.js';
+import { JsonLogger, isLogLevel } from '../apiserver/options/logger.js';
 import {
   ensureServingCertificates,
   loadServingCertificates,
@@ -29,16 +29,16 @@ import { buildResources, collectionPrefix, resourceStore } from './resources.js'
 import {
   addKeyOwnerReferences,
   type KeyOwnerMigrationResult,
-} from '../../registry/management/owned-access-key/owner-migration.js';
+} from '../registry/management/owned-access-key/owner-migration.js';
 import { buildTokenServices } from './tokens.js';
 import { selfReviewResources } from './self-reviews.js';
 import { setUpEncryption } from './encryption.js';
 import { StorageProbe } from './storage-probe.js';
 import { versionInfo } from './version.js';
-import { validateOptions } from './validation.js';
+import { validateOptions } from '../apiserver/options/validation.js';
 import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
 import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
-import { GarbageCollectorController } from '../../controller/garbagecollector/controller.js';
+import { GarbageCollectorController } from '../controller/garbagecollector/controller.js';
 
 export interface ServerOptionValues {
   securePort: number;

@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../config.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
-import { parseDuration } from './duration-flag.js';
-import type { ServerOptionValues } from './options.js';
+import type { Logger } from '../apiserver/config.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { parseDuration } from '../apiserver/options/duration-flag.js';
+import type { ServerOptionValues } from './config.js';
 import {
   ENCRYPTION_CONFIG_API_VERSION,
   ENCRYPTION_CONFIG_KIND,
@@ -22,10 +22,10 @@ import {
   ResourceTransformers,
   type EncryptionConfiguration,
   type KMSTransformerFactory,
-} from '../../storage/value/encryption-config.js';
-import { DynamicResourceTransformers, keyResolver } from '../../storage/value/resource-transformer.js';
-import { IDENTITY } from '../../storage/value/identity.js';
-import type { Transformer } from '../../storage/value/transformer.js';
+} from '../storage/value/encryption-config.js';
+import { DynamicResourceTransformers, keyResolver } from '../storage/value/resource-transformer.js';
+import { IDENTITY } from '../storage/value/identity.js';
+import type { Transformer } from '../storage/value/transformer.js';
 
 export const DEFAULT_ENCRYPTION_CONFIG_FILE = 'encryption-config.yaml';
 /** How often an automatically reloaded file is checked for changes. */

@@ -8,23 +8,23 @@
 // front-proxy flags can turn anything on; the identity headers are stripped either way.
 
 import { accessSync, constants, statSync } from 'node:fs';
-import { FrontProxyAuthenticator } from '../../authentication/front-proxy.js';
+import { FrontProxyAuthenticator } from '../authentication/front-proxy.js';
 import {
   ConfigMapRequestHeaderSource,
   StaticRequestHeaderSource,
   type RequestHeaderConfigSource,
   type RequestHeaderFlags,
-} from '../../authentication/front-proxy-config.js';
-import { TokenReviewAuthenticator } from '../../authentication/token-review.js';
-import { CaFile } from '../../authentication/ca-file.js';
-import { ClientCertificateAuthenticator } from '../../authentication/client-certificate.js';
-import { ConfigMapClientCaSource } from '../../authentication/client-ca-config.js';
-import { SubjectAccessReviewAuthorizer } from '../../authorization/subject-access-review.js';
-import { loadHostCluster, type LoadHostClusterOptions } from '../../hostcluster/load.js';
-import type { HostCluster } from '../../hostcluster/types.js';
-import type { HealthCheck } from '../config.js';
-import type { JsonLogger } from './logger.js';
-import type { ServerOptionValues } from './options.js';
+} from '../authentication/front-proxy-config.js';
+import { TokenReviewAuthenticator } from '../authentication/token-review.js';
+import { CaFile } from '../authentication/ca-file.js';
+import { ClientCertificateAuthenticator } from '../authentication/client-certificate.js';
+import { ConfigMapClientCaSource } from '../authentication/client-ca-config.js';
+import { SubjectAccessReviewAuthorizer } from '../authorization/subject-access-review.js';
+import { loadHostCluster, type LoadHostClusterOptions } from '../hostcluster/load.js';
+import type { HostCluster } from '../hostcluster/types.js';
+import type { HealthCheck } from '../apiserver/config.js';
+import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { ServerOptionValues } from './config.js';
 
 export type HostOptionValues = Pick<
   ServerOptionValues,

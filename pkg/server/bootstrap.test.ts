@@ -20,7 +20,7 @@ import {
   type BootstrapOptions,
 } from './bootstrap.js';
 import { JsonLogger } from '../apiserver/options/logger.js';
-import { ServerOptions } from './config.js';
+import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import { run } from './serve.js';
 import { SQLITE_FILE } from './storage.js';

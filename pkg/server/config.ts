@@ -1,12 +1,12 @@
-// The server's options, following kubernetes/sample-apiserver: flags fill a
-// ServerOptions; complete() fills defaults and normalises; validate() reports every
-// problem at once; config() builds everything the server needs (TLS material,
-// storage, one registry Store per kind, authentication, authorization, the HTTP
-// layer's ApiServerConfig); startServer() (./serve.ts) serves it.
+// The server's assembly, as kube-apiserver's CreateServerChain builds a server from
+// its completed options: buildServerConfig() turns ServerOptions
+// (pkg/apiserver/options) into everything the server needs (TLS material, storage,
+// one registry Store per kind, authentication, authorization, the HTTP layer's
+// ApiServerConfig); startServer() (./serve.ts) serves it.
 
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { ApiServerConfig, HealthCheck } from '../apiserver/config.js';
 import { AccessKeyAuthenticator } from '../authentication/access-key.js';
 import { UnionAuthenticator } from '../authentication/union.js';
@@ -35,105 +35,12 @@ import { selfReviewResources } from './self-reviews.js';
 import { setUpEncryption } from './encryption.js';
 import { StorageProbe } from './storage-probe.js';
 import { versionInfo } from './version.js';
-import { validateOptions } from '../apiserver/options/validation.js';
-import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type HostServices } from './host.js';
+import type { ServerOptions, ServerOptionValues } from '../apiserver/options/server-run-options.js';
+import { buildHostServices, type HostServices } from './host.js';
 import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
 import { GarbageCollectorController } from '../controller/garbagecollector/controller.js';
 
-export interface ServerOptionValues {
-  securePort: number;
-  bindAddress: string;
-  dataDir: string;
-  storageBackend: string;
-  etcdServers: string[];
-  etcdPrefix: string;
-  etcdCaFile: string;
-  etcdCertFile: string;
-  etcdKeyFile: string;
-  apiGroup: string;
-  tlsCertFile: string;
-  tlsPrivateKeyFile: string;
-  adminUsername: string;
-  /** Serve reads and watches from the watch cache (memory) rather than storage. */
-  watchCache: boolean;
-  /** Holders of this cluster role are administrators ('' for none). */
-  adminRole: string;
-  /** At most one status.lastActivity write per key per this many ms. */
-  accessKeyActivityIntervalMs: number;
-  /** Host Secret `<ns>/<name>` for the token signing keys ('' = the data directory). */
-  signingKeySecret: string;
-  /** `iss` of direct cluster endpoint tokens ('' = this server's address: https://<host>:<port>/kubernetes/management). */
-  tokenIssuer: string;
-  maxTokenTtlMs: number;
-  /** 0 = never rotate automatically. */
-  signingKeyRotationPeriodMs: number;
-  projectNamespacePrefix: string;
-  ingressSuffix: string;
-  csrSignerName: string;
-  csrTimeoutMs: number;
-  /** Kube config of the host cluster ('' = in-cluster service account, or none outside a cluster). */
-  hostKubeconfig: string;
-  /** Host Secret `<ns>/<name>` the bootstrap admin key is written to ('' = the admin kube config file). */
-  bootstrapSecret: string;
-  clientCaFile: string;
-  requestheaderClientCaFile: string;
-  requestheaderAllowedNames: string[];
-  requestheaderUsernameHeaders: string[];
-  requestheaderGroupHeaders: string[];
-  requestheaderExtraHeadersPrefix: string[];
-  requestheaderUidHeaders: string[];
-  /** A request that is not long-running is answered 504 after this long. */
-  requestTimeoutMs: number;
-  /** Watches without timeoutSeconds end between this and twice this. */
-  minRequestTimeoutSeconds: number;
-  logLevel: string;
-  /**
-   * Run the in-server garbage collector (kube-controller-manager's flag name).
-   * Unset: on without a host cluster, off with one (the host's collector does the
-   * work there, and two collectors must never both act).
-   */
-  enableGarbageCollector: boolean | undefined;
-  /** EncryptionConfiguration file ('' = the generated default on sqlite, none on etcd3). */
-  encryptionProviderConfig: string;
-  encryptionProviderConfigAutomaticReload: boolean;
-}
-
-export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
-  securePort: 8443,
-  bindAddress: '127.0.0.1',
-  dataDir: './data',
-  storageBackend: 'sqlite',
-  etcdServers: [],
-  etcdPrefix: '/registry',
-  etcdCaFile: '',
-  etcdCertFile: '',
-  etcdKeyFile: '',
-  apiGroup: 'management.platform.dev',
-  tlsCertFile: '',
-  tlsPrivateKeyFile: '',
-  adminUsername: 'admin',
-  watchCache: true,
-  adminRole: '',
-  accessKeyActivityIntervalMs: 60_000,
-  signingKeySecret: '',
-  tokenIssuer: '',
-  maxTokenTtlMs: 24 * 3_600_000,
-  signingKeyRotationPeriodMs: 720 * 3_600_000,
-  projectNamespacePrefix: 'p-',
-  ingressSuffix: '',
-  csrSignerName: 'kubernetes.io/kube-apiserver-client',
-  csrTimeoutMs: 30_000,
-  ...HOST_OPTION_DEFAULTS,
-  // kube-apiserver's --request-timeout and --min-request-timeout defaults.
-  requestTimeoutMs: 60_000,
-  minRequestTimeoutSeconds: 1800,
-  logLevel: 'info',
-  enableGarbageCollector: undefined,
-  encryptionProviderConfig: '',
-  encryptionProviderConfigAutomaticReload: false,
-});
-
-/** Everything a started server is made of; built by ServerOptions.config(). */
+/** Everything a started server is made of; built by buildServerConfig(). */
 export interface ServerConfig {
   readonly options: Readonly<ServerOptionValues>;
   readonly logger: JsonLogger;
@@ -162,221 +69,186 @@ export interface Lifecycle {
   shuttingDown: boolean;
 }
 
-export class ServerOptions {
-  values: ServerOptionValues;
-  private completed = false;
+/** Builds the server's parts from completed, valid options. Opens storage: the caller must close it (startServer does). */
+export async function buildServerConfig(
+  serverOptions: ServerOptions,
+  logger?: JsonLogger,
+): Promise<ServerConfig> {
+  serverOptions.complete();
+  const options: ServerOptionValues = {
+    ...serverOptions.values,
+    etcdServers: [...serverOptions.values.etcdServers],
+  };
+  const log = logger ?? new JsonLogger(isLogLevel(options.logLevel) ? options.logLevel : 'info');
 
-  constructor(
-    given: Partial<ServerOptionValues> = {},
-    /** Problems found while parsing flags, reported by validate() with the rest. */
-    private readonly parseProblems: readonly string[] = [],
-  ) {
-    this.values = { ...DEFAULT_OPTIONS, etcdServers: [], ...given };
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const tls =
+    options.tlsCertFile !== ''
+      ? loadServingCertificates(options.tlsCertFile, options.tlsPrivateKeyFile)
+      : ensureServingCertificates({
+          pkiDir: join(options.dataDir, 'pki'),
+          bindAddress: options.bindAddress,
+          hostName: hostname(),
+          logger: log,
+        });
+
+  const encryption = await setUpEncryption(options, log);
+  let storage: Storage;
+  try {
+    storage = await openStorage(options, log, encryption);
+  } catch (err) {
+    encryption?.close();
+    throw err;
   }
-
-  /** Fills what is left unset and normalises; idempotent. */
-  complete(): this {
-    if (this.completed) return this;
-    const v = this.values;
-    v.bindAddress = v.bindAddress.trim();
-    v.dataDir = v.dataDir.trim() === '' ? '' : resolve(v.dataDir);
-    v.storageBackend = v.storageBackend.trim().toLowerCase();
-    v.apiGroup = v.apiGroup.trim();
-    v.adminUsername = v.adminUsername.trim();
-    v.adminRole = v.adminRole.trim();
-    v.signingKeySecret = v.signingKeySecret.trim();
-    v.tokenIssuer = v.tokenIssuer.trim().replace(/\/+$/, '');
-    v.projectNamespacePrefix = v.projectNamespacePrefix.trim();
-    v.ingressSuffix = v.ingressSuffix.trim().replace(/^\.+/, '');
-    v.csrSignerName = v.csrSignerName.trim();
-    v.logLevel = v.logLevel.trim().toLowerCase();
-    // "/registry/" and "/registry" name the same place; keys are built as prefix + "/" + ...
-    if (v.etcdPrefix.length > 1) v.etcdPrefix = v.etcdPrefix.replace(/\/+$/, '');
-    this.completed = true;
-    return this;
-  }
-
-  /** Every problem with the values; empty when they are usable. */
-  validate(): string[] {
-    this.complete();
-    return [...this.parseProblems, ...validateOptions(this.values), ...validateHostOptions(this.values)];
-  }
-
-  /** Builds the server's parts. Opens storage: the caller must close it (startServer does). */
-  async config(logger?: JsonLogger): Promise<ServerConfig> {
-    this.complete();
-    const options: ServerOptionValues = { ...this.values, etcdServers: [...this.values.etcdServers] };
-    const log = logger ?? new JsonLogger(isLogLevel(options.logLevel) ? options.logLevel : 'info');
-
-    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    const tls =
-      options.tlsCertFile !== ''
-        ? loadServingCertificates(options.tlsCertFile, options.tlsPrivateKeyFile)
-        : ensureServingCertificates({
-            pkiDir: join(options.dataDir, 'pki'),
-            bindAddress: options.bindAddress,
-            hostName: hostname(),
-            logger: log,
-          });
-
-    const encryption = await setUpEncryption(options, log);
-    let storage: Storage;
-    try {
-      storage = await openStorage(options, log, encryption);
-    } catch (err) {
-      encryption?.close();
-      throw err;
-    }
-    try {
-      const group = options.apiGroup;
-      const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
-      const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
-      const storedKinds = managementStrategies(group).map((s) => s.info);
-      // The identity controllers write status through the users' and keys' Stores, built below.
-      const stores = new Map<string, Store>();
-      const accessKeys = new IdentityServices({
-        storage,
-        statusWriterOf: (resource) => stores.get(resource),
-        collectionPrefix: prefixOf,
-        accessHolderResources: storedKinds.map((k) => k.resource).filter((r) => !identityKinds.has(r)),
-        activityIntervalMs: options.accessKeyActivityIntervalMs,
-        logger: log.child({ component: 'identity' }),
-      });
-      const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
-      const hostServices = buildHostServices(options, log);
-      // With a host cluster the host's collector works on our objects (it honours the
-      // deletion finalizers too); ours runs only where no other one does.
-      const collectorEnabled = options.enableGarbageCollector ?? hostServices.host === undefined;
-      const garbageCollection = collectorEnabled || hostServices.host !== undefined;
-      const authorization = newPlatformAuthorization({
-        group,
-        delegated: hostServices.subjectAccessReview ? [hostServices.subjectAccessReview] : [],
-        cache: accessKeys.cache,
-        adminUsername: options.adminUsername,
-        adminRole: options.adminRole,
-        projectNamespacePrefix: options.projectNamespacePrefix,
-        pathPrefixes,
-        listableResources: storedKinds.map((k) => k.resource),
-        resolveKind: (apiVersion, kind) => {
-          const info = storedKinds.find((k) => `${k.group}/${k.version}` === apiVersion && k.kind === kind);
-          return info && { group: info.group, resource: info.resource, namespaced: info.namespaced };
+  try {
+    const group = options.apiGroup;
+    const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
+    const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
+    const storedKinds = managementStrategies(group).map((s) => s.info);
+    // The identity controllers write status through the users' and keys' Stores, built below.
+    const stores = new Map<string, Store>();
+    const accessKeys = new IdentityServices({
+      storage,
+      statusWriterOf: (resource) => stores.get(resource),
+      collectionPrefix: prefixOf,
+      accessHolderResources: storedKinds.map((k) => k.resource).filter((r) => !identityKinds.has(r)),
+      activityIntervalMs: options.accessKeyActivityIntervalMs,
+      logger: log.child({ component: 'identity' }),
+    });
+    const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
+    const hostServices = buildHostServices(options, log);
+    // With a host cluster the host's collector works on our objects (it honours the
+    // deletion finalizers too); ours runs only where no other one does.
+    const collectorEnabled = options.enableGarbageCollector ?? hostServices.host === undefined;
+    const garbageCollection = collectorEnabled || hostServices.host !== undefined;
+    const authorization = newPlatformAuthorization({
+      group,
+      delegated: hostServices.subjectAccessReview ? [hostServices.subjectAccessReview] : [],
+      cache: accessKeys.cache,
+      adminUsername: options.adminUsername,
+      adminRole: options.adminRole,
+      projectNamespacePrefix: options.projectNamespacePrefix,
+      pathPrefixes,
+      listableResources: storedKinds.map((k) => k.resource),
+      resolveKind: (apiVersion, kind) => {
+        const info = storedKinds.find((k) => `${k.group}/${k.version}` === apiVersion && k.kind === kind);
+        return info && { group: info.group, resource: info.resource, namespaced: info.namespaced };
+      },
+    });
+    const readUser = async (name: string): Promise<KubeObject | undefined> =>
+      (await storage.get(prefixOf('users') + name, { ignoreNotFound: true })) ?? undefined;
+    const accessKeyAuthenticator = new AccessKeyAuthenticator(accessKeys.cache, {
+      use: accessKeys.activity,
+      generationAnnotation: tokenGenerationAnnotation(group),
+      passUnknownTokens: hostServices.tokenReview !== undefined,
+    });
+    const tokens = await buildTokenServices({
+      options,
+      host: hostServices.host,
+      // A new token records the User as stored now.
+      users: { user: readUser },
+      // A token is accepted only while its key passes the key authenticator's own checks.
+      accessKeys: accessKeyAuthenticator.usability,
+      logger: log,
+    });
+    // Read from storage, not the cache: the reference must name the owner as it is now.
+    const keyOwner = async (kind: 'User' | 'Team', name: string): Promise<KubeObject | undefined> =>
+      (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true })) ??
+      undefined;
+    const resources = buildResources(group, storage, options.etcdPrefix, {
+      admission: authorization.admission,
+      filter: authorization.filter,
+      identity: accessKeys.cache,
+      // Read from storage, not the cache: a key must record the generation as it is now.
+      tokenGenerationOf: async (name) => {
+        const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true });
+        return user ? userTokenGeneration(user) : undefined;
+      },
+      virtualClusterInstances: {
+        options: { projectNamespacePrefix: options.projectNamespacePrefix },
+        kubeConfig: (instances) => tokens.kubeConfigSubresource(instances),
+      },
+      extraResources: [tokens.tokenResource(authorization.authorizer)],
+      garbageCollection,
+      keyOwner,
+      onStore: (store) => stores.set(store.info.resource, store),
+    });
+    // Bare Stores for the server's own writes (the collector, migrations): past admission and filters.
+    const systemStores = buildResources(group, storage, options.etcdPrefix, {
+      garbageCollection,
+      keyOwner,
+    });
+    const garbageCollector = collectorEnabled
+      ? new GarbageCollectorController({
+          storage,
+          collectionPrefix: prefixOf,
+          stores: systemStores,
+          logger: log.child({ component: 'garbage-collector' }),
+        })
+      : undefined;
+    const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
+    // Cached and bounded: /readyz answers within a second even when etcd is frozen.
+    const storageProbe = new StorageProbe(storage);
+    const readyChecks: HealthCheck[] = [
+      { name: 'storage', check: () => storageProbe.check() },
+      {
+        name: 'identity-cache',
+        check: () => {
+          if (!accessKeys.hasSynced) throw new Error('users, teams and access keys not loaded yet');
         },
-      });
-      const readUser = async (name: string): Promise<KubeObject | undefined> =>
-        (await storage.get(prefixOf('users') + name, { ignoreNotFound: true })) ?? undefined;
-      const accessKeyAuthenticator = new AccessKeyAuthenticator(accessKeys.cache, {
-        use: accessKeys.activity,
-        generationAnnotation: tokenGenerationAnnotation(group),
-        passUnknownTokens: hostServices.tokenReview !== undefined,
-      });
-      const tokens = await buildTokenServices({
-        options,
-        host: hostServices.host,
-        // A new token records the User as stored now.
-        users: { user: readUser },
-        // A token is accepted only while its key passes the key authenticator's own checks.
-        accessKeys: accessKeyAuthenticator.usability,
-        logger: log,
-      });
-      // Read from storage, not the cache: the reference must name the owner as it is now.
-      const keyOwner = async (kind: 'User' | 'Team', name: string): Promise<KubeObject | undefined> =>
-        (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true })) ??
-        undefined;
-      const resources = buildResources(group, storage, options.etcdPrefix, {
-        admission: authorization.admission,
-        filter: authorization.filter,
-        identity: accessKeys.cache,
-        // Read from storage, not the cache: a key must record the generation as it is now.
-        tokenGenerationOf: async (name) => {
-          const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true });
-          return user ? userTokenGeneration(user) : undefined;
+      },
+      {
+        name: 'bootstrap',
+        check: () => {
+          if (!lifecycle.bootstrapped) throw new Error('bootstrap not finished');
         },
-        virtualClusterInstances: {
-          options: { projectNamespacePrefix: options.projectNamespacePrefix },
-          kubeConfig: (instances) => tokens.kubeConfigSubresource(instances),
-        },
-        extraResources: [tokens.tokenResource(authorization.authorizer)],
-        garbageCollection,
-        keyOwner,
-        onStore: (store) => stores.set(store.info.resource, store),
-      });
-      // Bare Stores for the server's own writes (the collector, migrations): past admission and filters.
-      const systemStores = buildResources(group, storage, options.etcdPrefix, {
-        garbageCollection,
-        keyOwner,
-      });
-      const garbageCollector = collectorEnabled
-        ? new GarbageCollectorController({
-            storage,
-            collectionPrefix: prefixOf,
-            stores: systemStores,
-            logger: log.child({ component: 'garbage-collector' }),
-          })
-        : undefined;
-      const lifecycle: Lifecycle = { bootstrapped: false, shuttingDown: false };
-      // Cached and bounded: /readyz answers within a second even when etcd is frozen.
-      const storageProbe = new StorageProbe(storage);
-      const readyChecks: HealthCheck[] = [
-        { name: 'storage', check: () => storageProbe.check() },
-        {
-          name: 'identity-cache',
-          check: () => {
-            if (!accessKeys.hasSynced) throw new Error('users, teams and access keys not loaded yet');
-          },
-        },
-        {
-          name: 'bootstrap',
-          check: () => {
-            if (!lifecycle.bootstrapped) throw new Error('bootstrap not finished');
-          },
-        },
-        ...hostServices.readyChecks,
-      ];
-      const api: ApiServerConfig = {
-        group: options.apiGroup,
-        version: API_VERSION,
-        resources,
-        // Without a host cluster this server is the whole API its clients see.
-        builtinResources: hostServices.host ? [] : selfReviewResources(group, authorization, resources),
-        // Front-proxy first (it strips the identity headers on every request), client
-        // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
-        authenticator: new UnionAuthenticator([
-          hostServices.frontProxy,
-          // The caller's own client certificate (after the front proxy, as upstream orders them).
-          ...(hostServices.clientCertificates ? [hostServices.clientCertificates] : []),
-          // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
-          tokens.authenticator,
-          accessKeyAuthenticator,
-          ...(hostServices.tokenReview ? [hostServices.tokenReview] : []),
-        ]),
-        authorizer: authorization.authorizer,
-        pathPrefixes,
-        versionInfo: versionInfo(),
-        readyChecks,
-        liveChecks: [],
-        logger: log,
-        publicDocuments: [tokens.documents],
-        requestTimeoutMs: options.requestTimeoutMs,
-        minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
-      };
-      return {
-        options,
-        logger: log,
-        tls,
-        storage,
-        resources,
-        accessKeys,
-        api,
-        lifecycle,
-        host: hostServices,
-        garbageCollector,
-        keyOwnerMigration: () => addKeyOwnerReferences(resourceStore(systemStores, 'ownedaccesskeys')),
-        // The default token issuer is this server's address, port included.
-        listening: (port) => tokens.listening(port),
-      };
-    } catch (err) {
-      await storage.close().catch(() => undefined);
-      throw err;
-    }
+      },
+      ...hostServices.readyChecks,
+    ];
+    const api: ApiServerConfig = {
+      group: options.apiGroup,
+      version: API_VERSION,
+      resources,
+      // Without a host cluster this server is the whole API its clients see.
+      builtinResources: hostServices.host ? [] : selfReviewResources(group, authorization, resources),
+      // Front-proxy first (it strips the identity headers on every request), client
+      // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
+      authenticator: new UnionAuthenticator([
+        hostServices.frontProxy,
+        // The caller's own client certificate (after the front proxy, as upstream orders them).
+        ...(hostServices.clientCertificates ? [hostServices.clientCertificates] : []),
+        // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
+        tokens.authenticator,
+        accessKeyAuthenticator,
+        ...(hostServices.tokenReview ? [hostServices.tokenReview] : []),
+      ]),
+      authorizer: authorization.authorizer,
+      pathPrefixes,
+      versionInfo: versionInfo(),
+      readyChecks,
+      liveChecks: [],
+      logger: log,
+      publicDocuments: [tokens.documents],
+      requestTimeoutMs: options.requestTimeoutMs,
+      minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+    };
+    return {
+      options,
+      logger: log,
+      tls,
+      storage,
+      resources,
+      accessKeys,
+      api,
+      lifecycle,
+      host: hostServices,
+      garbageCollector,
+      keyOwnerMigration: () => addKeyOwnerReferences(resourceStore(systemStores, 'ownedaccesskeys')),
+      // The default token issuer is this server's address, port included.
+      listening: (port) => tokens.listening(port),
+    };
+  } catch (err) {
+    await storage.close().catch(() => undefined);
+    throw err;
   }
 }

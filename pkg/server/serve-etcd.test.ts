@@ -13,7 +13,7 @@ import { startEtcd } from '../../hack/etcd.js';
 import type { KubeConfig } from '../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { JsonLogger } from '../apiserver/options/logger.js';
-import { ServerOptions } from './config.js';
+import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run } from './serve.js';
 
 const GROUP = 'management.platform.dev';

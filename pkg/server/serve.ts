@@ -12,7 +12,8 @@ import { bootstrapAdmin, localServerUrl, type BootstrapResult } from './bootstra
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
 import { writeBootstrapSecret } from './bootstrap-secret.js';
 import type { JsonLogger } from '../apiserver/options/logger.js';
-import type { ServerConfig, ServerOptions } from './config.js';
+import type { ServerOptions } from '../apiserver/options/server-run-options.js';
+import { buildServerConfig, type ServerConfig } from './config.js';
 
 /** How long another replica's first start may take to hand the admin key over (see bootstrap.ts). */
 const BOOTSTRAP_HANDOVER_GRACE_MS = 30_000;
@@ -192,7 +193,7 @@ export async function run(
   logger?: JsonLogger,
   serveOptions?: ServeOptions,
 ): Promise<RunningServer> {
-  const config = await options.config(logger);
+  const config = await buildServerConfig(options, logger);
   return startServer(config, serveOptions);
 }
 

@@ -16,7 +16,7 @@ import { managementStrategies } from '../registry/management/index.js';
 import { rewriteStaleValues, TransformedKV } from '../storage/transformed-kv.js';
 import type { Encryption } from './encryption.js';
 import { collectionPrefix } from './resources.js';
-import type { ServerOptionValues } from './config.js';
+import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -63,7 +63,9 @@ async function encryptExistingValues(
     unreadable += result.unreadable;
   }
   if (unreadable > 0) {
-    logger.warn('encryption: some stored values cannot be read with the configured providers', { unreadable });
+    logger.warn('encryption: some stored values cannot be read with the configured providers', {
+      unreadable,
+    });
   }
   if (rewritten === 0) return;
   await raw.compact(await raw.currentRevision());

@@ -22,7 +22,7 @@ import { KEY_SET_FILE } from '../tokens/key-store.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { parseFlags } from '../apiserver/options/flags.js';
 import { JsonLogger } from '../apiserver/options/logger.js';
-import { ServerOptions, type ServerOptionValues } from './config.js';
+import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
 
 const GROUP = 'management.platform.dev';

@@ -29,7 +29,7 @@ import {
 import { TokenIssuer } from '../tokens/token-issuer.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
 import type { JsonLogger } from '../apiserver/options/logger.js';
-import type { ServerOptionValues } from './config.js';
+import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
 
 /** A retired key verifies this much longer than the longest token lives, for clock skew between machines. */
 const GRACE_SKEW_MS = 60_000;

@@ -9,7 +9,7 @@ import { CachedStorage } from '../storage/cacher/index.js';
 import { KVStorage } from '../storage/store.js';
 import { parseFlags } from '../apiserver/options/flags.js';
 import { silentLogger } from '../apiserver/options/logger.js';
-import { DEFAULT_OPTIONS } from './config.js';
+import { DEFAULT_OPTIONS } from '../apiserver/options/server-run-options.js';
 import { openStorage } from './storage.js';
 
 test('--watch-cache takes true or false and says so when given anything else', () => {

@@ -20,7 +20,7 @@ export interface AuthenticationOptionValues {
 /** An HTTP header name's characters (RFC 9110 token). */
 const HEADER_NAME_PREFIX = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
-export const authenticationOptions: OptionGroup<AuthenticationOptionValues> = {
+export const authenticationOptions = {
   title: 'Authentication flags',
   flags: [
     {
@@ -102,4 +102,4 @@ export const authenticationOptions: OptionGroup<AuthenticationOptionValues> = {
     }
     return errs;
   },
-};
+} satisfies OptionGroup<AuthenticationOptionValues>;

@@ -13,7 +13,7 @@ export interface AuthorizationOptionValues {
 /** Room left in an object name after the admin user's name, for `<admin>-bootstrap`. */
 const BOOTSTRAP_SUFFIX = '-bootstrap';
 
-export const authorizationOptions: OptionGroup<AuthorizationOptionValues> = {
+export const authorizationOptions = {
   title: 'Authorization flags',
   flags: [
     {
@@ -45,4 +45,4 @@ export const authorizationOptions: OptionGroup<AuthorizationOptionValues> = {
     }
     return [];
   },
-};
+} satisfies OptionGroup<AuthorizationOptionValues>;

@@ -9,7 +9,7 @@ export interface EncryptionOptionValues {
   encryptionProviderConfigAutomaticReload: boolean;
 }
 
-export const encryptionOptions: OptionGroup<EncryptionOptionValues> = {
+export const encryptionOptions = {
   title: 'Encryption at rest flags',
   flags: [
     {
@@ -32,4 +32,4 @@ export const encryptionOptions: OptionGroup<EncryptionOptionValues> = {
   complete() {},
   // The file itself is read (and its problems reported) when the server starts.
   validate: () => [],
-};
+} satisfies OptionGroup<EncryptionOptionValues>;

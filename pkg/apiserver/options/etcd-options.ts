@@ -18,7 +18,7 @@ export interface EtcdOptionValues {
   watchCache: boolean;
 }
 
-export const etcdOptions: OptionGroup<EtcdOptionValues> = {
+export const etcdOptions = {
   title: 'Etcd flags',
   flags: [
     {
@@ -107,7 +107,7 @@ export const etcdOptions: OptionGroup<EtcdOptionValues> = {
     if (!v.etcdPrefix.startsWith('/')) errs.push(`--etcd-prefix: "${v.etcdPrefix}" must start with "/"`);
     return errs;
   },
-};
+} satisfies OptionGroup<EtcdOptionValues>;
 
 function etcdServerProblem(server: string): string | undefined {
   let url: URL;

@@ -12,7 +12,7 @@ export interface FeatureOptionValues {
   enableGarbageCollector: boolean | undefined;
 }
 
-export const featureOptions: OptionGroup<FeatureOptionValues> = {
+export const featureOptions = {
   title: 'Feature flags',
   flags: [
     {
@@ -27,4 +27,4 @@ export const featureOptions: OptionGroup<FeatureOptionValues> = {
   ],
   complete() {},
   validate: () => [],
-};
+} satisfies OptionGroup<FeatureOptionValues>;

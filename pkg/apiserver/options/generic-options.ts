@@ -10,7 +10,7 @@ export interface GenericOptionValues {
   apiGroup: string;
 }
 
-export const genericOptions: OptionGroup<GenericOptionValues> = {
+export const genericOptions = {
   title: 'Generic flags',
   flags: [
     {
@@ -46,4 +46,4 @@ export const genericOptions: OptionGroup<GenericOptionValues> = {
     }
     return errs;
   },
-};
+} satisfies OptionGroup<GenericOptionValues>;

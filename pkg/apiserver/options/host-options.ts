@@ -18,7 +18,7 @@ export function parseSecretRef(ref: string): { namespace: string; name: string }
   return { namespace: m[1] ?? '', name: m[3] ?? '' };
 }
 
-export const hostOptions: OptionGroup<HostOptionValues> = {
+export const hostOptions = {
   title: 'Host cluster flags',
   flags: [
     {
@@ -48,4 +48,4 @@ export const hostOptions: OptionGroup<HostOptionValues> = {
     }
     return errs;
   },
-};
+} satisfies OptionGroup<HostOptionValues>;

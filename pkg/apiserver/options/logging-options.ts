@@ -7,7 +7,7 @@ export interface LoggingOptionValues {
   logLevel: string;
 }
 
-export const loggingOptions: OptionGroup<LoggingOptionValues> = {
+export const loggingOptions = {
   title: 'Logging flags',
   flags: [
     {
@@ -26,4 +26,4 @@ export const loggingOptions: OptionGroup<LoggingOptionValues> = {
       ? []
       : [`--log-level: unknown level "${v.logLevel}" (supported: ${LOG_LEVELS.join(', ')})`];
   },
-};
+} satisfies OptionGroup<LoggingOptionValues>;

@@ -7,9 +7,11 @@
 // (name, field, kind, usage, default), add its field to that group's values
 // interface, and check it in the group's validate(); run
 // `npm run build && node dist/hack/flags-table.js` to update the README's table.
-// Adding a group: a new `<concern>-options.ts` exporting its values interface and an
-// OptionGroup (see option-group.ts), then one entry in OPTION_GROUPS and one term in
-// ServerOptionValues below. See docs/design.md, "Options".
+// Adding a group: a new `<concern>-options.ts` exporting its values interface and
+// its group (`{ ... } satisfies OptionGroup<Values>`, see option-group.ts), then one
+// part() entry in OPTION_GROUPS and one term in ServerOptionValues below; part()
+// fails the build when a value has no flag. See docs/design.md, "Options and the
+// server's assembly".
 
 import { authenticationOptions, type AuthenticationOptionValues } from './authentication-options.js';
 import { authorizationOptions, type AuthorizationOptionValues } from './authorization-options.js';
@@ -35,14 +37,25 @@ export type ServerOptionValues = ServingOptionValues &
   FeatureOptionValues &
   LoggingOptionValues;
 
+/** The fields of V that no flag of G fills. */
+type Unflagged<V, G extends { readonly flags: readonly { readonly field: string }[] }> = Exclude<
+  keyof V & string,
+  G['flags'][number]['field']
+>;
+
 /**
- * A group as one of the server's: sound because its values are a slice of
- * ServerOptionValues (the rest parameter makes any other group a compile error),
- * which TypeScript's variance check of OptionGroup cannot see by itself.
+ * A group as one of the server's. The rest parameter makes it a compile error when
+ * a value of the group has no flag (every default comes from a flag) or when the
+ * group's values are not a slice of ServerOptionValues; given both, the cast is
+ * sound (TypeScript's variance check of OptionGroup cannot see it by itself).
  */
-function part<V>(
-  group: OptionGroup<V>,
-  ..._isSlice: ServerOptionValues extends V ? [] : [never]
+function part<V, G extends OptionGroup<V>>(
+  group: G & OptionGroup<V>,
+  ..._checks: ServerOptionValues extends V
+    ? [Unflagged<V, G>] extends [never]
+      ? []
+      : [missingFlagFor: Unflagged<V, G>]
+    : [notPartOfServerOptionValues: never]
 ): OptionGroup<ServerOptionValues> {
   return group as unknown as OptionGroup<ServerOptionValues>;
 }
@@ -69,7 +82,7 @@ function defaultValues(): ServerOptionValues {
   const values: Record<string, unknown> = {};
   for (const f of FLAGS)
     values[f.field] = Array.isArray(f.default) ? [...(f.default as unknown[])] : f.default;
-  // Every field of ServerOptionValues is a flag's (a value without a flag belongs in pkg/server).
+  // Complete: part() checks that every field of every group is a flag's.
   return values as unknown as ServerOptionValues;
 }
 

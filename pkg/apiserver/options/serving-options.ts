@@ -19,7 +19,7 @@ export interface ServingOptionValues {
   minRequestTimeoutSeconds: number;
 }
 
-export const servingOptions: OptionGroup<ServingOptionValues> = {
+export const servingOptions = {
   title: 'Secure serving flags',
   flags: [
     {
@@ -101,4 +101,4 @@ export const servingOptions: OptionGroup<ServingOptionValues> = {
     }
     return errs;
   },
-};
+} satisfies OptionGroup<ServingOptionValues>;

@@ -22,7 +22,7 @@ export interface TokenOptionValues {
 /** `<domain>/<path>`, as Kubernetes signer names are (kubernetes.io/kube-apiserver-client). */
 const SIGNER_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_./]+$/;
 
-export const tokenOptions: OptionGroup<TokenOptionValues> = {
+export const tokenOptions = {
   title: 'Token and kube config flags',
   flags: [
     {
@@ -142,4 +142,4 @@ export const tokenOptions: OptionGroup<TokenOptionValues> = {
     }
     return errs;
   },
-};
+} satisfies OptionGroup<TokenOptionValues>;

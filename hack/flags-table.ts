@@ -1,4 +1,4 @@
-// Regenerates the flag table in README.md from pkg/apiserver/options/flags.ts
+// Regenerates the flag table in README.md from the option groups of pkg/apiserver/options
 // (FLAGS). Run after adding or changing a flag:
 //   npm run build && node dist/hack/flags-table.js
 // `--check` only reports whether the README is current (exit 1 when not).

@@ -1,17 +1,16 @@
 #!/usr/bin/env node
-// platform-apiserver: flags -> complete -> validate -> config -> run. Everything
-// else lives in pkg/apiserver/options; this file only wires the process to it:
-// exit codes, signals, and last-resort error handling.
+// platform-apiserver: flags -> complete -> validate -> config -> run. The options
+// live in pkg/apiserver/options, the server they build in pkg/server; this file only
+// wires the process to them: exit codes, signals, and last-resort error handling.
 
 import {
   JsonLogger,
   ServerOptions,
   isLogLevel,
   parseFlags,
-  run,
   usage,
 } from '../../pkg/apiserver/options/index.js';
-import type { RunningServer } from '../../pkg/apiserver/options/index.js';
+import { run, type RunningServer } from '../../pkg/server/index.js';
 
 /** Invalid command line: one line on stderr, exit 2 (as Go's flag package does). */
 function usageError(message: string): never {

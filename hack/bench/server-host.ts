@@ -6,14 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { ServerOptions, parseFlags } from '../../pkg/apiserver/options/index.js';
 import {
-  ServerOptions,
-  parseFlags,
+  ADMIN_KUBECONFIG_FILE,
+  buildServerConfig,
   startServer,
   type RunningServer,
   type ServerConfig,
-} from '../../pkg/apiserver/options/index.js';
-import { ADMIN_KUBECONFIG_FILE } from '../../pkg/apiserver/options/index.js';
+} from '../../pkg/server/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
 import { memory } from './memory.js';
 import { profile } from './profiler.js';
@@ -43,7 +43,7 @@ async function start(args: string[]): Promise<HostStarted> {
   const options = new ServerOptions(flags.values, flags.problems);
   const problems = options.validate();
   if (problems.length > 0) throw new Error(problems.join('; '));
-  config = await options.config();
+  config = await buildServerConfig(options);
   running = await startServer(config);
   const dataDir = config.options.dataDir;
   const kubeconfig = parseYaml(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as {

@@ -1,6 +1,6 @@
 // What the HTTP layer needs to serve: the resources of the group, who may call,
-// and the few knobs that shape responses. pkg/apiserver/options builds it from
-// flags; tests build it directly.
+// and the few knobs that shape responses. pkg/server builds it from
+// the options; tests build it directly.
 
 import type { Authenticator } from '../authentication/interfaces.js';
 import type { Authorizer } from '../authorization/interfaces.js';

@@ -1,5 +1,5 @@
 // The HTTP layer's entry point: `createApiHandler(config)` gives the request listener
-// that pkg/apiserver/options mounts on its node:https server.
+// that pkg/server mounts on its node:https server.
 
 import { newApiHandler, type ApiHandler } from './api-handler.js';
 import type { ApiServerConfig } from './config.js';

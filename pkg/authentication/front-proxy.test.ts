@@ -13,9 +13,10 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JsonLogger } from '../apiserver/options/logger.js';
-import { ServerOptions, type ServerOptionValues } from '../apiserver/options/options.js';
-import { startServer, type RunningServer } from '../apiserver/options/serve.js';
-import { ADMIN_KUBECONFIG_FILE } from '../apiserver/options/bootstrap.js';
+import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
+import { buildServerConfig } from '../server/config.js';
+import { startServer, type RunningServer } from '../server/serve.js';
+import { ADMIN_KUBECONFIG_FILE } from '../server/bootstrap.js';
 import {
   HostClusterDouble,
   issueCertificate,
@@ -140,7 +141,7 @@ async function startPlatform(dir: string, values: Partial<ServerOptionValues>): 
   const options = new ServerOptions({ dataDir: dir, securePort: 0, ...values }).complete();
   assert.deepEqual(options.validate(), []);
   const logger = new JsonLogger('error', { write: () => true });
-  const config = await options.config(logger);
+  const config = await buildServerConfig(options, logger);
   return startServer(config, { shutdownTimeoutMs: 5000 });
 }
 

@@ -14,10 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { KubeConfig } from '../kubeconfig/types.js';
-import { ADMIN_KUBECONFIG_FILE } from '../apiserver/options/bootstrap.js';
+import { ADMIN_KUBECONFIG_FILE } from '../server/bootstrap.js';
 import { JsonLogger } from '../apiserver/options/logger.js';
-import { ServerOptions } from '../apiserver/options/options.js';
-import { startServer } from '../apiserver/options/serve.js';
+import { ServerOptions } from '../apiserver/options/server-run-options.js';
+import { buildServerConfig } from '../server/config.js';
+import { startServer } from '../server/serve.js';
 import { accessKeyIdentity } from '../authentication/access-key.js';
 import { TOKEN_NOT_FOR_MANAGEMENT_MESSAGE } from '../authentication/endpoint-token.js';
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
@@ -1193,7 +1194,7 @@ test('the security table', { timeout: 120_000 }, async (t) => {
   const logger = new JsonLogger('debug', {
     write: (chunk: string | Uint8Array) => logLines.push(String(chunk)) > 0,
   });
-  const config = await options.config(logger);
+  const config = await buildServerConfig(options, logger);
   const server = await startServer(config);
   t.after(() => server.stop());
 

@@ -28,3 +28,29 @@ export function parseDuration(text: string): number | undefined {
   }
   return pos === 0 || !Number.isFinite(total) ? undefined : total;
 }
+
+/**
+ * `ms` as Go's time.Duration.String() writes it ("1m0s", "24h0m0s", "30s", "1.5s",
+ * "500ms"), which is how kube-apiserver's --help shows a duration flag's default.
+ */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const sign = ms < 0 ? '-' : '';
+  let rest = Math.abs(ms);
+  if (rest < 1) return `${sign}${trimmed(rest * 1000)}µs`;
+  if (rest < 1000) return `${sign}${trimmed(rest)}ms`;
+  const hours = Math.floor(rest / 3_600_000);
+  rest -= hours * 3_600_000;
+  const minutes = Math.floor(rest / 60_000);
+  rest -= minutes * 60_000;
+  // Go writes the larger units only when present, and then every smaller one ("1h0m0s").
+  const seconds = `${trimmed(rest / 1000)}s`;
+  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}`;
+  if (minutes > 0) return `${sign}${minutes}m${seconds}`;
+  return sign + seconds;
+}
+
+/** A number without floating-point noise in its last digits (0.1 + 0.2 prints 0.3). */
+function trimmed(n: number): string {
+  return String(Number(n.toFixed(9)));
+}

@@ -1,12 +1,13 @@
-// The README's flag table, rendered from the same FLAGS the parser reads, so the
+// The README's flag table, rendered from the same flag definitions the parser reads
+// (the option groups' flags, see server-run-options.ts), so the
 // documentation lists every flag the server has and cannot drift from it. The
 // table sits between two markers in README.md; hack/flags-table.ts writes it there
 // and flags-table.test.ts fails when the README's copy differs.
 
-import { FLAGS } from './flags.js';
+import { defaultText, FLAGS } from './flags.js';
 
 export const FLAGS_TABLE_BEGIN =
-  '<!-- flags:begin: generated from pkg/apiserver/options/flags.ts by `npm run build && node dist/hack/flags-table.js` -->';
+  '<!-- flags:begin: generated from the option groups of pkg/apiserver/options by `npm run build && node dist/hack/flags-table.js` -->';
 export const FLAGS_TABLE_END = '<!-- flags:end -->';
 
 /** Text made safe for a Markdown table cell (`|` ends a cell, `<x>` reads as HTML). */
@@ -19,9 +20,10 @@ export function flagsTable(): string {
   const rows = [
     '| Flag | Default | Meaning |',
     '|---|---|---|',
-    ...FLAGS.map(
-      (f) => `| \`--${f.name}\` | ${f.defaultText ? `\`${cell(f.defaultText)}\`` : ''} | ${cell(f.usage)} |`,
-    ),
+    ...FLAGS.map((f) => {
+      const text = defaultText(f);
+      return `| \`--${f.name}\` | ${text ? `\`${cell(text)}\`` : ''} | ${cell(f.usage)} |`;
+    }),
     '| `--help` | | Lists the flags and exits. |',
   ];
   return rows.join('\n');

@@ -1,306 +1,16 @@
 // Command-line flags, named as kube-apiserver names them so operators need not
-// learn new ones. Parsing only turns argv into option values and notes what it
-// cannot read (unknown flags included); defaults are filled by
-// ServerOptions.complete() and every other check lives in validation.ts, so a user
-// sees all problems at once instead of one per try.
+// learn new ones, parsed by commander from the option groups' flag definitions
+// (server-run-options.ts). Parsing only turns argv into option values and notes
+// what it cannot read (unknown flags included); defaults come from the same
+// definitions, and every other check is the groups' validate(), so a user sees all
+// problems at once instead of one per try.
 
-import { parseDuration } from './duration-flag.js';
-import type { ServerOptionValues } from './options.js';
+import { Command, CommanderError, Option } from 'commander';
+import { formatDuration, parseDuration } from '../../util/duration.js';
+import type { FlagKind, FlagSpec } from './option-group.js';
+import { FLAGS, OPTION_GROUPS, type ServerOptionValues } from './server-run-options.js';
 
-export interface FlagSpec {
-  readonly name: string;
-  readonly field: keyof ServerOptionValues;
-  readonly kind: 'string' | 'port' | 'list' | 'duration' | 'bool' | 'int';
-  readonly usage: string;
-  readonly defaultText?: string;
-}
-
-/**
- * Every flag of the server, one plain entry each (add yours anywhere in the list).
- * The parser, --help and the README's flag table (`node dist/hack/flags-table.js`)
- * are all generated from it.
- */
-export const FLAGS: readonly FlagSpec[] = [
-  {
-    name: 'secure-port',
-    field: 'securePort',
-    kind: 'port',
-    usage: 'The port on which to serve HTTPS. 0 picks a free port (logged in the "serving" line).',
-    defaultText: '8443',
-  },
-  {
-    name: 'bind-address',
-    field: 'bindAddress',
-    kind: 'string',
-    usage: 'The IP address on which to listen for the --secure-port port (0.0.0.0 or :: for all interfaces).',
-    defaultText: '127.0.0.1',
-  },
-  {
-    name: 'data-dir',
-    field: 'dataDir',
-    kind: 'string',
-    usage: 'Directory for the embedded database, generated certificates and the admin kube config.',
-    defaultText: './data',
-  },
-  {
-    name: 'storage-backend',
-    field: 'storageBackend',
-    kind: 'string',
-    usage: 'The storage backend: sqlite (embedded, one replica) or etcd3 (several replicas).',
-    defaultText: 'sqlite',
-  },
-  {
-    name: 'etcd-servers',
-    field: 'etcdServers',
-    kind: 'list',
-    usage: 'Comma-separated etcd URLs (scheme://ip:port) for --storage-backend etcd3.',
-  },
-  {
-    name: 'etcd-prefix',
-    field: 'etcdPrefix',
-    kind: 'string',
-    usage: 'The prefix under which every object key is stored.',
-    defaultText: '/registry',
-  },
-  {
-    name: 'etcd-cafile',
-    field: 'etcdCaFile',
-    kind: 'string',
-    usage: 'SSL certificate authority file used to secure etcd communication.',
-  },
-  {
-    name: 'etcd-certfile',
-    field: 'etcdCertFile',
-    kind: 'string',
-    usage: 'SSL certification file used to secure etcd communication.',
-  },
-  {
-    name: 'etcd-keyfile',
-    field: 'etcdKeyFile',
-    kind: 'string',
-    usage: 'SSL key file used to secure etcd communication.',
-  },
-  {
-    name: 'api-group',
-    field: 'apiGroup',
-    kind: 'string',
-    usage: 'The API group served (a DNS subdomain with at least one dot).',
-    defaultText: 'management.platform.dev',
-  },
-  {
-    name: 'tls-cert-file',
-    field: 'tlsCertFile',
-    kind: 'string',
-    usage:
-      'PEM serving certificate (with intermediates). Without it a CA and certificate are generated in <data-dir>/pki.',
-  },
-  {
-    name: 'tls-private-key-file',
-    field: 'tlsPrivateKeyFile',
-    kind: 'string',
-    usage: 'PEM private key matching --tls-cert-file.',
-  },
-  {
-    name: 'admin-username',
-    field: 'adminUsername',
-    kind: 'string',
-    usage:
-      'Name of the User created with an access key on first start, when no users exist. A start that finds this user with no usable key and no admin kube config (a first start that stopped half-way) issues the key and writes the file; an existing admin.kubeconfig is never overwritten.',
-    defaultText: 'admin',
-  },
-  {
-    name: 'admin-role',
-    field: 'adminRole',
-    kind: 'string',
-    usage:
-      "Name of the cluster role whose holders are platform administrators: Users and Teams naming it in spec.clusterRoles (a Team's members too). Empty: none.",
-  },
-  {
-    name: 'access-key-activity-interval',
-    field: 'accessKeyActivityIntervalMs',
-    kind: 'duration',
-    usage:
-      "How often at most an access key's status.lastActivity is written while the key is in use (a Go duration such as 60s or 5m; at least 1s).",
-    defaultText: '1m0s',
-  },
-  {
-    name: 'watch-cache',
-    field: 'watchCache',
-    kind: 'bool',
-    usage:
-      'Serve gets, lists and watches from memory, kept current by one storage watch per resource. --watch-cache=false reads storage for every request.',
-    defaultText: 'true',
-  },
-  {
-    name: 'enable-garbage-collector',
-    field: 'enableGarbageCollector',
-    kind: 'bool',
-    usage:
-      'Run the garbage collector inside the server: objects whose owners (metadata.ownerReferences) are all gone are deleted, and the orphan and foregroundDeletion finalizers are honoured. With it off, and no host cluster, a delete adds no deletion finalizer. Off by default when a host cluster is configured, whose kube-controller-manager collects garbage instead.',
-    defaultText: 'true without a host cluster',
-  },
-  // ---- encryption at rest (issue 14) ----
-  {
-    name: 'encryption-provider-config',
-    field: 'encryptionProviderConfig',
-    kind: 'string',
-    usage:
-      "kube-apiserver's EncryptionConfiguration (apiserver.config.k8s.io/v1) file: which resources are encrypted at rest and with which providers (the first encrypts, each is tried to decrypt). Empty: with --storage-backend sqlite, Global Secrets are encrypted with a secretbox key generated into <data-dir>/pki/encryption-config.yaml; with etcd3, nothing is encrypted.",
-  },
-  {
-    name: 'encryption-provider-config-automatic-reload',
-    field: 'encryptionProviderConfigAutomaticReload',
-    kind: 'bool',
-    usage:
-      'Read the encryption provider configuration again when its file changes (checked every few seconds); a file that does not load keeps the configuration in force. false: only at start.',
-    defaultText: 'false',
-  },
-  // ---- tokens and virtual cluster kube configs (issue 5) ----
-  {
-    name: 'signing-key-secret',
-    field: 'signingKeySecret',
-    kind: 'string',
-    usage:
-      'Host Secret <namespace>/<name> that keeps the key signing direct cluster endpoint tokens, shared by all replicas (created when missing). Without a host cluster, or when empty: <data-dir>/tokens.',
-  },
-  {
-    name: 'token-issuer',
-    field: 'tokenIssuer',
-    kind: 'string',
-    usage:
-      "Issuer (iss) of direct cluster endpoint tokens: the https URL under which connected clusters find /.well-known/openid-configuration and the keys, e.g. https://platform.example.com/kubernetes/management. Empty: this server's own address, https://<bind address, or the host name when bound to all interfaces>:<port>/kubernetes/management. Set it when clients reach the server under another name, and with several replicas.",
-  },
-  {
-    name: 'max-token-ttl',
-    field: 'maxTokenTtlMs',
-    kind: 'duration',
-    usage:
-      'Longest lifetime a direct cluster endpoint token may ask for (a Go duration such as 24h; at least 1s). Retired signing keys verify this long after a rotation.',
-    defaultText: '24h0m0s',
-  },
-  {
-    name: 'signing-key-rotation-period',
-    field: 'signingKeyRotationPeriodMs',
-    kind: 'duration',
-    usage:
-      'Age at which the token signing key is replaced by a new one (the old one keeps verifying for --max-token-ttl). 0: never.',
-    defaultText: '720h0m0s',
-  },
-  {
-    name: 'project-namespace-prefix',
-    field: 'projectNamespacePrefix',
-    kind: 'string',
-    usage: 'Prefix of project namespaces: virtual cluster instances of project P live in <prefix>P.',
-    defaultText: 'p-',
-  },
-  {
-    name: 'ingress-suffix',
-    field: 'ingressSuffix',
-    kind: 'string',
-    usage:
-      'Domain suffix of virtual cluster ingress hosts, <instance>-<project>.<suffix>, used by the kubeconfig subresource. Empty: instances must name their host.',
-  },
-  {
-    name: 'csr-signer-name',
-    field: 'csrSignerName',
-    kind: 'string',
-    usage:
-      'Signer of the host CertificateSigningRequests for client certificates in virtual cluster kube configs.',
-    defaultText: 'kubernetes.io/kube-apiserver-client',
-  },
-  {
-    name: 'csr-timeout',
-    field: 'csrTimeoutMs',
-    kind: 'duration',
-    usage: 'How long to wait for the host signer to issue a kube config client certificate.',
-    defaultText: '30s',
-  },
-  // ---- the host cluster: front-proxy authentication, delegation, bootstrap secret (issue 3) ----
-  {
-    name: 'host-kubeconfig',
-    field: 'hostKubeconfig',
-    kind: 'string',
-    usage:
-      'Kube config of the host cluster (TokenReview, SubjectAccessReview, the front-proxy ConfigMap, Secrets, CSRs). Empty: the service account when running in a pod, else no host cluster.',
-  },
-  {
-    name: 'bootstrap-secret',
-    field: 'bootstrapSecret',
-    kind: 'string',
-    usage:
-      "Host Secret <namespace>/<name> that receives the first administrator's access key (key accessKey) instead of <data-dir>/admin.kubeconfig, when a host cluster is configured.",
-  },
-  {
-    name: 'client-ca-file',
-    field: 'clientCaFile',
-    kind: 'string',
-    usage:
-      'PEM CA bundle whose client certificates authenticate as CN = user, O = groups (read again when the file changes). Empty: the client-ca-file of kube-system/extension-apiserver-authentication on the host cluster (watched), else none.',
-  },
-  {
-    name: 'requestheader-client-ca-file',
-    field: 'requestheaderClientCaFile',
-    kind: 'string',
-    usage:
-      "PEM CA bundle that signs the front proxy's client certificate; read again when the file changes; makes the --requestheader-* flags the only source. Empty: read kube-system/extension-apiserver-authentication on the host cluster (watched).",
-  },
-  {
-    name: 'requestheader-allowed-names',
-    field: 'requestheaderAllowedNames',
-    kind: 'list',
-    usage: "Comma-separated common names the front proxy's certificate may have. Empty: any the CA signed.",
-  },
-  {
-    name: 'requestheader-username-headers',
-    field: 'requestheaderUsernameHeaders',
-    kind: 'list',
-    usage: 'Headers holding the user name, first non-empty wins.',
-    defaultText: 'X-Remote-User',
-  },
-  {
-    name: 'requestheader-group-headers',
-    field: 'requestheaderGroupHeaders',
-    kind: 'list',
-    usage: 'Headers holding the groups, every value counts.',
-    defaultText: 'X-Remote-Group',
-  },
-  {
-    name: 'requestheader-extra-headers-prefix',
-    field: 'requestheaderExtraHeadersPrefix',
-    kind: 'list',
-    usage: 'Header prefixes whose suffix names an extra (percent-decoded, lower-cased).',
-    defaultText: 'X-Remote-Extra-',
-  },
-  {
-    name: 'requestheader-uid-headers',
-    field: 'requestheaderUidHeaders',
-    kind: 'list',
-    usage: "Headers holding the user's UID, first non-empty wins. Empty: none.",
-  },
-  {
-    name: 'request-timeout',
-    field: 'requestTimeoutMs',
-    kind: 'duration',
-    usage:
-      'How long a request that is not long-running (every request but a watch) may take before it is answered 504 Timeout and its work abandoned (a Go duration such as 60s; at least 1s). A request may ask for less with ?timeout=.',
-    defaultText: '1m0s',
-  },
-  {
-    name: 'min-request-timeout',
-    field: 'minRequestTimeoutSeconds',
-    kind: 'int',
-    usage:
-      'Seconds a watch without timeoutSeconds stays open at least: it ends after a random time between this and twice this, so watches spread over replicas.',
-    defaultText: '1800',
-  },
-  {
-    name: 'log-level',
-    field: 'logLevel',
-    kind: 'string',
-    usage: 'Least severe level logged: debug, info, warn or error. Logs are JSON lines on stdout.',
-    defaultText: 'info',
-  },
-];
+export { FLAGS };
 
 export interface ParsedFlags {
   readonly help: boolean;
@@ -314,58 +24,128 @@ export interface ParsedFlags {
   readonly problems: readonly string[];
 }
 
+type AnyFlag = FlagSpec<ServerOptionValues>;
+
+/** The value placeholder --help shows, named as pflag names its types. */
+const PLACEHOLDER: Readonly<Record<FlagKind, string>> = {
+  string: '<string>',
+  port: '<int>',
+  list: '<strings>',
+  duration: '<duration>',
+  int: '<int>',
+  // Optional: `--watch-cache` alone means true, `--watch-cache=false` says otherwise.
+  bool: '[bool]',
+};
+
 const BOOLEAN_TRUE = /^(true|t|1)$/i;
 const BOOLEAN_FALSE = /^(false|f|0)$/i;
 
+/** How --help and the README show a flag's default ('' for none). */
+export function defaultText(f: AnyFlag): string {
+  if (f.defaultText !== undefined) return f.defaultText;
+  const value: unknown = f.default;
+  if (value === undefined) return '';
+  if (Array.isArray(value)) return value.join(',');
+  if (f.kind === 'duration' && typeof value === 'number') return formatDuration(value);
+  return String(value);
+}
+
+/** A flag's usage with its default, as --help prints it. */
+function description(f: AnyFlag): string {
+  const text = defaultText(f);
+  return text === '' ? f.usage : `${f.usage} (default ${text})`;
+}
+
+/** The server's command: one commander option per flag, under its group's heading. */
+function serverCommand(program: string): Command {
+  const command = new Command(program)
+    .description('Serves the platform management API over HTTPS. Flags take --flag=value or --flag value.')
+    .helpOption(false)
+    // Problems are collected, never printed by commander nor turned into an exit.
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined })
+    // One flag a line however long its usage, as the tests and the README read them.
+    .configureHelp({ helpWidth: Number.MAX_SAFE_INTEGER });
+  for (const group of OPTION_GROUPS) {
+    for (const f of group.flags) {
+      command.addOption(
+        new Option(`--${f.name} ${PLACEHOLDER[f.kind]}`, description(f)).helpGroup(`${group.title}:`),
+      );
+    }
+  }
+  return command.addOption(new Option('-h, --help', 'Show this help and exit.').helpGroup('Other flags:'));
+}
+
 /**
  * Parses `--flag=value` and `--flag value`, as kube-apiserver's flags (spf13/pflag)
- * read them: a boolean flag given bare (`--watch-cache`) means true and takes no
- * separate value, the last of a repeated flag wins. Never throws: every problem is
- * collected.
+ * read them: a boolean flag given bare (`--watch-cache`) means true, the last of a
+ * repeated flag wins. Never throws: every problem is collected, those of the
+ * command line's shape (unknown flags, stray arguments) first, then the values that
+ * could not be converted.
  */
 export function parseFlags(argv: readonly string[]): ParsedFlags {
-  const byName = new Map(FLAGS.map((f) => [f.name, f]));
+  const args = withDoubleDashes(argv);
+  try {
+    return parseWith(args, []);
+  } catch (err) {
+    if (!(err instanceof CommanderError) || err.code !== 'commander.optionMissingArgument') throw err;
+    // Commander stops there, and only a value-taking flag that ends argv lacks its
+    // value: read the rest without it, then say so.
+    return parseWith(args.slice(0, -1), [`flag needs an argument: ${args[args.length - 1] ?? ''}`]);
+  }
+}
+
+function parseWith(args: readonly string[], trailing: readonly string[]): ParsedFlags {
   const values: Partial<ServerOptionValues> = {};
-  const problems: string[] = [];
+  const conversions: string[] = [];
   let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '-h' || arg === '--help') {
-      help = true;
-      continue;
-    }
+  const command = serverCommand('platform-apiserver');
+  for (const f of FLAGS) {
+    command.on(`option:${f.name}`, (raw: string | null) => {
+      // null: an optional value (a boolean's) not given.
+      const problem = setFlag(values, f, raw ?? 'true');
+      if (problem) conversions.push(problem);
+    });
+  }
+  command.on('option:help', () => (help = true));
+  // Commander reads every known flag, and leaves what it does not know to us.
+  const { operands, unknown } = command.parseOptions([...args]);
+  const problems = operands.map(unexpectedArgument);
+  let at = -1;
+  for (let i = 0; i < unknown.length; i++) {
+    const arg = unknown[i] ?? '';
+    at = args.indexOf(arg, at + 1);
     if (!arg.startsWith('-') || arg === '-' || arg === '--') {
-      problems.push(`unexpected argument "${arg}": every setting is a --flag`);
+      problems.push(unexpectedArgument(arg));
       continue;
     }
     const eq = arg.indexOf('=');
-    const name = (eq < 0 ? arg : arg.slice(0, eq)).replace(/^--?/, '');
-    let value: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
-    const flag = byName.get(name);
-    if (!flag) {
-      problems.push(
-        name === 'help' ? '--help takes no value' : `unknown flag: ${arg.slice(0, eq < 0 ? undefined : eq)}`,
-      );
-      // `--unknown value`: the value belongs to the unknown flag, not a stray argument.
-      if (value === undefined && i + 1 < argv.length && !(argv[i + 1] ?? '').startsWith('-')) i++;
-      continue;
+    const flag = eq < 0 ? arg : arg.slice(0, eq);
+    problems.push(flag.replace(/^--?/, '') === 'help' ? '--help takes no value' : `unknown flag: ${flag}`);
+    // `--unknown value`: the value right after it belongs to it, not a stray argument.
+    const next = unknown[i + 1];
+    if (eq < 0 && next !== undefined && !next.startsWith('-') && args[at + 1] === next) {
+      at++;
+      i++;
     }
-    if (value === undefined && flag.kind === 'bool') value = 'true';
-    if (value === undefined) {
-      if (i + 1 >= argv.length) {
-        problems.push(`flag needs an argument: --${flag.name}`);
-        continue;
-      }
-      value = argv[++i] ?? '';
-    }
-    const problem = setFlag(values, flag, value);
-    if (problem) problems.push(problem);
   }
-  return { help, values, problems };
+  return { help, values, problems: [...problems, ...conversions, ...trailing] };
+}
+
+function unexpectedArgument(arg: string): string {
+  return `unexpected argument "${arg}": every setting is a --flag`;
+}
+
+/** `-secure-port=1` as `--secure-port=1`: today's single-dash long flags keep working. */
+function withDoubleDashes(argv: readonly string[]): string[] {
+  const known = new Set(FLAGS.map((f) => f.name));
+  return argv.map((arg) =>
+    /^-[^-]/.test(arg) && known.has(arg.slice(1).split('=')[0] ?? '') ? `-${arg}` : arg,
+  );
 }
 
 /** Converts and stores one flag's value; returns the problem when it cannot. */
-function setFlag(values: Partial<ServerOptionValues>, f: FlagSpec, raw: string): string | undefined {
+function setFlag(values: Partial<ServerOptionValues>, f: AnyFlag, raw: string): string | undefined {
   const out = values as Record<string, unknown>;
   switch (f.kind) {
     case 'string':
@@ -401,20 +181,7 @@ function setFlag(values: Partial<ServerOptionValues>, f: FlagSpec, raw: string):
   }
 }
 
-/** The --help text. */
+/** The --help text, commander's, with the flags under their groups' headings. */
 export function usage(program = 'platform-apiserver'): string {
-  const lines = [
-    `Usage: ${program} [flags]`,
-    '',
-    'Serves the platform management API over HTTPS. Flags take --flag=value or --flag value.',
-    '',
-    'Flags:',
-  ];
-  const width = Math.max(...FLAGS.map((f) => f.name.length)) + 2;
-  for (const f of FLAGS) {
-    const def = f.defaultText ? ` (default ${f.defaultText})` : '';
-    lines.push(`  --${f.name.padEnd(width)}${f.usage}${def}`);
-  }
-  lines.push(`  --${'help'.padEnd(width)}Show this help and exit.`);
-  return lines.join('\n') + '\n';
+  return serverCommand(program).helpInformation();
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseFlags, usage } from './flags.js';
-import { ServerOptions } from './options.js';
+import { ServerOptions } from './server-run-options.js';
 
 function optionsFrom(argv: string[]): ServerOptions {
   const parsed = parseFlags(argv);

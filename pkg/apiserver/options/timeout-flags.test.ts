@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { parseFlags, usage } from './flags.js';
-import { ServerOptions } from './options.js';
+import { ServerOptions } from './server-run-options.js';
 
 function optionsFrom(argv: string[]): { problems: readonly string[]; options: ServerOptions } {
   const parsed = parseFlags(argv);

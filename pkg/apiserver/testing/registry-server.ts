@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 
 import { KVStorage } from '../../storage/store.js';
 import { SqliteKV } from '../../storage/sqlite/index.js';
-import { buildResources } from '../options/resources.js';
+import { buildResources } from '../../server/resources.js';
 import { createApiHandler } from '../server.js';
 import { ADMIN, FakeAuthenticator, FakeAuthorizer, RecordingLogger, TEST_VERSION_INFO } from './fakes.js';
 

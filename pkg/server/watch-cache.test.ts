@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CachedStorage } from '../../storage/cacher/index.js';
-import { KVStorage } from '../../storage/store.js';
-import { parseFlags } from './flags.js';
-import { silentLogger } from './logger.js';
-import { DEFAULT_OPTIONS } from './options.js';
+import { CachedStorage } from '../storage/cacher/index.js';
+import { KVStorage } from '../storage/store.js';
+import { parseFlags } from '../apiserver/options/flags.js';
+import { silentLogger } from '../apiserver/options/logger.js';
+import { DEFAULT_OPTIONS } from '../apiserver/options/server-run-options.js';
 import { openStorage } from './storage.js';
 
 test('--watch-cache takes true or false and says so when given anything else', () => {

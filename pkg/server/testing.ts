@@ -8,10 +8,10 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
-import type { KubeConfig } from '../../kubeconfig/types.js';
+import type { KubeConfig } from '../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { JsonLogger } from './logger.js';
-import { ServerOptions, type ServerOptionValues } from './options.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer, type ServeOptions } from './serve.js';
 
 export interface ServerWithAdmin {

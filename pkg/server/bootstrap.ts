@@ -23,14 +23,14 @@
 
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { isObject, type KubeObject } from '../../apis/meta/types.js';
-import { isApiError } from '../../apis/meta/errors.js';
-import type { Logger } from '../config.js';
-import type { RequestContext, RESTStorage, WriteOptions } from '../../registry/rest/interfaces.js';
-import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-import { hashAccessKey, tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
-import { AccessKeyUsability } from '../../authentication/access-key-usability.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
+import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { isApiError } from '../apis/meta/errors.js';
+import type { Logger } from '../apiserver/config.js';
+import type { RequestContext, RESTStorage, WriteOptions } from '../registry/rest/interfaces.js';
+import { serializeKubeConfig, singleContextKubeConfig } from '../kubeconfig/index.js';
+import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { AccessKeyUsability } from '../authentication/access-key-usability.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { resourceStore } from './resources.js';
 import { isUnspecified } from './serving-certs.js';
 

@@ -7,12 +7,13 @@
 
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { createApiHandler } from '../server.js';
+import { createApiHandler } from '../apiserver/server.js';
 import { bootstrapAdmin, localServerUrl, type BootstrapResult } from './bootstrap.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
 import { writeBootstrapSecret } from './bootstrap-secret.js';
-import type { JsonLogger } from './logger.js';
-import type { ServerConfig, ServerOptions } from './options.js';
+import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { ServerOptions } from '../apiserver/options/server-run-options.js';
+import { buildServerConfig, type ServerConfig } from './config.js';
 
 /** How long another replica's first start may take to hand the admin key over (see bootstrap.ts). */
 const BOOTSTRAP_HANDOVER_GRACE_MS = 30_000;
@@ -192,7 +193,7 @@ export async function run(
   logger?: JsonLogger,
   serveOptions?: ServeOptions,
 ): Promise<RunningServer> {
-  const config = await options.config(logger);
+  const config = await buildServerConfig(options, logger);
   return startServer(config, serveOptions);
 }
 

@@ -1,19 +1,19 @@
 // Kind wiring: one generic registry Store per management kind, all over the same
 // storage. This is the one place concrete kinds meet a storage instance.
 
-import { compileSchema } from '../../apis/schema/compile.js';
-import type { IdentityCache } from '../../identity/identity-cache.js';
-import { Store } from '../../registry/generic/store.js';
+import { compileSchema } from '../apis/schema/compile.js';
+import type { IdentityCache } from '../identity/identity-cache.js';
+import { Store } from '../registry/generic/store.js';
 import {
   ACCESS_KEYS_SUBRESOURCE,
   managementStrategies,
   ownerAccessKeysSubresource,
   SelfStorage,
-} from '../../registry/management/index.js';
-import type { VirtualClusterInstanceOptions } from '../../registry/management/index.js';
-import type { Admission, RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
-import type { Storage } from '../../storage/interfaces.js';
-import type { KeyOwnerLookup } from '../../registry/management/owned-access-key/owner-reference.js';
+} from '../registry/management/index.js';
+import type { VirtualClusterInstanceOptions } from '../registry/management/index.js';
+import type { Admission, RESTStorage, SubresourceStorage } from '../registry/rest/interfaces.js';
+import type { Storage } from '../storage/interfaces.js';
+import type { KeyOwnerLookup } from '../registry/management/owned-access-key/owner-reference.js';
 
 /** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
 export interface ResourceWiring {

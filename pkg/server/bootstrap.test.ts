@@ -5,13 +5,13 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { KVStorage } from '../../storage/store.js';
-import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
-import type { Storage } from '../../storage/interfaces.js';
-import { hashAccessKey } from '../../apis/management/v1/owned-access-key.js';
-import type { KubeObject } from '../../apis/meta/types.js';
-import type { RequestContext, RESTStorage } from '../../registry/rest/interfaces.js';
-import type { KubeConfig } from '../../kubeconfig/types.js';
+import { KVStorage } from '../storage/store.js';
+import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
+import type { Storage } from '../storage/interfaces.js';
+import { hashAccessKey } from '../apis/management/v1/owned-access-key.js';
+import type { KubeObject } from '../apis/meta/types.js';
+import type { RequestContext, RESTStorage } from '../registry/rest/interfaces.js';
+import type { KubeConfig } from '../kubeconfig/types.js';
 import {
   ADMIN_KUBECONFIG_FILE,
   bootstrapAdmin,
@@ -19,12 +19,12 @@ import {
   localServerUrl,
   type BootstrapOptions,
 } from './bootstrap.js';
-import { JsonLogger } from './logger.js';
-import { ServerOptions } from './options.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import { run } from './serve.js';
 import { SQLITE_FILE } from './storage.js';
-import type { Logger } from '../config.js';
+import type { Logger } from '../apiserver/config.js';
 
 const GROUP = 'management.platform.dev';
 const PREFIX = '/registry';

@@ -5,13 +5,13 @@
 // host's kube-apiserver serves these groups (and answers for host identities), and
 // the aggregator never proxies them here.
 
-import type { PlatformAuthorization } from '../../authorization/index.js';
-import { RulesResolver } from '../../authorization/rules-review.js';
-import { SelfSubjectReviewStorage } from '../../registry/authentication/selfsubjectreview/storage.js';
-import { SelfSubjectAccessReviewStorage } from '../../registry/authorization/selfsubjectaccessreview/storage.js';
-import { SelfSubjectRulesReviewStorage } from '../../registry/authorization/selfsubjectrulesreview/storage.js';
-import type { ResourceInfo, RESTStorage } from '../../registry/rest/interfaces.js';
-import { subresourcesOf } from '../discovery/discovery.js';
+import type { PlatformAuthorization } from '../authorization/index.js';
+import { RulesResolver } from '../authorization/rules-review.js';
+import { SelfSubjectReviewStorage } from '../registry/authentication/selfsubjectreview/storage.js';
+import { SelfSubjectAccessReviewStorage } from '../registry/authorization/selfsubjectaccessreview/storage.js';
+import { SelfSubjectRulesReviewStorage } from '../registry/authorization/selfsubjectrulesreview/storage.js';
+import type { ResourceInfo, RESTStorage } from '../registry/rest/interfaces.js';
+import { subresourcesOf } from '../apiserver/discovery/discovery.js';
 
 /** A resource's info with the subresources its storage serves (accesskeys, kubeconfig) added. */
 function withServedSubresources(storage: RESTStorage): ResourceInfo {

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { startEtcd } from '../../../hack/etcd.js';
-import { eventually } from '../../util/eventually.js';
+import { startEtcd } from '../../hack/etcd.js';
+import { eventually } from '../util/eventually.js';
 import { callServer, startWithAdmin } from './testing.js';
 
 const GROUP = 'management.platform.dev';

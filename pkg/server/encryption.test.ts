@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
-import { JsonLogger } from './logger.js';
-import { DEFAULT_OPTIONS, type ServerOptionValues } from './options.js';
+import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { DEFAULT_OPTIONS, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { setUpEncryption } from './encryption.js';
 import { openStorage, SQLITE_FILE } from './storage.js';
 
@@ -25,7 +25,14 @@ it('encrypts a plain database on the first start with the generated key, leaving
     // A database from before encryption: the value in plain JSON, updated once so history holds it twice.
     const before = SqliteKV.open(join(dataDir, SQLITE_FILE));
     const doc = (v: string): Buffer =>
-      Buffer.from(JSON.stringify({ apiVersion: `${options.apiGroup}/v1`, kind: 'SharedSecret', metadata: { name: 'db', namespace: 'default' }, spec: { data: { v } } }));
+      Buffer.from(
+        JSON.stringify({
+          apiVersion: `${options.apiGroup}/v1`,
+          kind: 'SharedSecret',
+          metadata: { name: 'db', namespace: 'default' },
+          spec: { data: { v } },
+        }),
+      );
     const created = await before.create(key, doc(value));
     await before.update(key, doc(`${value}-2`), created.revision);
     await before.close();
@@ -34,14 +41,20 @@ it('encrypts a plain database on the first start with the generated key, leaving
     assert.ok(encryption?.generated);
     const file = join(dataDir, 'pki', 'encryption-config.yaml');
     assert.equal(statSync(file).mode & 0o777, 0o600);
-    assert.match(readFileSync(file, 'utf8'), /secretbox:\n\s+keys:\n\s+- name: key1\n\s+secret: \S{44}\n\s+- identity: \{\}/);
+    assert.match(
+      readFileSync(file, 'utf8'),
+      /secretbox:\n\s+keys:\n\s+- name: key1\n\s+secret: \S{44}\n\s+- identity: \{\}/,
+    );
     const storage = await openStorage(options, quiet, encryption);
     const got = await storage.get(key);
     assert.deepEqual(got?.spec, { data: { v: `${value}-2` } });
     await storage.close();
 
     const db = join(dataDir, SQLITE_FILE);
-    const bytes = Buffer.concat([readFileSync(db), existsSync(`${db}-wal`) ? readFileSync(`${db}-wal`) : Buffer.alloc(0)]);
+    const bytes = Buffer.concat([
+      readFileSync(db),
+      existsSync(`${db}-wal`) ? readFileSync(`${db}-wal`) : Buffer.alloc(0),
+    ]);
     assert.ok(bytes.includes(Buffer.from('k8s:enc:secretbox:v1:key1:')));
     assert.ok(!bytes.includes(Buffer.from(value)), 'a plain value is left in platform.db or its WAL');
 
@@ -58,11 +71,22 @@ it('encrypts a plain database on the first start with the generated key, leaving
 });
 
 it('encrypts nothing on etcd3 without a file, and refuses a file that does not load', async () => {
-  assert.equal(await setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], storageBackend: 'etcd3' }, quiet), undefined);
+  assert.equal(
+    await setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], storageBackend: 'etcd3' }, quiet),
+    undefined,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'enc-bad-'));
   try {
     await assert.rejects(
-      setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], dataDir: dir, encryptionProviderConfig: join(dir, 'missing.yaml') }, quiet),
+      setUpEncryption(
+        {
+          ...DEFAULT_OPTIONS,
+          etcdServers: [],
+          dataDir: dir,
+          encryptionProviderConfig: join(dir, 'missing.yaml'),
+        },
+        quiet,
+      ),
       /ENOENT/,
     );
   } finally {

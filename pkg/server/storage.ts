@@ -5,24 +5,24 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../config.js';
-import { prefixEnd, type KV } from '../../storage/kv.js';
-import { BoundedKV } from '../../storage/bounded-kv.js';
-import { MeteredKV } from '../../storage/metered-kv.js';
-import { setStorageStatsSource, type ObjectCount } from '../../metrics/storage.js';
-import type { Storage } from '../../storage/interfaces.js';
-import { CachedStorage, prefixAtDepth } from '../../storage/cacher/index.js';
-import { managementStrategies } from '../../registry/management/index.js';
-import { rewriteStaleValues, TransformedKV } from '../../storage/transformed-kv.js';
+import type { Logger } from '../apiserver/config.js';
+import { prefixEnd, type KV } from '../storage/kv.js';
+import { BoundedKV } from '../storage/bounded-kv.js';
+import { MeteredKV } from '../storage/metered-kv.js';
+import { setStorageStatsSource, type ObjectCount } from '../metrics/storage.js';
+import type { Storage } from '../storage/interfaces.js';
+import { CachedStorage, prefixAtDepth } from '../storage/cacher/index.js';
+import { managementStrategies } from '../registry/management/index.js';
+import { rewriteStaleValues, TransformedKV } from '../storage/transformed-kv.js';
 import type { Encryption } from './encryption.js';
 import { collectionPrefix } from './resources.js';
-import type { ServerOptionValues } from './options.js';
+import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
 
 export const SQLITE_FILE = 'platform.db';
 
 export async function openKV(options: ServerOptionValues, logger: Logger): Promise<KV> {
   if (options.storageBackend === 'etcd3') {
-    const { Etcd3KV } = await import('../../storage/etcd3/index.js');
+    const { Etcd3KV } = await import('../storage/etcd3/index.js');
     // Without --etcd-cafile an https endpoint is verified against the system's roots.
     const tls = options.etcdCaFile
       ? {
@@ -36,7 +36,7 @@ export async function openKV(options: ServerOptionValues, logger: Logger): Promi
     logger.info('storage: etcd3', { endpoints: options.etcdServers, prefix: options.etcdPrefix });
     return kv;
   }
-  const { SqliteKV } = await import('../../storage/sqlite/sqlite-kv.js');
+  const { SqliteKV } = await import('../storage/sqlite/sqlite-kv.js');
   const file = join(options.dataDir, SQLITE_FILE);
   const kv = SqliteKV.open(file);
   logger.info('storage: sqlite', { file, prefix: options.etcdPrefix });
@@ -63,7 +63,9 @@ async function encryptExistingValues(
     unreadable += result.unreadable;
   }
   if (unreadable > 0) {
-    logger.warn('encryption: some stored values cannot be read with the configured providers', { unreadable });
+    logger.warn('encryption: some stored values cannot be read with the configured providers', {
+      unreadable,
+    });
   }
   if (rewritten === 0) return;
   await raw.compact(await raw.currentRevision());
@@ -100,7 +102,7 @@ export async function openStorage(
       throw err;
     }
   }
-  const { KVStorage } = await import('../../storage/store.js');
+  const { KVStorage } = await import('../storage/store.js');
   const storage = new KVStorage(kv);
   if (!options.watchCache) return storage;
   // Keys are <prefix>/<group>/<resource>/...: one cache per resource.

@@ -5,7 +5,7 @@
 // under way at most 900 ms, and a storage that has not answered by then is not
 // ready. The probe left running is reused by the next check rather than piled on.
 
-import type { Storage } from '../../storage/interfaces.js';
+import type { Storage } from '../storage/interfaces.js';
 
 const WAIT_MS = 900;
 const FRESH_MS = 1000;

@@ -7,49 +7,24 @@
 // named by flags are read again when they change. Without a host cluster only the
 // front-proxy flags can turn anything on; the identity headers are stripped either way.
 
-import { accessSync, constants, statSync } from 'node:fs';
-import { FrontProxyAuthenticator } from '../../authentication/front-proxy.js';
+import { FrontProxyAuthenticator } from '../authentication/front-proxy.js';
 import {
   ConfigMapRequestHeaderSource,
   StaticRequestHeaderSource,
   type RequestHeaderConfigSource,
   type RequestHeaderFlags,
-} from '../../authentication/front-proxy-config.js';
-import { TokenReviewAuthenticator } from '../../authentication/token-review.js';
-import { CaFile } from '../../authentication/ca-file.js';
-import { ClientCertificateAuthenticator } from '../../authentication/client-certificate.js';
-import { ConfigMapClientCaSource } from '../../authentication/client-ca-config.js';
-import { SubjectAccessReviewAuthorizer } from '../../authorization/subject-access-review.js';
-import { loadHostCluster, type LoadHostClusterOptions } from '../../hostcluster/load.js';
-import type { HostCluster } from '../../hostcluster/types.js';
-import type { HealthCheck } from '../config.js';
-import type { JsonLogger } from './logger.js';
-import type { ServerOptionValues } from './options.js';
-
-export type HostOptionValues = Pick<
-  ServerOptionValues,
-  | 'hostKubeconfig'
-  | 'bootstrapSecret'
-  | 'clientCaFile'
-  | 'requestheaderClientCaFile'
-  | 'requestheaderAllowedNames'
-  | 'requestheaderUsernameHeaders'
-  | 'requestheaderGroupHeaders'
-  | 'requestheaderExtraHeadersPrefix'
-  | 'requestheaderUidHeaders'
->;
-
-export const HOST_OPTION_DEFAULTS: Readonly<HostOptionValues> = Object.freeze({
-  hostKubeconfig: '',
-  bootstrapSecret: '',
-  clientCaFile: '',
-  requestheaderClientCaFile: '',
-  requestheaderAllowedNames: [],
-  requestheaderUsernameHeaders: [],
-  requestheaderGroupHeaders: [],
-  requestheaderExtraHeadersPrefix: [],
-  requestheaderUidHeaders: [],
-});
+} from '../authentication/front-proxy-config.js';
+import { TokenReviewAuthenticator } from '../authentication/token-review.js';
+import { CaFile } from '../authentication/ca-file.js';
+import { ClientCertificateAuthenticator } from '../authentication/client-certificate.js';
+import { ConfigMapClientCaSource } from '../authentication/client-ca-config.js';
+import { SubjectAccessReviewAuthorizer } from '../authorization/subject-access-review.js';
+import { loadHostCluster, type LoadHostClusterOptions } from '../hostcluster/load.js';
+import type { HostCluster } from '../hostcluster/types.js';
+import type { HealthCheck } from '../apiserver/config.js';
+import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { AuthenticationOptionValues } from '../apiserver/options/authentication-options.js';
+import { parseSecretRef, type HostOptionValues } from '../apiserver/options/host-options.js';
 
 export interface HostServices {
   /** The host cluster, when one is configured. */
@@ -70,45 +45,8 @@ export interface HostServices {
   stop(): Promise<void>;
 }
 
-/** `<namespace>/<name>`, or undefined when malformed. */
-export function parseSecretRef(ref: string): { namespace: string; name: string } | undefined {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(ref);
-  if (!m || (m[1] ?? '').length > 63 || (m[3] ?? '').length > 253) return undefined;
-  return { namespace: m[1] ?? '', name: m[3] ?? '' };
-}
-
-/** Problems with the host flags (validate() reports them with the rest). */
-export function validateHostOptions(v: HostOptionValues): string[] {
-  const errs: string[] = [];
-  for (const [flag, file] of [
-    ['--host-kubeconfig', v.hostKubeconfig],
-    ['--client-ca-file', v.clientCaFile],
-    ['--requestheader-client-ca-file', v.requestheaderClientCaFile],
-  ] as const) {
-    if (file === '') continue;
-    try {
-      accessSync(file, constants.R_OK);
-      if (!statSync(file).isFile()) errs.push(`${flag}: "${file}" is not a file`);
-    } catch {
-      errs.push(`${flag}: cannot read "${file}"`);
-    }
-  }
-  if (v.bootstrapSecret !== '' && !parseSecretRef(v.bootstrapSecret)) {
-    errs.push(
-      `--bootstrap-secret: "${v.bootstrapSecret}" must be <namespace>/<name> (a namespace and a Secret name in lower case)`,
-    );
-  }
-  for (const [flag, prefixes] of [
-    ['--requestheader-extra-headers-prefix', v.requestheaderExtraHeadersPrefix],
-  ] as const) {
-    for (const p of prefixes)
-      if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(p)) errs.push(`${flag}: "${p}" is not a header name prefix`);
-  }
-  return errs;
-}
-
 export function buildHostServices(
-  options: HostOptionValues,
+  options: HostOptionValues & AuthenticationOptionValues,
   logger: JsonLogger,
   load: (o: LoadHostClusterOptions) => HostCluster | undefined = loadHostCluster,
 ): HostServices {

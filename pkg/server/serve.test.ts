@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:https';
 import { parse } from 'yaml';
-import type { KubeConfig } from '../../kubeconfig/types.js';
-import { JsonLogger } from './logger.js';
-import { ServerOptions } from './options.js';
+import type { KubeConfig } from '../kubeconfig/types.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { SqliteKV } from '../../storage/sqlite/sqlite-kv.js';
+import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
 
 const GROUP = 'management.platform.dev';
 

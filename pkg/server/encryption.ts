@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../config.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
-import { parseDuration } from './duration-flag.js';
-import type { ServerOptionValues } from './options.js';
+import type { Logger } from '../apiserver/config.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { parseDuration } from '../util/duration.js';
+import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import {
   ENCRYPTION_CONFIG_API_VERSION,
   ENCRYPTION_CONFIG_KIND,
@@ -22,10 +22,10 @@ import {
   ResourceTransformers,
   type EncryptionConfiguration,
   type KMSTransformerFactory,
-} from '../../storage/value/encryption-config.js';
-import { DynamicResourceTransformers, keyResolver } from '../../storage/value/resource-transformer.js';
-import { IDENTITY } from '../../storage/value/identity.js';
-import type { Transformer } from '../../storage/value/transformer.js';
+} from '../storage/value/encryption-config.js';
+import { DynamicResourceTransformers, keyResolver } from '../storage/value/resource-transformer.js';
+import { IDENTITY } from '../storage/value/identity.js';
+import type { Transformer } from '../storage/value/transformer.js';
 
 export const DEFAULT_ENCRYPTION_CONFIG_FILE = 'encryption-config.yaml';
 /** How often an automatically reloaded file is checked for changes. */
@@ -93,7 +93,10 @@ async function loadTransformers(file: string): Promise<ResourceTransformers> {
  * without --encryption-provider-config). Throws with upstream's message when the file
  * does not load: a server never starts with a configuration it cannot honour.
  */
-export async function setUpEncryption(options: ServerOptionValues, logger: Logger): Promise<Encryption | undefined> {
+export async function setUpEncryption(
+  options: ServerOptionValues,
+  logger: Logger,
+): Promise<Encryption | undefined> {
   let file = options.encryptionProviderConfig;
   const generated = file === '' && options.storageBackend === 'sqlite';
   if (generated) file = ensureDefaultEncryptionConfig(join(options.dataDir, 'pki'), options.apiGroup, logger);
@@ -127,17 +130,24 @@ export async function setUpEncryption(options: ServerOptionValues, logger: Logge
         // The message names fields, never a secret (validation redacts them).
         lastText = text;
         reloading = false;
-        logger.error('encryption: the changed provider configuration does not load; keeping the one in force', {
-          file,
-          error: err instanceof Error ? err.message : String(err),
-        });
+        logger.error(
+          'encryption: the changed provider configuration does not load; keeping the one in force',
+          {
+            file,
+            error: err instanceof Error ? err.message : String(err),
+          },
+        );
       },
     );
   };
   if (options.encryptionProviderConfigAutomaticReload) {
     watchFile(file, { interval: RELOAD_POLL_MS, persistent: false }, reload);
   }
-  logger.info('encryption: provider configuration loaded', { file, generated, automaticReload: options.encryptionProviderConfigAutomaticReload });
+  logger.info('encryption: provider configuration loaded', {
+    file,
+    generated,
+    automaticReload: options.encryptionProviderConfigAutomaticReload,
+  });
   return {
     file,
     generated,

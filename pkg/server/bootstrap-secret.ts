@@ -4,8 +4,8 @@
 // storage was wiped), replace its data with the new key. Transient failures are
 // retried a few times, because the key exists nowhere else yet.
 
-import { isHostAlreadyExists, isHostConflict } from '../../hostcluster/errors.js';
-import type { HostCluster } from '../../hostcluster/types.js';
+import { isHostAlreadyExists, isHostConflict } from '../hostcluster/errors.js';
+import type { HostCluster } from '../hostcluster/types.js';
 
 export const BOOTSTRAP_SECRET_KEY = 'accessKey';
 export const BOOTSTRAP_SECRET_USERNAME = 'username';

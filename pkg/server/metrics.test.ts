@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { sample } from '../../metrics/testing.js';
-import { eventually } from '../../util/eventually.js';
+import { sample } from '../metrics/testing.js';
+import { eventually } from '../util/eventually.js';
 import { callServer, startWithAdmin } from './testing.js';
 
 const GROUP = 'management.platform.dev';

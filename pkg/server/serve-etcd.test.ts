@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:https';
 import { parse } from 'yaml';
-import { startEtcd } from '../../../hack/etcd.js';
-import type { KubeConfig } from '../../kubeconfig/types.js';
+import { startEtcd } from '../../hack/etcd.js';
+import type { KubeConfig } from '../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { JsonLogger } from './logger.js';
-import { ServerOptions } from './options.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run } from './serve.js';
 
 const GROUP = 'management.platform.dev';

@@ -7,29 +7,29 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-import type { KubeObject } from '../../apis/meta/types.js';
-import type { AccessKeyUsability } from '../../authentication/access-key-usability.js';
-import { EndpointTokenAuthenticator } from '../../authentication/endpoint-token.js';
-import type { Authorizer } from '../../authorization/interfaces.js';
-import { isHostAlreadyExists, isHostConflict } from '../../hostcluster/errors.js';
-import type { HostCluster } from '../../hostcluster/types.js';
-import { compileSchema } from '../../apis/schema/compile.js';
-import { DirectClusterEndpointTokenStorage } from '../../registry/management/directclusterendpointtoken/storage.js';
-import { KubeConfigSubresource } from '../../registry/management/virtualclusterinstance/kubeconfig.js';
-import type { RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
-import { IssuerDocuments } from '../../tokens/discovery.js';
-import { IssuerUrl } from '../../tokens/issuer-url.js';
-import { SigningKeyManager } from '../../tokens/key-manager.js';
+import type { KubeObject } from '../apis/meta/types.js';
+import type { AccessKeyUsability } from '../authentication/access-key-usability.js';
+import { EndpointTokenAuthenticator } from '../authentication/endpoint-token.js';
+import type { Authorizer } from '../authorization/interfaces.js';
+import { isHostAlreadyExists, isHostConflict } from '../hostcluster/errors.js';
+import type { HostCluster } from '../hostcluster/types.js';
+import { compileSchema } from '../apis/schema/compile.js';
+import { DirectClusterEndpointTokenStorage } from '../registry/management/directclusterendpointtoken/storage.js';
+import { KubeConfigSubresource } from '../registry/management/virtualclusterinstance/kubeconfig.js';
+import type { RESTStorage, SubresourceStorage } from '../registry/rest/interfaces.js';
+import { IssuerDocuments } from '../tokens/discovery.js';
+import { IssuerUrl } from '../tokens/issuer-url.js';
+import { SigningKeyManager } from '../tokens/key-manager.js';
 import {
   FileKeyStore,
   SecretKeyStore,
   type SecretAccess,
   type SigningKeyStore,
-} from '../../tokens/key-store.js';
-import { TokenIssuer } from '../../tokens/token-issuer.js';
+} from '../tokens/key-store.js';
+import { TokenIssuer } from '../tokens/token-issuer.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
-import type { JsonLogger } from './logger.js';
-import type { ServerOptionValues } from './options.js';
+import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
 
 /** A retired key verifies this much longer than the longest token lives, for clock skew between machines. */
 const GRACE_SKEW_MS = 60_000;

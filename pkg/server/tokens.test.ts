@@ -17,12 +17,12 @@ import jwt from 'jsonwebtoken';
 import { customFetch as oidcFetch, discovery as oidcDiscovery } from 'openid-client';
 import { parse } from 'yaml';
 
-import type { KubeConfig } from '../../kubeconfig/types.js';
-import { KEY_SET_FILE } from '../../tokens/key-store.js';
+import type { KubeConfig } from '../kubeconfig/types.js';
+import { KEY_SET_FILE } from '../tokens/key-store.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { parseFlags } from './flags.js';
-import { JsonLogger } from './logger.js';
-import { ServerOptions, type ServerOptionValues } from './options.js';
+import { parseFlags } from '../apiserver/options/flags.js';
+import { JsonLogger } from '../apiserver/options/logger.js';
+import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
 
 const GROUP = 'management.platform.dev';

@@ -16,8 +16,8 @@ import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
-import type { Logger } from '../config.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
+import type { Logger } from '../apiserver/config.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 
 export interface ServingCertificates {
   /** PEM chain presented to clients. */

@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { VersionInfo } from '../config.js';
+import type { VersionInfo } from '../apiserver/config.js';
 
 function packageVersion(): string {
   // Walk up from this module: the depth differs between the sources and dist/.

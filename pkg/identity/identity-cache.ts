@@ -230,6 +230,20 @@ export class IdentityCache {
     return this.userGroups.usersInGroup(group);
   }
 
+  /**
+   * Whether objects of `resource` carry an owner and access rules the cache keeps:
+   * Users, Teams, and the kinds it was given as access holders (the kinds whose
+   * definition says they have access rules). Keys and the resources nobody stores
+   * have none: their rights are decided elsewhere.
+   */
+  carriesAccessRules(resource: string): boolean {
+    return (
+      resource === USERS ||
+      resource === TEAMS ||
+      (this.options.accessHolders ?? []).some((holder) => holder.resource === resource)
+    );
+  }
+
   /** Owner and access rules of an object, when the cache holds it. */
   accessHolder(resource: string, namespace: string, name: string): AccessHolder | undefined {
     if (resource === USERS) return this.holderFrom(this.users.get(name));

@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, unwatchFile, watchFile } from 'nod
 import { join } from 'node:path';
 import type { Logger } from '../config.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { resourcesWhere } from '../../registry/management/index.js';
 import { parseDuration } from './duration-flag.js';
 import type { ServerOptionValues } from './options.js';
 import {
@@ -51,7 +52,7 @@ export function defaultEncryptionConfig(group: string, secret: Buffer): string {
     `kind: ${ENCRYPTION_CONFIG_KIND}`,
     'resources:',
     '  - resources:',
-    `      - sharedsecrets.${group}`,
+    ...resourcesWhere(group, (k) => k.traits.encryptedByDefault).map((r) => `      - ${r}.${group}`),
     '    providers:',
     '      - secretbox:',
     '          keys:',

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { isObject } from '../../apis/meta/types.js';
+import { ACCESS_KEYS, TEAMS, USERS } from '../../identity/identity-cache.js';
 import { mapValueSchema, propertySchema } from '../../apis/schema/walk.js';
 import type { KindDefinition } from './kind.js';
 import { MANAGEMENT_KINDS, managementKinds, resourcesWhere, sensitiveFieldsByResource } from './kinds.js';
@@ -72,6 +73,14 @@ describe('the list of kinds', () => {
       assert.equal(encrypted.includes(resource), isEncrypted, `${resource} encrypted by default`);
       assert.deepEqual(sensitive.get(resource), fields, `${resource} sensitive fields`);
     }
+  });
+
+  it('marks as identity kinds exactly the ones the identity cache has indexes for', () => {
+    // A kind marked identity that the cache does not know would be watched for nothing.
+    assert.deepEqual(
+      resourcesWhere(GROUP, (k) => k.traits.identity).sort(),
+      [ACCESS_KEYS, TEAMS, USERS].sort(),
+    );
   });
 
   it('names only sensitive fields its schema has (a misspelt path would redact nothing)', () => {

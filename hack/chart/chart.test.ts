@@ -7,6 +7,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { resourcesWhere } from '../../pkg/registry/management/kinds.js';
 import { at, checkInvariants, flags } from './invariants.js';
 import { validateObject } from './kube-schema.js';
 import {
@@ -187,6 +189,13 @@ describe('charts/platform-apiserver', () => {
     const config = Buffer.from(String((secret['data'] as Record<string, string>)['encryption-config.yaml']), 'base64').toString();
     assert.match(config, /kind: EncryptionConfiguration/);
     assert.match(config, /- sharedsecrets\.management\.platform\.dev/);
+    // The same resources as the server's own generated file: the kinds encrypted by default.
+    const encrypted = (parse(config) as { resources: { resources: string[] }[] }).resources[0]?.resources;
+    const group = 'management.platform.dev';
+    assert.deepEqual(
+      encrypted,
+      resourcesWhere(group, (k) => k.traits.encryptedByDefault).map((r) => `${r}.${group}`),
+    );
     const key = /secretbox:\s+keys:\s+- name: key1\s+secret: (\S+)/.exec(config)?.[1] ?? '';
     assert.equal(Buffer.from(key, 'base64').length, 32);
     const f = serverFlags(first);

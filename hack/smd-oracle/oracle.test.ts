@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { managementKinds } from '../../pkg/apis/management/v1/index.js';
+import { managementKinds } from '../../pkg/registry/management/kinds.js';
 import { setToFieldsV1 } from '../../pkg/registry/fieldmanager/fields-v1.js';
 import { pathToString } from '../../pkg/registry/fieldmanager/path.js';
 import { fromOpenAPI, type Atom } from '../../pkg/registry/fieldmanager/schema.js';

@@ -14,9 +14,6 @@ import type { AccessGrant, AccessHolder, IdentityCache } from '../identity/ident
 import type { Caller, CallerResolver } from './caller.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 
-/** Resources whose rights are not written on the object (keys: see self.ts). */
-const NOT_RULED = new Set(['ownedaccesskeys', 'selves']);
-
 /**
  * Subresource requests that are, for the rules, another verb on the object:
  * asking for a virtual cluster's kube config is reading the virtual cluster.
@@ -59,7 +56,8 @@ export class AccessRuleAuthorizer implements Authorizer {
 
   private allows(attrs: Attributes): boolean {
     if (!attrs.isResourceRequest || attrs.apiGroup !== this.group) return false;
-    if (attrs.name === '' || NOT_RULED.has(attrs.resource)) return false;
+    // Only kinds that carry rules have them (keys' rights are their owner's: see self.ts).
+    if (attrs.name === '' || !this.cache.carriesAccessRules(attrs.resource)) return false;
     const holder = this.cache.accessHolder(attrs.resource, attrs.namespace, attrs.name);
     if (!holder) return false;
     const caller = this.callers.resolve(attrs.user);

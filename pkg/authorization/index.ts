@@ -110,7 +110,12 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
   const permissions = new Permissions(strict);
   const admission = new AdmissionChain([
     new AccessKeyAdmission(callers),
-    new EscalationAdmission({ callers, permissions, adminRole }),
+    new EscalationAdmission({
+      callers,
+      permissions,
+      adminRole,
+      carriesAccessRules: (resource) => cache.carriesAccessRules(resource),
+    }),
     new OwnerReferencesAdmission(permissions, options.resolveKind ?? (() => undefined)),
   ]);
   return {

@@ -110,3 +110,20 @@ test('a watch shows visible objects, turns lost ones into DELETED tombstones, an
     metadata: { name: 'a', uid: 'uid-a', resourceVersion: '7' },
   });
 });
+
+test('the filtered resource keeps every other member of the resource, decodeProtobuf included', async () => {
+  const decoded: unknown[] = [];
+  const storage: RESTStorage = {
+    ...storageWith([team('a')], []),
+    decodeProtobuf: (raw) => {
+      decoded.push(raw.length);
+      return {};
+    },
+    get: () => Promise.resolve(team('a')),
+  };
+  const filtered = withListFiltering(storage, authorizer(new Set(['a'])));
+  assert.deepEqual(Object.keys(filtered).sort(), ['decodeProtobuf', 'get', 'info', 'list', 'watch']);
+  filtered.decodeProtobuf?.(Buffer.from([1, 2]));
+  assert.deepEqual(decoded, [2]);
+  assert.equal((await filtered.get?.(ctx, 'a', {}))?.metadata.name, 'a');
+});

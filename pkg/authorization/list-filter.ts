@@ -14,6 +14,7 @@
 
 import type { KubeList, KubeObject, ListMeta } from '../apis/meta/types.js';
 import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import { delegateTo } from '../registry/rest/delegate.js';
 import type { ListOptions, RequestContext, RESTStorage } from '../registry/rest/interfaces.js';
 import type { StorageWatchEvent, Watcher } from '../storage/interfaces.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
@@ -37,8 +38,6 @@ export class CollectionAuthorizer implements Authorizer {
     return Promise.resolve({ decision: allowed ? 'allow' : 'no-opinion' });
   }
 }
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function objectKey(obj: KubeObject): string {
   return `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
@@ -100,16 +99,8 @@ export function withListFiltering(
     return kept;
   };
 
-  const out: Mutable<RESTStorage> = { info };
-  if (storage.schema) out.schema = storage.schema;
-  if (storage.subresources) out.subresources = storage.subresources;
-  if (storage.create) out.create = storage.create.bind(storage);
-  if (storage.get) out.get = storage.get.bind(storage);
-  if (storage.update) out.update = storage.update.bind(storage);
-  if (storage.patch) out.patch = storage.patch.bind(storage);
-  if (storage.delete) out.delete = storage.delete.bind(storage);
-  if (storage.deleteCollection) out.deleteCollection = storage.deleteCollection.bind(storage);
-  if (storage.convertToTable) out.convertToTable = storage.convertToTable.bind(storage);
+  // Every other member as the wrapped resource has it (delegateTo forwards them all).
+  const out = delegateTo(storage);
 
   const list = storage.list?.bind(storage);
   if (list) {

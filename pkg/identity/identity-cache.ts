@@ -89,6 +89,8 @@ export class IdentityCache {
   private readonly keysByName = new Map<string, KubeObject>();
   private readonly keysByHash = new Map<string, KubeObject>();
   private readonly holders = new Map<string, AccessHolder>();
+  /** The resources of options.accessHolders (asked on every authorization). */
+  private readonly holderResources: ReadonlySet<string>;
   private readonly teamIndex = new TeamIndex();
   private readonly userGroups = new UserGroupIndex();
   private readonly informers: Informer[] = [];
@@ -117,6 +119,7 @@ export class IdentityCache {
     for (const { resource, prefix } of options.accessHolders ?? []) {
       add(resource, prefix, this.handlerFor(resource));
     }
+    this.holderResources = new Set((options.accessHolders ?? []).map((holder) => holder.resource));
   }
 
   /** Starts every list and watch; idempotent. */
@@ -228,6 +231,16 @@ export class IdentityCache {
   /** Users whose own `spec.groups` hold `group`. */
   usersInGroup(group: string): ReadonlySet<string> {
     return this.userGroups.usersInGroup(group);
+  }
+
+  /**
+   * Whether objects of `resource` carry an owner and access rules the cache keeps:
+   * Users, Teams, and the kinds it was given as access holders (the kinds whose
+   * definition says they have access rules). Keys and the resources nobody stores
+   * have none: their rights are decided elsewhere.
+   */
+  carriesAccessRules(resource: string): boolean {
+    return resource === USERS || resource === TEAMS || this.holderResources.has(resource);
   }
 
   /** Owner and access rules of an object, when the cache holds it. */

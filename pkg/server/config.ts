@@ -14,7 +14,7 @@ import { newPlatformAuthorization } from '../authorization/index.js';
 import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../identity/index.js';
 import type { Store } from '../registry/generic/store.js';
-import { managementStrategies } from '../registry/management/index.js';
+import { managementKinds, resourcesWhere } from '../registry/management/index.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { Storage } from '../storage/interfaces.js';
 import type { RESTStorage } from '../registry/rest/interfaces.js';
@@ -103,15 +103,15 @@ export async function buildServerConfig(
   try {
     const group = options.apiGroup;
     const prefixOf = (resource: string): string => collectionPrefix(options.etcdPrefix, group, resource);
-    const identityKinds = new Set(['users', 'teams', 'ownedaccesskeys']);
-    const storedKinds = managementStrategies(group).map((s) => s.info);
+    const storedKinds = managementKinds(group).map((k) => k.info);
     // The identity controllers write status through the users' and keys' Stores, built below.
     const stores = new Map<string, Store>();
     const accessKeys = new IdentityServices({
       storage,
       statusWriterOf: (resource) => stores.get(resource),
       collectionPrefix: prefixOf,
-      accessHolderResources: storedKinds.map((k) => k.resource).filter((r) => !identityKinds.has(r)),
+      // The identity kinds are in the cache whole; the others only for their owner and rules.
+      accessHolderResources: resourcesWhere(group, (k) => k.traits.accessRules && !k.traits.identity),
       activityIntervalMs: options.accessKeyActivityIntervalMs,
       logger: log.child({ component: 'identity' }),
     });

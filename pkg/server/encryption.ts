@@ -15,6 +15,7 @@ import type { Logger } from '../apiserver/config.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { parseDuration } from '../util/duration.js';
 import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
+import { resourcesWhere } from '../registry/management/index.js';
 import {
   ENCRYPTION_CONFIG_API_VERSION,
   ENCRYPTION_CONFIG_KIND,
@@ -51,7 +52,7 @@ export function defaultEncryptionConfig(group: string, secret: Buffer): string {
     `kind: ${ENCRYPTION_CONFIG_KIND}`,
     'resources:',
     '  - resources:',
-    `      - sharedsecrets.${group}`,
+    ...resourcesWhere(group, (k) => k.traits.encryptedByDefault).map((r) => `      - ${r}.${group}`),
     '    providers:',
     '      - secretbox:',
     '          keys:',

@@ -1,24 +1,21 @@
-// Kind wiring: one generic registry Store per management kind, all over the same
-// storage. This is the one place concrete kinds meet a storage instance.
+// Kind wiring: the Stores of every management kind (registry/management's
+// installKinds, from its one list of kinds), all over the same storage, with what
+// identity, authorization and the token services add to them.
 
-import { compileSchema } from '../apis/schema/compile.js';
 import type { IdentityCache } from '../identity/identity-cache.js';
-import { Store } from '../registry/generic/store.js';
-import {
-  ACCESS_KEYS_SUBRESOURCE,
-  managementStrategies,
-  ownerAccessKeysSubresource,
-  SelfStorage,
+import type { Store } from '../registry/generic/store.js';
+import { installKinds, SelfStorage } from '../registry/management/index.js';
+import type {
+  InstallOptions,
+  KindOptions,
+  VirtualClusterInstanceOptions,
 } from '../registry/management/index.js';
-import type { VirtualClusterInstanceOptions } from '../registry/management/index.js';
-import type { Admission, RESTStorage, SubresourceStorage } from '../registry/rest/interfaces.js';
+import type { RESTStorage, SubresourceStorage } from '../registry/rest/interfaces.js';
 import type { Storage } from '../storage/interfaces.js';
 import type { KeyOwnerLookup } from '../registry/management/owned-access-key/owner-reference.js';
 
 /** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
-export interface ResourceWiring {
-  /** Checks every write against its caller (access keys, escalation, blockOwnerDeletion). */
-  readonly admission?: Admission;
+export interface ResourceWiring extends Omit<InstallOptions, 'kinds'> {
   /** The current tokenGeneration of a User, recorded in the keys made for it. */
   readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
   /** The User or Team a key names, for the ownerReference every stored key carries. */
@@ -34,10 +31,6 @@ export interface ResourceWiring {
   };
   /** Resources that are not stored kinds (directclusterendpointtokens), served as they are. */
   readonly extraResources?: readonly RESTStorage[];
-  /** Whether a garbage collector honours deletion finalizers (see StoreOptions.garbageCollection). */
-  readonly garbageCollection?: boolean;
-  /** Told of each kind's Store (the identity controllers write status through them). */
-  readonly onStore?: (store: Store) => void;
 }
 
 export function buildResources(
@@ -47,55 +40,25 @@ export function buildResources(
   wiring: ResourceWiring = {},
 ): RESTStorage[] {
   const vciOptions = wiring.virtualClusterInstances?.options;
-  const strategies = managementStrategies(group, {
+  const kubeConfig = wiring.virtualClusterInstances?.kubeConfig;
+  const kindOptions: KindOptions = {
     accessKeys: {
       ...(wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {}),
       ...(wiring.keyOwner ? { keyOwner: wiring.keyOwner } : {}),
     },
-    ...(vciOptions ? { virtualClusterInstances: vciOptions } : {}),
-  });
-  const admission = wiring.admission ? { admission: wiring.admission } : {};
-  const store = (
-    strategy: (typeof strategies)[number],
-    subresources?: Map<string, SubresourceStorage>,
-  ): Store => {
-    const made = new Store({
-      strategy,
-      storage,
-      keyPrefix,
-      compileSchema,
-      ...admission,
-      ...(wiring.garbageCollection !== undefined ? { garbageCollection: wiring.garbageCollection } : {}),
-      ...(subresources ? { subresources } : {}),
-    });
-    wiring.onStore?.(made);
-    return made;
+    ...(vciOptions || kubeConfig
+      ? { virtualClusterInstances: { ...vciOptions, ...(kubeConfig ? { kubeConfig } : {}) } }
+      : {}),
   };
-  const keys = store(
-    strategies.find((s) => s.info.resource === 'ownedaccesskeys') ?? fail('ownedaccesskeys'),
-  );
-  const stores: RESTStorage[] = strategies.map((strategy) => {
-    const resource = strategy.info.resource;
-    if (resource === 'ownedaccesskeys') return keys;
-    if (resource === 'virtualclusterinstances') {
-      // virtualclusterinstances/<name>/kubeconfig reads the instance through its Store.
-      const subresources = new Map<string, SubresourceStorage>();
-      const instances = store(strategy, subresources);
-      const kubeConfig = wiring.virtualClusterInstances?.kubeConfig?.(instances);
-      if (kubeConfig) subresources.set(kubeConfig.info.name, kubeConfig);
-      return instances;
-    }
-    if (resource !== 'users' && resource !== 'teams') return store(strategy);
-    // users/<name>/accesskeys and teams/<name>/accesskeys need the Store they hang on.
-    const subresources = new Map<string, SubresourceStorage>();
-    const owners = store(strategy, subresources);
-    subresources.set(
-      ACCESS_KEYS_SUBRESOURCE,
-      ownerAccessKeysSubresource({ owner: resource === 'users' ? 'user' : 'team', owners, keys }),
-    );
-    return owners;
-  });
   const filter = wiring.filter ?? ((s: RESTStorage) => s);
+  // admission, garbageCollection and onStore (the identity controllers write status through it).
+  const { admission, garbageCollection, onStore } = wiring;
+  const stores = installKinds(group, storage, keyPrefix, {
+    kinds: kindOptions,
+    ...(admission ? { admission } : {}),
+    ...(garbageCollection !== undefined ? { garbageCollection } : {}),
+    ...(onStore ? { onStore } : {}),
+  });
   const resources = stores.map(filter);
   if (wiring.identity) {
     // selves reports the project namespace prefix, so clients need not assume `p-`.
@@ -111,10 +74,6 @@ export function buildResources(
   }
   resources.push(...(wiring.extraResources ?? []));
   return resources;
-}
-
-function fail(resource: string): never {
-  throw new Error(`no strategy for ${resource}`);
 }
 
 /** The storage prefix of a cluster-scoped collection, as the generic Store lays keys out. */

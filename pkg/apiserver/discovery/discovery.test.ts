@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 
-import { managementKinds } from '../../apis/management/v1/index.js';
+import { managementKinds } from '../../registry/management/kinds.js';
 import type { RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
 import {
   aggregatedDiscovery,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { managementKinds } from '../../apis/management/v1/index.js';
+import { managementKinds } from '../../registry/management/kinds.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { openAPIV2, openAPIV3GroupVersion } from './index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYAML } from 'yaml';
 
-import { managementKinds } from '../../apis/management/v1/index.js';
+import { managementKinds } from '../../registry/management/kinds.js';
 import { startTestServer, type TestServer } from '../testing/fakes.js';
 import { openAPIV2 } from './index.js';
 import {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
-import { managementKinds } from '../../apis/management/v1/index.js';
+import { managementKinds } from '../../registry/management/kinds.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { RESTStorage, SubresourceStorage } from '../../registry/rest/interfaces.js';
 import * as discovery from '../discovery/discovery.js';

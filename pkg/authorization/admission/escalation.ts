@@ -19,10 +19,8 @@ import { accessHolderOf, type AccessGrant } from '../../identity/identity-cache.
 import type { Admission, RequestContext, ResourceInfo } from '../../registry/rest/interfaces.js';
 import { clusterRoleNames, type Caller, type CallerResolver } from '../caller.js';
 import type { Permissions } from '../permissions.js';
-import { ACCESS_KEYS_RESOURCE } from './access-keys.js';
 
 const USER_ADMIN_FIELDS = ['groups', 'ssoGroups', 'clusterRoles', 'extraClaims'] as const;
-const NOT_CHECKED = new Set([ACCESS_KEYS_RESOURCE, 'selves']);
 
 function spec(obj: KubeObject | undefined): Record<string, unknown> {
   const s = obj?.['spec'];
@@ -49,6 +47,12 @@ export interface EscalationAdmissionOptions {
   readonly permissions: Permissions;
   /** The admin cluster role ('' for none). */
   readonly adminRole: string;
+  /**
+   * Whether objects of a resource carry an owner and access rules (the identity
+   * cache's carriesAccessRules): only those can pass rights on. Keys' rights are
+   * their owner's, checked by the access-key admission.
+   */
+  readonly carriesAccessRules: (resource: string) => boolean;
 }
 
 export class EscalationAdmission implements Admission {
@@ -60,7 +64,7 @@ export class EscalationAdmission implements Admission {
     old: KubeObject | undefined,
     info: ResourceInfo,
   ): Promise<void> {
-    if (NOT_CHECKED.has(info.resource)) return;
+    if (!this.options.carriesAccessRules(info.resource)) return;
     const user = ctx.user as AuthenticatedUser;
     const caller = this.options.callers.resolve(user);
     if (caller.admin) return;

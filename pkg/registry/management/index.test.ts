@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { managementKinds } from '../../apis/management/v1/index.js';
+import { managementKinds } from './kinds.js';
 import { managementStrategies } from './index.js';
 
 describe('managementStrategies', () => {

@@ -1,8 +1,7 @@
-// The strategies of the management kinds, for the generic Store: one Store per
-// strategy. Order matches managementKinds().
+// The management kinds for the generic Store: one KindDefinition per kind (its
+// folder's kind.ts), listed once in kinds.ts.
 
-import type { Strategy } from '../rest/interfaces.js';
-import { ownedAccessKeyStrategy, type OwnedAccessKeyStrategyOptions } from './owned-access-key/strategy.js';
+import { ownedAccessKeyStrategy } from './owned-access-key/strategy.js';
 import { sharedSecretStrategy } from './shared-secret/strategy.js';
 import { teamStrategy } from './team/strategy.js';
 import { userStrategy } from './user/strategy.js';
@@ -22,20 +21,12 @@ export {
 export type { VirtualClusterInstanceOptions };
 export { SelfStorage, selfStatus } from './self/storage.js';
 export { ownerAccessKeysSubresource, ACCESS_KEYS_SUBRESOURCE } from './access-keys/subresource.js';
-
-export interface ManagementStrategyOptions {
-  readonly accessKeys?: OwnedAccessKeyStrategyOptions;
-  /** The project namespace prefix; only validation and Table cells depend on it, never the names. */
-  readonly virtualClusterInstances?: VirtualClusterInstanceOptions;
-}
-
-/** A strategy for every stored management kind of `group`/v1. */
-export function managementStrategies(group: string, options: ManagementStrategyOptions = {}): Strategy[] {
-  return [
-    sharedSecretStrategy(group),
-    teamStrategy(group),
-    userStrategy(group),
-    ownedAccessKeyStrategy(group, options.accessKeys),
-    virtualClusterInstanceStrategy(group, options.virtualClusterInstances),
-  ];
-}
+export type { KindDefinition, KindOptions, KindStorageContext, KindTraits } from './kind.js';
+export {
+  MANAGEMENT_KINDS,
+  managementKinds,
+  managementStrategies,
+  resourcesWhere,
+  sensitiveFieldsByResource,
+} from './kinds.js';
+export { installKinds, type InstallOptions } from './install.js';

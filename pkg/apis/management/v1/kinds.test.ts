@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { fieldErrorString } from '../../meta/field-errors.js';
 import { isObject } from '../../meta/types.js';
 import { compileSchema } from '../../schema/compile.js';
-import { managementKinds } from './index.js';
+import { managementKinds } from '../../../registry/management/kinds.js';
 import { generateAccessKey, hashAccessKey, isHashedAccessKey } from './owned-access-key.js';
 import { eachProperty } from './schema-testing.js';
 

@@ -6,6 +6,8 @@
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import { ownerAccessKeysSchema } from '../../../apis/management/v1/self.js';
 import type { GetOptions, RequestContext, RESTStorage, SubresourceStorage } from '../../rest/interfaces.js';
+import type { KindStorageContext } from '../kind.js';
+import { ownedAccessKeyKind } from '../owned-access-key/kind.js';
 
 export const ACCESS_KEYS_SUBRESOURCE = 'accesskeys';
 
@@ -40,4 +42,13 @@ export function ownerAccessKeysSubresource(options: OwnerAccessKeysOptions): Sub
       };
     },
   };
+}
+
+/** The subresources hook of an owner kind (KindDefinition.subresources): its `accesskeys`. */
+export function accessKeysOfOwner(
+  owner: 'user' | 'team',
+): (context: KindStorageContext) => SubresourceStorage[] {
+  return ({ store, storeOf }) => [
+    ownerAccessKeysSubresource({ owner, owners: store, keys: storeOf(ownedAccessKeyKind) }),
+  ];
 }

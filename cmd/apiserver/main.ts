@@ -3,15 +3,9 @@
 // else lives in pkg/apiserver/options; this file only wires the process to it:
 // exit codes, signals, and last-resort error handling.
 
-import {
-  JsonLogger,
-  ServerOptions,
-  isLogLevel,
-  parseFlags,
-  run,
-  usage,
-} from '../../pkg/apiserver/options/index.js';
+import { ServerOptions, parseFlags, run, usage } from '../../pkg/apiserver/options/index.js';
 import type { RunningServer } from '../../pkg/apiserver/options/index.js';
+import { JsonLogger, isLogLevel } from '../../pkg/util/log/index.js';
 
 /** Invalid command line: one line on stderr, exit 2 (as Go's flag package does). */
 function usageError(message: string): never {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { KubeConfig } from '../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from '../apiserver/options/bootstrap.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions } from '../apiserver/options/options.js';
 import { startServer } from '../apiserver/options/serve.js';
 import { accessKeyIdentity } from '../authentication/access-key.js';

@@ -19,12 +19,11 @@ import {
   localServerUrl,
   type BootstrapOptions,
 } from './bootstrap.js';
-import { JsonLogger } from './logger.js';
+import { JsonLogger, silentLogger, type Logger } from '../../util/log/index.js';
 import { ServerOptions } from './options.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import { run } from './serve.js';
 import { SQLITE_FILE } from './storage.js';
-import type { Logger } from '../config.js';
 
 const GROUP = 'management.platform.dev';
 const PREFIX = '/registry';
@@ -35,6 +34,7 @@ function recordingLogger(): Logger & {
 } {
   const lines: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
   return {
+    ...silentLogger,
     lines,
     info: (msg, fields) => lines.push({ level: 'info', msg, fields }),
     warn: (msg, fields) => lines.push({ level: 'warn', msg, fields }),

@@ -23,7 +23,7 @@ import { SubjectAccessReviewAuthorizer } from '../../authorization/subject-acces
 import { loadHostCluster, type LoadHostClusterOptions } from '../../hostcluster/load.js';
 import type { HostCluster } from '../../hostcluster/types.js';
 import type { HealthCheck } from '../config.js';
-import type { JsonLogger } from './logger.js';
+import type { Logger } from '../../util/log/index.js';
 import type { ServerOptionValues } from './options.js';
 
 export type HostOptionValues = Pick<
@@ -109,7 +109,7 @@ export function validateHostOptions(v: HostOptionValues): string[] {
 
 export function buildHostServices(
   options: HostOptionValues,
-  logger: JsonLogger,
+  logger: Logger,
   load: (o: LoadHostClusterOptions) => HostCluster | undefined = loadHostCluster,
 ): HostServices {
   const log = logger.child({ component: 'host-cluster' });

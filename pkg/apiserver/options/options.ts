@@ -18,7 +18,7 @@ import { managementStrategies } from '../../registry/management/index.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { Storage } from '../../storage/interfaces.js';
 import type { RESTStorage } from '../../registry/rest/interfaces.js';
-import { JsonLogger, isLogLevel } from './logger.js';
+import { JsonLogger, isLogLevel, type Logger } from '../../util/log/index.js';
 import {
   ensureServingCertificates,
   loadServingCertificates,
@@ -136,7 +136,7 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
 /** Everything a started server is made of; built by ServerOptions.config(). */
 export interface ServerConfig {
   readonly options: Readonly<ServerOptionValues>;
-  readonly logger: JsonLogger;
+  readonly logger: Logger;
   readonly tls: ServingCertificates;
   readonly storage: Storage;
   readonly resources: readonly RESTStorage[];
@@ -203,7 +203,7 @@ export class ServerOptions {
   }
 
   /** Builds the server's parts. Opens storage: the caller must close it (startServer does). */
-  async config(logger?: JsonLogger): Promise<ServerConfig> {
+  async config(logger?: Logger): Promise<ServerConfig> {
     this.complete();
     const options: ServerOptionValues = { ...this.values, etcdServers: [...this.values.etcdServers] };
     const log = logger ?? new JsonLogger(isLogLevel(options.logLevel) ? options.logLevel : 'info');

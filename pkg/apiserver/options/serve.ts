@@ -11,7 +11,7 @@ import { createApiHandler } from '../server.js';
 import { bootstrapAdmin, localServerUrl, type BootstrapResult } from './bootstrap.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
 import { writeBootstrapSecret } from './bootstrap-secret.js';
-import type { JsonLogger } from './logger.js';
+import type { Logger } from '../../util/log/index.js';
 import type { ServerConfig, ServerOptions } from './options.js';
 
 /** How long another replica's first start may take to hand the admin key over (see bootstrap.ts). */
@@ -189,7 +189,7 @@ export async function startServer(
 /** Builds the configuration and serves it: what main runs after validate(). */
 export async function run(
   options: ServerOptions,
-  logger?: JsonLogger,
+  logger?: Logger,
   serveOptions?: ServeOptions,
 ): Promise<RunningServer> {
   const config = await options.config(logger);

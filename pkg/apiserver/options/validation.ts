@@ -4,7 +4,7 @@
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { isLogLevel, LOG_LEVELS } from './logger.js';
+import { isLogLevel, LOG_LEVELS } from '../../util/log/index.js';
 import type { ServerOptionValues } from './options.js';
 
 export const STORAGE_BACKENDS = ['sqlite', 'etcd3'] as const;

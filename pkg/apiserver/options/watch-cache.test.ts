@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { CachedStorage } from '../../storage/cacher/index.js';
 import { KVStorage } from '../../storage/store.js';
 import { parseFlags } from './flags.js';
-import { silentLogger } from './logger.js';
+import { silentLogger } from '../../util/log/index.js';
 import { DEFAULT_OPTIONS } from './options.js';
 import { openStorage } from './storage.js';
 

@@ -24,7 +24,8 @@ import { children, decode } from '../hostcluster/der.js';
 import { parseName } from '../hostcluster/x509-names.js';
 import type { CaBundleSource } from './ca-bundle.js';
 import { peerCertificateChain, verifyClientChain } from './front-proxy-x509.js';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 import type { Logger } from '../util/log/index.js';
 
 const AUTHENTICATED_GROUP = 'system:authenticated';

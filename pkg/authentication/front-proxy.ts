@@ -15,7 +15,8 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 import {
   DEFAULT_EXTRA_HEADER_PREFIXES,
   DEFAULT_GROUP_HEADERS,

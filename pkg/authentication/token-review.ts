@@ -15,7 +15,8 @@ import type { HostCluster, HostUserInfo, TokenReviewResult } from '../hostcluste
 import { TtlCache } from '../hostcluster/ttl-cache.js';
 import { recordHostReview } from '../metrics/platform.js';
 import { bearerToken } from './bearer-token.js';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 import type { Logger } from '../util/log/index.js';
 
 const AUTHENTICATED_GROUP = 'system:authenticated';

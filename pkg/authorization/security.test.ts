@@ -20,7 +20,7 @@ import { ServerOptions } from '../apiserver/options/options.js';
 import { startServer } from '../apiserver/options/serve.js';
 import { accessKeyIdentity } from '../authentication/access-key.js';
 import { TOKEN_NOT_FOR_MANAGEMENT_MESSAGE } from '../authentication/endpoint-token.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import { issueCallerToken } from '../registry/management/directclusterendpointtoken/caller-token.js';
 import { SigningKeyManager } from '../tokens/key-manager.js';
 import { FileKeyStore } from '../tokens/key-store.js';

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 
 import { newAlreadyExists, newNotFound } from '../../apis/meta/errors.js';
 import type { KubeList, KubeObject, Status, Table } from '../../apis/meta/types.js';
-import type { AuthenticatedUser, Authenticator } from '../../authentication/interfaces.js';
+import type { Authenticator } from '../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../authentication/user/user.js';
 import type { Attributes, AuthorizationResult, Authorizer } from '../../authorization/interfaces.js';
 import type {
   CreateOptions,

@@ -113,7 +113,12 @@ test('a key deleted before its write is forgotten quietly', async (t) => {
   const warnings: string[] = [];
   const activity = new AccessKeyActivity({
     writer: keysStore(raw),
-    logger: { ...silentLogger, info: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
+    logger: {
+      ...silentLogger,
+      info: () => undefined,
+      warn: (m) => warnings.push(m),
+      error: (m) => warnings.push(m),
+    },
   });
   t.after(() => activity.stop());
   activity.record(stored);

@@ -360,7 +360,11 @@ export class RecordingLogger implements Logger {
     this.record('error', msg, fields);
   }
   private record(level: LogLine['level'], msg: string, fields: Record<string, unknown>): void {
-    this.lines.push({ level, msg, fields: Object.keys(this.base).length === 0 ? fields : { ...this.base, ...fields } });
+    this.lines.push({
+      level,
+      msg,
+      fields: Object.keys(this.base).length === 0 ? fields : { ...this.base, ...fields },
+    });
   }
 }
 

@@ -75,7 +75,11 @@ describe('JsonLogger and secrets', () => {
     new JsonLogger('info', r.out).warn('odd request', {
       token: 'hunter2-token',
       password: 'hunter2-password',
-      headers: { authorization: 'Bearer hunter2-bearer', cookie: 'session=hunter2-cookie', accept: 'application/json' },
+      headers: {
+        authorization: 'Bearer hunter2-bearer',
+        cookie: 'session=hunter2-cookie',
+        accept: 'application/json',
+      },
       user: 'alice',
     });
     const [line] = r.lines();

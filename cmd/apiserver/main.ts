@@ -3,14 +3,9 @@
 // live in pkg/apiserver/options, the server they build in pkg/server; this file only
 // wires the process to them: exit codes, signals, and last-resort error handling.
 
-import {
-  JsonLogger,
-  ServerOptions,
-  isLogLevel,
-  parseFlags,
-  usage,
-} from '../../pkg/apiserver/options/index.js';
+import { ServerOptions, parseFlags, usage } from '../../pkg/apiserver/options/index.js';
 import { run, type RunningServer } from '../../pkg/server/index.js';
+import { JsonLogger, isLogLevel } from '../../pkg/util/log/index.js';
 
 /** Invalid command line: one line on stderr, exit 2 (as Go's flag package does). */
 function usageError(message: string): never {

@@ -5,6 +5,7 @@
 import type { Authenticator } from '../authentication/interfaces.js';
 import type { Authorizer } from '../authorization/interfaces.js';
 import type { RESTStorage } from '../registry/rest/interfaces.js';
+import type { Logger } from '../util/log/index.js';
 
 export interface VersionInfo {
   major: string;
@@ -22,12 +23,6 @@ export interface VersionInfo {
 export interface HealthCheck {
   readonly name: string;
   check(): Promise<void> | void;
-}
-
-export interface Logger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
 }
 
 /** A document anyone may read, served before authentication (the token issuer's OpenID discovery and JWKS). */

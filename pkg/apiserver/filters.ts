@@ -5,9 +5,10 @@
 import type { IncomingMessage } from 'node:http';
 
 import { isApiError, newForbidden, newUnauthorized } from '../apis/meta/errors.js';
-import type { AuthenticatedUser, Authenticator } from '../authentication/interfaces.js';
+import type { Authenticator } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { Attributes, Authorizer } from '../authorization/interfaces.js';
-import type { Logger } from './config.js';
+import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
 import { describe } from './responses.js';
 

@@ -6,7 +6,8 @@
 
 import type { ServerResponse } from 'node:http';
 
-import type { HealthCheck, Logger } from './config.js';
+import type { HealthCheck } from './config.js';
+import type { Logger } from '../util/log/index.js';
 import { writeNotFoundPage } from './responses.js';
 
 export type HealthEndpoint = 'healthz' | 'livez' | 'readyz';

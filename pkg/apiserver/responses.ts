@@ -7,7 +7,7 @@ import { stringify as yamlStringify } from 'yaml';
 
 import { isApiError, toApiError, type ApiError } from '../apis/meta/errors.js';
 import { cachedJSON, cachedListJSON } from '../registry/generic/encoded.js';
-import type { Logger } from './config.js';
+import type { Logger } from '../util/log/index.js';
 import { JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, type MediaType } from './negotiation.js';
 
 export interface OutputFormat {

@@ -5,10 +5,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { isApiError, type ApiError } from '../apis/meta/errors.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { RequestContext } from '../registry/rest/interfaces.js';
 import { closeAfterUnreadBody } from './close-unread.js';
-import type { Logger } from './config.js';
+import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
 import { JSON_FORMAT, writeError, writeObject, type OutputFormat } from './responses.js';
 import { warningHeaders } from './warnings.js';

@@ -10,7 +10,7 @@ import { ApiError, isApiError, toApiError } from '../apis/meta/errors.js';
 import type { KubeList, KubeObject } from '../apis/meta/types.js';
 import type { ListOptions, RESTStorage, RequestContext } from '../registry/rest/interfaces.js';
 import type { StorageWatchEvent, Watcher } from '../storage/interfaces.js';
-import type { Logger } from './config.js';
+import type { Logger } from '../util/log/index.js';
 import type { NegotiatedOutput } from './negotiation.js';
 import { watchEventsTotal } from '../metrics/apiserver.js';
 import { describe } from './responses.js';

@@ -29,7 +29,8 @@ import {
   type AccessKeyUsabilityOptions,
 } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 
 export {
   accessKeyExpiry,

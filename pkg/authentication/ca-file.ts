@@ -9,16 +9,12 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { compileCaBundle, type CaBundle, type CaBundleSource } from './ca-bundle.js';
-
-export interface CaFileLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from '../util/log/index.js';
 
 export interface CaFileOptions {
   /** The flag that named the file, for messages. */
   readonly flag: string;
-  readonly logger?: CaFileLogger;
+  readonly logger?: Logger;
   /** How often the file is read again whatever the watch says (default 60 s, as upstream). */
   readonly pollIntervalMs?: number;
 }

@@ -11,9 +11,9 @@ import { compileCaBundle, type CaBundle, type CaBundleSource } from './ca-bundle
 import {
   AUTHENTICATION_CONFIGMAP_NAME,
   AUTHENTICATION_CONFIGMAP_NAMESPACE,
-  type SourceLogger,
   watchAuthenticationConfigMap,
 } from './front-proxy-config.js';
+import type { Logger } from '../util/log/index.js';
 
 export const CLIENT_CA_KEY = 'client-ca-file';
 
@@ -27,7 +27,7 @@ export class ConfigMapClientCaSource implements CaBundleSource {
 
   constructor(
     private readonly host: Pick<HostCluster, 'watchConfigMap'>,
-    private readonly logger: SourceLogger,
+    private readonly logger: Logger,
   ) {}
 
   current(): CaBundle | undefined {

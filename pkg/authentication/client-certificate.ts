@@ -24,7 +24,9 @@ import { children, decode } from '../hostcluster/der.js';
 import { parseName } from '../hostcluster/x509-names.js';
 import type { CaBundleSource } from './ca-bundle.js';
 import { peerCertificateChain, verifyClientChain } from './front-proxy-x509.js';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
+import type { Logger } from '../util/log/index.js';
 
 const AUTHENTICATED_GROUP = 'system:authenticated';
 /** The [0] EXPLICIT version of a TBSCertificate. */
@@ -54,10 +56,6 @@ function identityOf(leaf: X509Certificate): AuthenticatedUser | null {
   return { name: subject.commonName, groups, hostIdentity: true };
 }
 
-export interface ClientCertificateLogger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-}
-
 export class ClientCertificateAuthenticator implements Authenticator {
   /** A connection's certificate is verified once per CA generation, not once per request. */
   private readonly verified = new WeakMap<
@@ -67,7 +65,7 @@ export class ClientCertificateAuthenticator implements Authenticator {
 
   constructor(
     private readonly source: CaBundleSource,
-    private readonly logger?: ClientCertificateLogger,
+    private readonly logger?: Logger,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -9,7 +9,8 @@
 import type { X509Certificate } from 'node:crypto';
 import type { HostCluster, HostConfigMap, WatchHandle } from '../hostcluster/types.js';
 import { compileCaBundle } from './ca-bundle.js';
-import { CaFile, type CaFileLogger } from './ca-file.js';
+import { CaFile } from './ca-file.js';
+import type { Logger } from '../util/log/index.js';
 
 export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTHENTICATION_CONFIGMAP_NAME = 'extension-apiserver-authentication';
@@ -88,7 +89,7 @@ export class StaticRequestHeaderSource implements RequestHeaderConfigSource {
   readonly caFile: CaFile;
   private config: RequestHeaderConfig;
 
-  constructor(flags: RequestHeaderFlags, options: { logger?: CaFileLogger; pollIntervalMs?: number } = {}) {
+  constructor(flags: RequestHeaderFlags, options: { logger?: Logger; pollIntervalMs?: number } = {}) {
     this.caFile = new CaFile(flags.clientCaFile, { flag: '--requestheader-client-ca-file', ...options });
     const bundle = this.caFile.current();
     this.config = {
@@ -167,17 +168,11 @@ export function settingsFromConfigMap(
   };
 }
 
-export interface SourceLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
-
 /** Watches the host's authentication ConfigMap; errors are logged as `<what>: ...` and retried. */
 export function watchAuthenticationConfigMap(
   host: Pick<HostCluster, 'watchConfigMap'>,
   apply: (cm: HostConfigMap | undefined) => void,
-  logger: SourceLogger,
+  logger: Logger,
   what: string,
 ): WatchHandle {
   return host.watchConfigMap(AUTHENTICATION_CONFIGMAP_NAMESPACE, AUTHENTICATION_CONFIGMAP_NAME, apply, {
@@ -199,7 +194,7 @@ export class ConfigMapRequestHeaderSource implements RequestHeaderConfigSource {
   constructor(
     private readonly host: Pick<HostCluster, 'watchConfigMap'>,
     private readonly overrides: Partial<RequestHeaderFlags>,
-    private readonly logger: SourceLogger,
+    private readonly logger: Logger,
   ) {}
 
   /** The ConfigMap has been read at least once (present or not). */

@@ -12,7 +12,7 @@ import { request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { buildServerConfig } from '../server/config.js';
 import { startServer, type RunningServer } from '../server/serve.js';

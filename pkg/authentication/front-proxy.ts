@@ -15,7 +15,8 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 import {
   DEFAULT_EXTRA_HEADER_PREFIXES,
   DEFAULT_GROUP_HEADERS,
@@ -29,6 +30,7 @@ import {
   verifyClientChain,
   type VerifyResult,
 } from './front-proxy-x509.js';
+import type { Logger } from '../util/log/index.js';
 
 const AUTHENTICATED_GROUP = 'system:authenticated';
 
@@ -37,10 +39,6 @@ const ALWAYS_STRIPPED = [...DEFAULT_USERNAME_HEADERS, ...DEFAULT_GROUP_HEADERS, 
   h.toLowerCase(),
 );
 const ALWAYS_STRIPPED_PREFIXES = DEFAULT_EXTRA_HEADER_PREFIXES.map((h) => h.toLowerCase());
-
-export interface FrontProxyLogger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export class FrontProxyAuthenticator implements Authenticator {
   /** A connection's certificate is verified once per settings generation, not once per request. */
@@ -51,7 +49,7 @@ export class FrontProxyAuthenticator implements Authenticator {
 
   constructor(
     private readonly source: RequestHeaderConfigSource,
-    private readonly logger?: FrontProxyLogger,
+    private readonly logger?: Logger,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -15,7 +15,9 @@ import type { HostCluster, HostUserInfo, TokenReviewResult } from '../hostcluste
 import { TtlCache } from '../hostcluster/ttl-cache.js';
 import { recordHostReview } from '../metrics/platform.js';
 import { bearerToken } from './bearer-token.js';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
+import type { Logger } from '../util/log/index.js';
 
 const AUTHENTICATED_GROUP = 'system:authenticated';
 
@@ -25,7 +27,7 @@ export interface TokenReviewAuthenticatorOptions {
   /** How long an answer is kept (default 10 s, as kube-apiserver's --authentication-token-webhook-cache-ttl for delegation). */
   readonly cacheTtlMs?: number;
   readonly maxCacheEntries?: number;
-  readonly logger?: { warn(msg: string, fields?: Record<string, unknown>): void };
+  readonly logger?: Logger;
   readonly now?: () => number;
 }
 

@@ -3,7 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
 
 import { newUnauthorized } from '../apis/meta/errors.js';
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 import { UnionAuthenticator } from './union.js';
 
 const req = { headers: {} } as IncomingMessage;

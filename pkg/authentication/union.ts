@@ -7,7 +7,8 @@
 
 import type { IncomingMessage } from 'node:http';
 
-import type { AuthenticatedUser, Authenticator } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
 
 export class UnionAuthenticator implements Authenticator {
   constructor(private readonly authenticators: readonly Authenticator[]) {}

@@ -14,7 +14,7 @@
 
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { TEAM_PREFIX } from '../authentication/access-key.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import { TEAMS, type IdentityCache } from '../identity/identity-cache.js';
 import { specStrings } from '../identity/membership.js';
 

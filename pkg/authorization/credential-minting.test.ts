@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import { CredentialMintingAuthorizer, TOKEN_CANNOT_MINT_REASON } from './credential-minting.js';
 import type { Attributes, AuthorizationResult } from './interfaces.js';
 

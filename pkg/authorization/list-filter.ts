@@ -13,7 +13,6 @@
 // anything about objects the caller cannot see.
 
 import type { KubeList, KubeObject, ListMeta } from '../apis/meta/types.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
 import { delegateTo } from '../registry/rest/delegate.js';
 import type { ListOptions, RequestContext, RESTStorage } from '../registry/rest/interfaces.js';
 import type { StorageWatchEvent, Watcher } from '../storage/interfaces.js';
@@ -74,7 +73,7 @@ export function withListFiltering(
   const { info } = storage;
   const attributes = (ctx: RequestContext, verb: string, namespace: string, name: string): Attributes => ({
     // The HTTP layer hands the registry the AuthenticatedUser it authenticated.
-    user: ctx.user as AuthenticatedUser,
+    user: ctx.user,
     verb,
     isResourceRequest: true,
     path: '',

@@ -2,7 +2,7 @@
 // (admission, list filtering): the question as Attributes, answered by the strict
 // authorizer chain, and the Kubernetes wording of a "no".
 
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { Attributes, Authorizer } from './interfaces.js';
 
 export interface ResourceQuestion {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import { emptyIdentityCache } from '../identity/testing/empty-cache.js';
 import type { ResourceInfo } from '../registry/rest/interfaces.js';
 import { CallerResolver } from './caller.js';

@@ -13,7 +13,7 @@ import type {
   ResourceRule,
   SubjectRulesReviewStatus,
 } from '../apis/authorization/v1/types.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { ResourceInfo } from '../registry/rest/interfaces.js';
 import type { CallerResolver } from './caller.js';
 import { DISCOVERY_PATHS } from './discovery.js';

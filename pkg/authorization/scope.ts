@@ -37,7 +37,7 @@
 
 import type { AccessKeyScope, AccessKeyScopeRole, AccessKeyScopeRule } from '../apis/management/v1/common.js';
 import { isObject } from '../apis/meta/types.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 import { isDiscoveryRequest } from './discovery.js';
 import { isSelfReviewRequest } from './self-reviews.js';

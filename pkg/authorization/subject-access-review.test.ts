@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SubjectAccessReviewSpec } from '../hostcluster/types.js';
-import type { AuthenticatedUser } from '../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../authentication/user/user.js';
 import { resourceAttributes } from './permissions.js';
 import { SubjectAccessReviewAuthorizer } from './subject-access-review.js';
 

@@ -19,6 +19,7 @@ import type {
 import { TtlCache } from '../hostcluster/ttl-cache.js';
 import { recordHostReview } from '../metrics/platform.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import type { Logger } from '../util/log/index.js';
 
 export const MASTERS_GROUP = 'system:masters';
 
@@ -28,7 +29,7 @@ export interface SubjectAccessReviewAuthorizerOptions {
   /** How long anything else is kept (default 10 s). */
   readonly denyTtlMs?: number;
   readonly maxCacheEntries?: number;
-  readonly logger?: { warn(msg: string, fields?: Record<string, unknown>): void };
+  readonly logger?: Logger;
   readonly now?: () => number;
 }
 

@@ -9,6 +9,7 @@ import { Store } from '../registry/generic/store.js';
 import { ownedAccessKeyStrategy } from '../registry/management/index.js';
 import { AccessKeyActivity, rfc3339Seconds, storedLastActivity } from './activity.js';
 import { ACCESS_KEY_ACTIVITY_MANAGER } from './status-writer.js';
+import { silentLogger } from '../util/log/index.js';
 
 /** The keys' Store over `storage`: the writer goes through its status subresource. */
 function keysStore(storage: Storage): Store {
@@ -112,7 +113,12 @@ test('a key deleted before its write is forgotten quietly', async (t) => {
   const warnings: string[] = [];
   const activity = new AccessKeyActivity({
     writer: keysStore(raw),
-    logger: { info: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
+    logger: {
+      ...silentLogger,
+      info: () => undefined,
+      warn: (m) => warnings.push(m),
+      error: (m) => warnings.push(m),
+    },
   });
   t.after(() => activity.stop());
   activity.record(stored);

@@ -10,7 +10,7 @@
 // written at least every half ttl, so another replica never expires a key that is
 // in use just because the next write is not due yet.
 
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import { isApiError } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { ACCESS_KEY_ACTIVITY_MANAGER, type StatusWriter } from './status-writer.js';

@@ -7,7 +7,7 @@
 //
 // Readers get the stored objects themselves: they must not modify them.
 
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import type { Storage } from '../storage/interfaces.js';
 import { Informer, type InformerHandler } from './informer.js';

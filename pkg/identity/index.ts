@@ -2,7 +2,7 @@
 // User.status.teams controller and the lastActivity writer, started and stopped
 // together.
 
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import type { Storage } from '../storage/interfaces.js';
 import { AccessKeyActivity } from './activity.js';
 import { ACCESS_KEYS, IdentityCache, TEAMS, USERS } from './identity-cache.js';

@@ -4,7 +4,7 @@
 // that ends or fails (compaction: 410) is replaced by a fresh list and watch;
 // readers keep using the last good state meanwhile.
 
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { Storage, Watcher } from '../storage/interfaces.js';
 

@@ -6,7 +6,7 @@
 // (manager platform-team-status), and an unchanged status writes nothing, so
 // replicas racing to write the same value cost one write in all.
 
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import { isApiError } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { TEAMS, USERS, type IdentityCache, type IdentityChange } from './identity-cache.js';

@@ -19,12 +19,12 @@ import {
   localServerUrl,
   type BootstrapOptions,
 } from './bootstrap.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger, silentLogger } from '../util/log/index.js';
 import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import { run } from './serve.js';
 import { SQLITE_FILE } from './storage.js';
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 
 const GROUP = 'management.platform.dev';
 const PREFIX = '/registry';
@@ -35,6 +35,7 @@ function recordingLogger(): Logger & {
 } {
   const lines: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
   return {
+    ...silentLogger,
     lines,
     info: (msg, fields) => lines.push({ level: 'info', msg, fields }),
     warn: (msg, fields) => lines.push({ level: 'warn', msg, fields }),

@@ -25,7 +25,7 @@ import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { isApiError } from '../apis/meta/errors.js';
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import type { RequestContext, RESTStorage, WriteOptions } from '../registry/rest/interfaces.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../kubeconfig/index.js';
 import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';

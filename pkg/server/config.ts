@@ -18,7 +18,7 @@ import { managementKinds, resourcesWhere } from '../registry/management/index.js
 import type { KubeObject } from '../apis/meta/types.js';
 import type { Storage } from '../storage/interfaces.js';
 import type { RESTStorage } from '../registry/rest/interfaces.js';
-import { JsonLogger, isLogLevel } from '../apiserver/options/logger.js';
+import { JsonLogger, isLogLevel, type Logger } from '../util/log/index.js';
 import {
   ensureServingCertificates,
   loadServingCertificates,
@@ -43,7 +43,7 @@ import { GarbageCollectorController } from '../controller/garbagecollector/contr
 /** Everything a started server is made of; built by buildServerConfig(). */
 export interface ServerConfig {
   readonly options: Readonly<ServerOptionValues>;
-  readonly logger: JsonLogger;
+  readonly logger: Logger;
   readonly tls: ServingCertificates;
   readonly storage: Storage;
   readonly resources: readonly RESTStorage[];
@@ -72,7 +72,7 @@ export interface Lifecycle {
 /** Builds the server's parts from completed, valid options. Opens storage: the caller must close it (startServer does). */
 export async function buildServerConfig(
   serverOptions: ServerOptions,
-  logger?: JsonLogger,
+  logger?: Logger,
 ): Promise<ServerConfig> {
   serverOptions.complete();
   const options: ServerOptionValues = {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { DEFAULT_OPTIONS, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { setUpEncryption } from './encryption.js';
 import { openStorage, SQLITE_FILE } from './storage.js';

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { parseDuration } from '../util/duration.js';
 import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';

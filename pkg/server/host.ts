@@ -22,7 +22,7 @@ import { SubjectAccessReviewAuthorizer } from '../authorization/subject-access-r
 import { loadHostCluster, type LoadHostClusterOptions } from '../hostcluster/load.js';
 import type { HostCluster } from '../hostcluster/types.js';
 import type { HealthCheck } from '../apiserver/config.js';
-import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { Logger } from '../util/log/index.js';
 import type { AuthenticationOptionValues } from '../apiserver/options/authentication-options.js';
 import { parseSecretRef, type HostOptionValues } from '../apiserver/options/host-options.js';
 
@@ -47,7 +47,7 @@ export interface HostServices {
 
 export function buildHostServices(
   options: HostOptionValues & AuthenticationOptionValues,
-  logger: JsonLogger,
+  logger: Logger,
   load: (o: LoadHostClusterOptions) => HostCluster | undefined = loadHostCluster,
 ): HostServices {
   const log = logger.child({ component: 'host-cluster' });

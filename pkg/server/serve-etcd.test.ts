@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { startEtcd } from '../../hack/etcd.js';
 import type { KubeConfig } from '../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run } from './serve.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { request } from 'node:https';
 import { parse } from 'yaml';
 import type { KubeConfig } from '../kubeconfig/types.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';

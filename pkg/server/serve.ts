@@ -11,7 +11,7 @@ import { createApiHandler } from '../apiserver/server.js';
 import { bootstrapAdmin, localServerUrl, type BootstrapResult } from './bootstrap.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
 import { writeBootstrapSecret } from './bootstrap-secret.js';
-import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { Logger } from '../util/log/index.js';
 import type { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { buildServerConfig, type ServerConfig } from './config.js';
 
@@ -190,7 +190,7 @@ export async function startServer(
 /** Builds the configuration and serves it: what main runs after validate(). */
 export async function run(
   options: ServerOptions,
-  logger?: JsonLogger,
+  logger?: Logger,
   serveOptions?: ServeOptions,
 ): Promise<RunningServer> {
   const config = await buildServerConfig(options, logger);

@@ -16,7 +16,7 @@ import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 export interface ServingCertificates {

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../apiserver/config.js';
+import type { Logger } from '../util/log/index.js';
 import { prefixEnd, type KV } from '../storage/kv.js';
 import { BoundedKV } from '../storage/bounded-kv.js';
 import { MeteredKV } from '../storage/metered-kv.js';

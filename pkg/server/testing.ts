@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 
 import type { KubeConfig } from '../kubeconfig/types.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer, type ServeOptions } from './serve.js';
 

@@ -21,7 +21,7 @@ import type { KubeConfig } from '../kubeconfig/types.js';
 import { KEY_SET_FILE } from '../tokens/key-store.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { parseFlags } from '../apiserver/options/flags.js';
-import { JsonLogger } from '../apiserver/options/logger.js';
+import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
 

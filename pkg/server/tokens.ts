@@ -28,7 +28,7 @@ import {
 } from '../tokens/key-store.js';
 import { TokenIssuer } from '../tokens/token-issuer.js';
 import { MANAGEMENT_PATH_PREFIX } from './constants.js';
-import type { JsonLogger } from '../apiserver/options/logger.js';
+import type { Logger } from '../util/log/index.js';
 import type { ServerOptionValues } from '../apiserver/options/server-run-options.js';
 
 /** A retired key verifies this much longer than the longest token lives, for clock skew between machines. */
@@ -80,7 +80,7 @@ export async function buildTokenServices(input: {
    * accepted by the management API only while the key it was minted with passes them.
    */
   readonly accessKeys: AccessKeyUsability;
-  readonly logger: JsonLogger;
+  readonly logger: Logger;
 }): Promise<TokenServices> {
   const { options, host, users } = input;
   const logger = input.logger.child({ component: 'tokens' });
@@ -146,7 +146,7 @@ export async function buildTokenServices(input: {
 function keyStore(
   options: TokenOptionValues,
   host: HostCluster | undefined,
-  logger: JsonLogger,
+  logger: Logger,
 ): SigningKeyStore {
   const [namespace, name] = options.signingKeySecret.split('/');
   if (namespace && name && host) return new SecretKeyStore(hostSecrets(host), namespace, name);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { CachedStorage } from '../storage/cacher/index.js';
 import { KVStorage } from '../storage/store.js';
 import { parseFlags } from '../apiserver/options/flags.js';
-import { silentLogger } from '../apiserver/options/logger.js';
+import { silentLogger } from '../util/log/index.js';
 import { DEFAULT_OPTIONS } from '../apiserver/options/server-run-options.js';
 import { openStorage } from './storage.js';
 

@@ -17,11 +17,7 @@ import {
   type SigningKey,
 } from './signing-key.js';
 import type { SigningKeyStore } from './key-store.js';
-
-export interface KeyManagerLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+import type { Logger } from '../util/log/index.js';
 
 export interface KeyManagerOptions {
   readonly store: SigningKeyStore;
@@ -39,7 +35,7 @@ export interface KeyManagerOptions {
   /** Least time between two re-reads caused by unknown key ids (default 10 s). */
   readonly unknownKidRefreshMs?: number;
   readonly now?: () => Date;
-  readonly logger?: KeyManagerLogger;
+  readonly logger?: Logger;
 }
 
 export interface JsonWebKeySet {

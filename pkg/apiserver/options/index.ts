@@ -6,4 +6,3 @@ export type { ServerOptionValues } from './server-run-options.js';
 export type { FlagSpec, FlagKind, OptionGroup } from './option-group.js';
 export { parseFlags, usage } from './flags.js';
 export type { ParsedFlags } from './flags.js';
-export { JsonLogger, isLogLevel } from './logger.js';

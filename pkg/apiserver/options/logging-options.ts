@@ -1,6 +1,6 @@
 // What the server logs (kube-apiserver's logs options: -v, here a level name).
 
-import { isLogLevel, LOG_LEVELS } from './logger.js';
+import { isLogLevel, LOG_LEVELS } from '../../util/log/index.js';
 import type { OptionGroup } from './option-group.js';
 
 export interface LoggingOptionValues {

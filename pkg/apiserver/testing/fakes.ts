@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 
 import { newAlreadyExists, newNotFound } from '../../apis/meta/errors.js';
 import type { KubeList, KubeObject, Status, Table } from '../../apis/meta/types.js';
-import type { AuthenticatedUser, Authenticator } from '../../authentication/interfaces.js';
+import type { Authenticator } from '../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../authentication/user/user.js';
 import type { Attributes, AuthorizationResult, Authorizer } from '../../authorization/interfaces.js';
 import type {
   CreateOptions,
@@ -32,7 +33,8 @@ import type {
 } from '../../registry/rest/interfaces.js';
 import type { StorageWatchEvent, Watcher } from '../../storage/interfaces.js';
 import { newApiHandler, type ApiHandler } from '../api-handler.js';
-import type { ApiServerConfig, HealthCheck, Logger } from '../config.js';
+import type { ApiServerConfig, HealthCheck } from '../config.js';
+import type { Logger } from '../../util/log/index.js';
 import type { DocumentBuilders } from '../documents.js';
 
 export const GROUP = 'management.test.dev';
@@ -331,21 +333,38 @@ export class FakeAuthorizer implements Authorizer {
 }
 
 export interface LogLine {
-  readonly level: 'info' | 'warn' | 'error';
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly msg: string;
   readonly fields: Record<string, unknown>;
 }
 
 export class RecordingLogger implements Logger {
-  readonly lines: LogLine[] = [];
+  constructor(
+    readonly lines: LogLine[] = [],
+    private readonly base: Readonly<Record<string, unknown>> = {},
+  ) {}
+  /** Records into the same lines, with `fields` added to each. */
+  child(fields: Record<string, unknown>): RecordingLogger {
+    return new RecordingLogger(this.lines, { ...this.base, ...fields });
+  }
+  debug(msg: string, fields: Record<string, unknown> = {}): void {
+    this.record('debug', msg, fields);
+  }
   info(msg: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'info', msg, fields });
+    this.record('info', msg, fields);
   }
   warn(msg: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'warn', msg, fields });
+    this.record('warn', msg, fields);
   }
   error(msg: string, fields: Record<string, unknown> = {}): void {
-    this.lines.push({ level: 'error', msg, fields });
+    this.record('error', msg, fields);
+  }
+  private record(level: LogLine['level'], msg: string, fields: Record<string, unknown>): void {
+    this.lines.push({
+      level,
+      msg,
+      fields: Object.keys(this.base).length === 0 ? fields : { ...this.base, ...fields },
+    });
   }
 }
 

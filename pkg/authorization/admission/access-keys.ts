@@ -16,7 +16,7 @@
 import { newForbidden } from '../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
 import type { AccessKeyScope } from '../../apis/management/v1/common.js';
-import type { AuthenticatedUser } from '../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../authentication/user/user.js';
 import { specString, specStrings } from '../../identity/membership.js';
 import type { Admission, RequestContext, ResourceInfo } from '../../registry/rest/interfaces.js';
 import type { CallerResolver } from '../caller.js';
@@ -36,7 +36,7 @@ export class AccessKeyAdmission implements Admission {
 
   admit(ctx: RequestContext, obj: KubeObject, old: KubeObject | undefined, info: ResourceInfo): void {
     if (info.resource !== ACCESS_KEYS_RESOURCE) return;
-    const user = ctx.user as AuthenticatedUser;
+    const user = ctx.user;
     const caller = this.callers.resolve(user);
     if (caller.admin) return;
     const problem = this.problem(user, obj, old);

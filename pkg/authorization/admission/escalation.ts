@@ -14,7 +14,7 @@
 
 import { newForbidden } from '../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
-import type { AuthenticatedUser } from '../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../authentication/user/user.js';
 import { accessHolderOf, type AccessGrant } from '../../identity/identity-cache.js';
 import type { Admission, RequestContext, ResourceInfo } from '../../registry/rest/interfaces.js';
 import { clusterRoleNames, type Caller, type CallerResolver } from '../caller.js';
@@ -65,7 +65,7 @@ export class EscalationAdmission implements Admission {
     info: ResourceInfo,
   ): Promise<void> {
     if (!this.options.carriesAccessRules(info.resource)) return;
-    const user = ctx.user as AuthenticatedUser;
+    const user = ctx.user;
     const caller = this.options.callers.resolve(user);
     if (caller.admin) return;
     const problem = await this.problem(user, caller, obj, old, info);

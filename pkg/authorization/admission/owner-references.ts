@@ -9,7 +9,6 @@
 import { newInvalid } from '../../apis/meta/errors.js';
 import { forbidden, FieldPath, type FieldError } from '../../apis/meta/field-errors.js';
 import type { KubeObject, OwnerReference } from '../../apis/meta/types.js';
-import type { AuthenticatedUser } from '../../authentication/interfaces.js';
 import type { Admission, RequestContext, ResourceInfo } from '../../registry/rest/interfaces.js';
 import { deniedMessage, resourceAttributes, type Permissions } from '../permissions.js';
 
@@ -44,7 +43,7 @@ export class OwnerReferencesAdmission implements Admission {
     const refs = obj.metadata.ownerReferences ?? [];
     if (!refs.some(blocking)) return;
     const alreadyBlocking = new Set((old?.metadata.ownerReferences ?? []).filter(blocking).map((r) => r.uid));
-    const user = ctx.user as AuthenticatedUser;
+    const user = ctx.user;
     const errs: FieldError[] = [];
     const path = FieldPath.root('metadata').child('ownerReferences');
     for (const [i, ref] of refs.entries()) {

@@ -15,6 +15,7 @@ import { Store } from '../../registry/generic/store.js';
 import type { RequestContext } from '../../registry/rest/interfaces.js';
 import { SqliteKV } from '../../storage/sqlite/index.js';
 import { KVStorage } from '../../storage/store.js';
+import { silentLogger } from '../../util/log/index.js';
 import { GarbageCollectorController } from './controller.js';
 
 // Gadgets are cluster-scoped, widgets namespaced: both kinds over one storage,
@@ -51,6 +52,7 @@ function newEnv(): Env {
     collectionPrefix: (resource) => `/registry/${GROUP}/${resource}/`,
     stores: [gadgets, widgets],
     logger: {
+      ...silentLogger,
       info: () => undefined,
       warn: (msg, fields) => warnings.push({ msg, ...fields }),
       error: () => undefined,

@@ -4,7 +4,7 @@
 // every kind has been listed, as upstream's collector waits for its monitors to
 // sync, so that an owner listed a moment after its dependent is not looked up.
 
-import type { Logger } from '../../apiserver/config.js';
+import type { Logger } from '../../util/log/index.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { Informer } from '../../identity/informer.js';
 import type { RESTStorage } from '../../registry/rest/interfaces.js';

@@ -9,7 +9,7 @@
 import { isApiError } from '../../apis/meta/errors.js';
 import type { KubeObject, OwnerReference, PropagationPolicy } from '../../apis/meta/types.js';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../../apis/meta/validation.js';
-import type { Logger } from '../../apiserver/config.js';
+import type { Logger } from '../../util/log/index.js';
 import type { GarbageCollectorClient } from './client.js';
 import { GraphBuilder } from './graph-builder.js';
 import type { GraphNode, ObjectIdentity } from './graph.js';

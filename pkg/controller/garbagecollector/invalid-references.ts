@@ -5,7 +5,7 @@
 // reported once (the graph re-examines an object many times) in the log and in a
 // plain counter that a metrics registry can read.
 
-import type { Logger } from '../../apiserver/config.js';
+import type { Logger } from '../../util/log/index.js';
 import type { OwnerReference } from '../../apis/meta/types.js';
 import type { ObjectIdentity } from './graph.js';
 

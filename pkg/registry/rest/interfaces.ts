@@ -15,20 +15,15 @@ import type {
 } from '../../apis/meta/types.js';
 import type { ResourceVersionMatch, Watcher } from '../../storage/interfaces.js';
 import type { ResourceInfo, SubresourceInfo, Verb } from '../../apis/meta/resource-info.js';
+import type { AuthenticatedUser } from '../../authentication/user/user.js';
 
 // The types layer describes resources (as upstream's metav1 does); the registry speaks of them too.
 export type { ResourceInfo, SubresourceInfo, Verb };
 
-export interface UserInfo {
-  readonly name: string;
-  readonly uid?: string;
-  readonly groups: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-}
-
 /** What the registry knows of the request it serves. */
 export interface RequestContext {
-  readonly user: UserInfo;
+  /** The caller, as authentication found it (credential, scope and all). */
+  readonly user: AuthenticatedUser;
   /** The namespace from the path ('' for cluster-scoped or all-namespaces requests). */
   readonly namespace: string;
   readonly userAgent?: string;

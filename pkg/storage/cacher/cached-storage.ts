@@ -20,7 +20,8 @@ import type {
   WatchOptions,
 } from '../interfaces.js';
 import type { KV } from '../kv.js';
-import { Cacher, directoryOf, type CacheLogger, type CacherOptions } from './cacher.js';
+import type { Logger } from '../../util/log/index.js';
+import { Cacher, directoryOf, type CacherOptions } from './cacher.js';
 import { GlobalProgress } from './global-progress.js';
 import { RevisionSource } from './revision-source.js';
 
@@ -45,7 +46,7 @@ export interface CachedStorageOptions {
   readonly watchQueueCapacity?: number;
   /** How long a read waits for a cache (to start, or to catch up) before asking storage. Default 3 s. */
   readonly freshnessTimeoutMs?: number;
-  readonly logger?: CacheLogger;
+  readonly logger?: Logger;
 }
 
 /**

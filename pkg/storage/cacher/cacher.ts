@@ -36,15 +36,11 @@ import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
 import { tooOldResourceVersionStatus } from '../store-watcher.js';
+import type { Logger } from '../../util/log/index.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
 import type { GlobalProgress } from './global-progress.js';
 import type { RevisionSource } from './revision-source.js';
 import { CacheEntry, deepFreeze, WatchCache, type Snapshot } from './watch-cache.js';
-
-export interface CacheLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export interface CacherOptions {
   /** Changes kept for watches to resume from and lists at past revisions. */
@@ -64,7 +60,7 @@ export interface CacherOptions {
    */
   readonly globalProgress?: GlobalProgress;
   readonly writeOrderWaitMs?: number;
-  readonly logger?: CacheLogger;
+  readonly logger?: Logger;
 }
 
 interface FreshWaiter {

@@ -12,7 +12,7 @@
 // does no extra read per event.
 
 import { CompactedError, type KV, type KVEvent, type KVWatch } from '../kv.js';
-import type { CacheLogger } from './cacher.js';
+import type { Logger } from '../../util/log/index.js';
 
 const RETRY_MS = 1000;
 
@@ -36,7 +36,7 @@ export class GlobalProgress {
   constructor(
     private readonly kv: KV,
     private readonly prefixOf: (key: string) => string | undefined,
-    private readonly logger?: CacheLogger,
+    private readonly logger?: Logger,
   ) {}
 
   /** Starts following writes (after `listRevision`, if not started yet); `onAdvance` hears of each step. */

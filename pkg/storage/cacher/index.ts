@@ -1,4 +1,3 @@
 // The watch cache: a Storage decorator serving reads and watches from memory.
 export { CachedStorage, prefixAtDepth } from './cached-storage.js';
 export type { CachedStorageOptions } from './cached-storage.js';
-export type { CacheLogger } from './cacher.js';

@@ -3,7 +3,7 @@
 // k8s.io/api/authentication/v1 (types.go and generated.proto); nothing is stored.
 
 import type { ProtobufKind } from '../../meta/protobuf.js';
-import type { ReviewMeta } from '../../authorization/v1/types.js';
+import type { ReviewMeta } from '../../meta/review-meta.js';
 import type { ResourceInfo } from '../../meta/resource-info.js';
 
 export const AUTHENTICATION_GROUP = 'authentication.k8s.io';

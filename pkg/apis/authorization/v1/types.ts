@@ -5,11 +5,7 @@
 
 import type { ProtobufKind } from '../../meta/protobuf.js';
 import type { ResourceInfo } from '../../meta/resource-info.js';
-
-/** A review is never stored: its metadata is empty, as upstream answers it. */
-export interface ReviewMeta {
-  creationTimestamp: string | null;
-}
+import type { ReviewMeta } from '../../meta/review-meta.js';
 
 export const AUTHORIZATION_GROUP = 'authorization.k8s.io';
 export const AUTHORIZATION_VERSION = 'v1';

@@ -12,7 +12,7 @@ import {
   type SelfSubjectReview,
   type UserInfo,
 } from '../../../apis/authentication/v1/types.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import type { CreateOptions, RequestContext, ResourceInfo, RESTStorage } from '../../rest/interfaces.js';
 import { reviewBody } from '../../rest/review.js';
 

@@ -13,7 +13,7 @@ import {
   type SelfSubjectRulesReview,
   type SubjectRulesReviewStatus,
 } from '../../../apis/authorization/v1/types.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import type { CreateOptions, RequestContext, ResourceInfo, RESTStorage } from '../../rest/interfaces.js';
 import { reviewBody } from '../../rest/review.js';
 

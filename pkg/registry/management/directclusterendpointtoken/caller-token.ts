@@ -9,7 +9,7 @@
 
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import type { AccessKeyScope } from '../../../apis/management/v1/common.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import type { TokenIssuer } from '../../../tokens/token-issuer.js';
 
 export interface CallerTokenIssuer {

@@ -5,7 +5,7 @@ import { isApiError } from '../../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import type { AccessKeyScope } from '../../../apis/management/v1/common.js';
 import { compileSchema } from '../../../apis/schema/compile.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import type { Attributes, Authorizer } from '../../../authorization/interfaces.js';
 import { SigningKeyManager } from '../../../tokens/key-manager.js';
 import { MemoryKeyStore } from '../../../tokens/key-store.js';

@@ -20,7 +20,7 @@ import {
   directClusterEndpointTokenSchema,
 } from '../../../apis/management/v1/direct-cluster-endpoint-token.js';
 import type { CompiledSchema } from '../../../apis/schema/types.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import type { Attributes, Authorizer } from '../../../authorization/interfaces.js';
 import { isUnlimitedScope, scopeExcess } from '../../../tokens/scope.js';
 import type { TokenIssuer } from '../../../tokens/token-issuer.js';
@@ -76,7 +76,7 @@ export class DirectClusterEndpointTokenStorage implements RESTStorage {
     const spec = isObject(obj['spec']) ? obj['spec'] : {};
     const ttl = spec['ttl'] as number;
     const requested = spec['scope'] as AccessKeyScope | undefined;
-    const caller = ctx.user as AuthenticatedUser;
+    const caller = ctx.user;
     const scope = await this.effectiveScope(caller, requested, name);
 
     const metadata = { ...(name ? { name } : {}), creationTimestamp: nowTimestamp(this.now()) };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import { emptyIdentityCache } from '../../../identity/testing/empty-cache.js';
 import type { CreateOptions, RequestContext } from '../../rest/interfaces.js';
 import { SelfStorage } from './storage.js';

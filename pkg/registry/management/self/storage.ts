@@ -5,7 +5,7 @@
 import { newBadRequest } from '../../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import { selfInfo, selfSchema, type EntityInfo, type SelfStatus } from '../../../apis/management/v1/self.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import { TEAM_PREFIX } from '../../../authentication/access-key.js';
 import type { IdentityCache } from '../../../identity/identity-cache.js';
 import type { CreateOptions, RequestContext, ResourceInfo, RESTStorage } from '../../rest/interfaces.js';
@@ -77,7 +77,7 @@ export class SelfStorage implements RESTStorage {
       kind: this.info.kind,
       metadata: { creationTimestamp: now },
       spec: {},
-      status: this.status(ctx.user as AuthenticatedUser),
+      status: this.status(ctx.user),
     });
   }
 

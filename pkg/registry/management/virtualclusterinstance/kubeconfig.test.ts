@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { isApiError } from '../../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import { compileSchema } from '../../../apis/schema/compile.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import { KubeHostCluster } from '../../../hostcluster/client.js';
 import {
   HostClusterDouble,

@@ -36,7 +36,7 @@ import {
   virtualClusterInstanceKubeConfigSchema,
 } from '../../../apis/management/v1/virtual-cluster-instance-kubeconfig.js';
 import type { CompiledSchema } from '../../../apis/schema/types.js';
-import type { AuthenticatedUser } from '../../../authentication/interfaces.js';
+import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import { HostClusterError } from '../../../hostcluster/errors.js';
 import {
   CertificateSigningError,
@@ -113,7 +113,7 @@ export class KubeConfigSubresource implements SubresourceStorage {
     const instance = await this.options.instances.get(ctx, parentName, {});
     const namespace = instance.metadata.namespace ?? ctx.namespace;
     const server = request.server ?? `https://${this.ingressHostOf(instance)}`;
-    const caller = ctx.user as AuthenticatedUser;
+    const caller = ctx.user;
     const project = projectOfNamespace(namespace, this.options.projectNamespacePrefix) ?? '';
     const scope: AccessKeyScope = { virtualClusters: [{ project, virtualCluster: parentName }] };
     if (!request.clientCert) this.checkScope(caller, scope, parentName);

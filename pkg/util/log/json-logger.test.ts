@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
-import { JsonLogger } from './logger.js';
+import { JsonLogger } from './json-logger.js';
 
 function recording(): { out: { write(text: string): boolean }; lines: () => Record<string, unknown>[] } {
   const texts: string[] = [];
@@ -65,5 +66,55 @@ describe('JsonLogger', () => {
       r.lines().map((l) => l['msg']),
       ['loud'],
     );
+  });
+});
+
+describe('JsonLogger and secrets', () => {
+  it('writes no value of a field named for a credential, at the top or in headers', () => {
+    const r = recording();
+    new JsonLogger('info', r.out).warn('odd request', {
+      token: 'hunter2-token',
+      password: 'hunter2-password',
+      headers: {
+        authorization: 'Bearer hunter2-bearer',
+        cookie: 'session=hunter2-cookie',
+        accept: 'application/json',
+      },
+      user: 'alice',
+    });
+    const [line] = r.lines();
+    assert.doesNotMatch(JSON.stringify(line), /hunter2/);
+    assert.equal(line?.['token'], '[REDACTED]');
+    assert.equal(line?.['user'], 'alice');
+    assert.deepEqual(line?.['headers'], {
+      authorization: '[REDACTED]',
+      cookie: '[REDACTED]',
+      accept: 'application/json',
+    });
+  });
+});
+
+describe('JsonLogger on stdout', () => {
+  it('has written every line when the process exits at once (as the server does on a fatal error)', () => {
+    const module = new URL('./json-logger.js', import.meta.url).href;
+    const script = `
+      const { JsonLogger } = await import(${JSON.stringify(module)});
+      const logger = new JsonLogger('info');
+      for (let i = 0; i < 2000; i++) logger.info('line', { i });
+      logger.error('last words', { error: new Error('fatal') });
+      process.exit(1);`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(child.status, 1, child.stderr);
+    const lines = child.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(lines.length, 2001);
+    assert.deepEqual(
+      lines.slice(0, 2000).map((l) => l['i']),
+      Array.from({ length: 2000 }, (_, i) => i),
+    );
+    assert.equal(lines[2000]?.['msg'], 'last words');
+    assert.equal((lines[2000]?.['error'] as { message?: string } | undefined)?.message, 'fatal');
   });
 });

@@ -137,6 +137,7 @@ export function etcdJson(
   method: 'GET' | 'POST',
   tls: EtcdTLSFiles | undefined,
   timeoutMs = 2000,
+  body: unknown = {},
 ): Promise<unknown> {
   const secure = url.startsWith('https:');
   const options: HttpsRequestOptions = { method, timeout: timeoutMs };
@@ -163,7 +164,7 @@ export function etcdJson(
     });
     req.on('timeout', () => req.destroy(new Error(`${url}: no answer`)));
     req.on('error', reject);
-    req.end(method === 'POST' ? '{}' : undefined);
+    req.end(method === 'POST' ? JSON.stringify(body) : undefined);
   });
 }
 

@@ -284,11 +284,15 @@ test(
   { timeout: 12 * 60_000 },
   async (t) => {
     const cluster = await startEtcdCluster(3);
-    t.after(() => cluster.stop());
     const dataDir = mkdtempSync(join(tmpdir(), 'faults-etcd3-'));
-    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     const run = new Run('etcd3', dataDir, cluster.endpoints.join(','));
-    t.after(() => run.stop());
+    // The servers first, while etcd still answers their shutdown; then etcd (thawed
+    // first, should a failure have left it frozen); then the data.
+    t.after(async () => {
+      await run.stop();
+      await cluster.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
     const [portA, portB] = (await freePorts(2)) as [number, number];
     // One after the other on the one data dir: the second finds the first's admin
     // kube config, CA and keys, as replicas of one installation share them.
@@ -312,20 +316,12 @@ test(
       },
       recover: () => cluster.restartAll(),
     });
-    let frozen = false;
-    t.after(() => {
-      if (frozen) cluster.signalAll('SIGCONT');
-    });
     await run.phase('all of etcd frozen for 15 s', {
       fault: async () => {
         cluster.signalAll('SIGSTOP');
-        frozen = true;
         await sleep(OUTAGE_MS);
       },
-      recover: async () => {
-        cluster.signalAll('SIGCONT');
-        frozen = false;
-      },
+      recover: async () => cluster.signalAll('SIGCONT'),
     });
     await run.phase('SIGKILL of a replica', {
       fault: () => b.server.kill(),
@@ -345,9 +341,11 @@ test(
   { timeout: 6 * 60_000 },
   async (t) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'faults-sqlite-'));
-    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     const run = new Run('sqlite', dataDir);
-    t.after(() => run.stop());
+    t.after(async () => {
+      await run.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
     const [port] = (await freePorts(1)) as [number];
     const only = await run.addReplica('server', port);
     run.startLoad();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { startEtcd } from '../hack/etcd.js';
+import { childProcesses, startEtcd } from '../hack/etcd.js';
 import type { EtcdInstance } from '../hack/etcd.js';
 import { runCommand, startCommand } from './commands.js';
 import type { BackgroundCommand, CommandOptions, CommandResult } from './commands.js';
@@ -82,6 +82,13 @@ export interface TestServer {
   logTail(): string;
   /** True while the server process runs. */
   isRunning(): boolean;
+  /**
+   * SIGKILLs the server process itself, as a crash or the OOM killer would (no
+   * shutdown code runs), and waits until it is gone. A given data dir and etcd are
+   * kept, so a server started on them finds what this one stored. A later stop() only
+   * cleans up.
+   */
+  kill(): Promise<void>;
   /**
    * SIGTERM, then waits for the process to exit; throws unless it exits with code 0
    * within `withinMs` (default 30 s). Removes the data dir and stops etcd. Idempotent.
@@ -162,6 +169,14 @@ function readAdminKubeconfig(path: string): { server: string; ca: string; token:
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The server under its supervisor shell: the supervisor's other child is the
+ * subshell that watches its stdin, which is an `sh`.
+ */
+function serverPidUnder(supervisor: number | undefined): number | undefined {
+  return childProcesses(supervisor).find((c) => c.command !== 'sh')?.pid;
+}
 
 export async function startServer(options: StartOptions): Promise<TestServer> {
   const workDir = mkdtempSync(join(tmpdir(), `platform-e2e-${options.backend}-`));
@@ -322,6 +337,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
   ];
 
   let stopping: Promise<void> | undefined;
+  let killed = false;
   return {
     backend: options.backend,
     url,
@@ -337,9 +353,18 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     watch: (path) => openWatch(target, path),
     logTail,
     isRunning: () => exit === undefined,
+    async kill() {
+      if (exit !== undefined) return;
+      const pid = serverPidUnder(child.pid);
+      if (pid === undefined) throw describe('no server process under its supervisor');
+      killed = true;
+      process.kill(pid, 'SIGKILL');
+      await exited;
+    },
     stop(withinMs = 30_000) {
       stopping ??= (async () => {
         try {
+          if (killed) return;
           if (exit === undefined) {
             child.kill('SIGTERM');
             let timedOut = false;

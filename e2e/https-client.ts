@@ -104,6 +104,27 @@ export function apiRequest(
   });
 }
 
+/**
+ * Hands each non-empty line of a streamed response to `onLine` as it arrives (a watch
+ * sends one event a line), until `onLine` returns false. `rest()` is what came after
+ * the last newline.
+ */
+export function readLines(res: IncomingMessage, onLine: (line: string) => boolean): { rest(): string } {
+  let buffered = '';
+  let reading = true;
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buffered += chunk;
+    let nl: number;
+    while (reading && (nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line.trim() !== '') reading = onLine(line);
+    }
+  });
+  return { rest: () => buffered };
+}
+
 export interface WatchEvent {
   readonly type: string;
   readonly object: Record<string, unknown>;
@@ -135,25 +156,17 @@ export function openWatch(
       clearTimeout(timer);
       const events: WatchEvent[] = [];
       const badLines: string[] = [];
-      let buffered = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffered += chunk;
-        let nl: number;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, nl);
-          buffered = buffered.slice(nl + 1);
-          if (line.trim() === '') continue;
-          try {
-            events.push(JSON.parse(line) as WatchEvent);
-          } catch {
-            badLines.push(line);
-          }
+      const lines = readLines(res, (line) => {
+        try {
+          events.push(JSON.parse(line) as WatchEvent);
+        } catch {
+          badLines.push(line);
         }
+        return true;
       });
       const ended = new Promise<boolean>((done) => {
         res.on('end', () => {
-          if (buffered.trim() !== '') badLines.push(buffered);
+          if (lines.rest().trim() !== '') badLines.push(lines.rest());
           done(true);
         });
         res.on('error', () => done(false));

@@ -30,6 +30,13 @@ export interface StartEtcdOptions {
   /** Fixed ports, to restart an etcd on its old data dir at the same address. Default: free ones. */
   readonly clientPort?: number;
   readonly peerPort?: number;
+  /** Member name (default: a random one). A member restarted on its data dir must keep its name. */
+  readonly name?: string;
+  /**
+   * `--initial-cluster` for a member of a cluster (`name=http://127.0.0.1:<peer>,...`);
+   * default: this member alone. Start the members together: none is healthy before a quorum is.
+   */
+  readonly initialCluster?: string;
 }
 
 export interface EtcdTLSFiles {
@@ -108,23 +115,32 @@ function listen(server: Server): Promise<number> {
   });
 }
 
-/** Two distinct free loopback ports (both held open while picking, so they differ). */
-async function freePorts(): Promise<[number, number]> {
-  const a = createServer();
-  const b = createServer();
+/** `count` distinct free loopback ports (all held open while picking, so they differ). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
   try {
-    return [await listen(a), await listen(b)];
+    const ports: number[] = [];
+    for (const s of servers) ports.push(await listen(s));
+    return ports;
   } finally {
     await Promise.all(
-      [a, b].map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))),
+      servers.map(
+        (s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve())),
+      ),
     );
   }
 }
 
 /** A JSON request to etcd's HTTP endpoints, over TLS when etcd serves it. */
-function etcdJson(url: string, method: 'GET' | 'POST', tls: EtcdTLSFiles | undefined): Promise<unknown> {
+export function etcdJson(
+  url: string,
+  method: 'GET' | 'POST',
+  tls: EtcdTLSFiles | undefined,
+  timeoutMs = 2000,
+  body: unknown = {},
+): Promise<unknown> {
   const secure = url.startsWith('https:');
-  const options: HttpsRequestOptions = { method, timeout: 2000 };
+  const options: HttpsRequestOptions = { method, timeout: timeoutMs };
   if (secure && tls) {
     options.ca = readFileSync(tls.caFile);
     if (tls.clientCertFile && tls.clientKeyFile) {
@@ -148,7 +164,7 @@ function etcdJson(url: string, method: 'GET' | 'POST', tls: EtcdTLSFiles | undef
     });
     req.on('timeout', () => req.destroy(new Error(`${url}: no answer`)));
     req.on('error', reject);
-    req.end(method === 'POST' ? '{}' : undefined);
+    req.end(method === 'POST' ? JSON.stringify(body) : undefined);
   });
 }
 
@@ -167,6 +183,10 @@ async function healthy(endpoint: string, name: string, tls: EtcdTLSFiles | undef
   } catch {
     return false;
   }
+}
+
+function memberName(): string {
+  return `test-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -188,7 +208,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdIns
 }
 
 async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdInstance> {
-  const [freeClient, freePeer] = await freePorts();
+  const [freeClient, freePeer] = (await freePorts(2)) as [number, number];
   const clientPort = options.clientPort ?? freeClient;
   const peerPort = options.peerPort ?? freePeer;
   const ownDir = options.dataDir === undefined;
@@ -196,7 +216,7 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
   const tls = options.tls;
   const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const name = `test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const name = options.name ?? memberName();
   const flags = [
     `--name=${name}`,
     `--data-dir=${dataDir}`,
@@ -204,7 +224,7 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
     `--advertise-client-urls=${endpoint}`,
     `--listen-peer-urls=${peer}`,
     `--initial-advertise-peer-urls=${peer}`,
-    `--initial-cluster=${name}=${peer}`,
+    `--initial-cluster=${options.initialCluster ?? `${name}=${peer}`}`,
     '--initial-cluster-state=new',
     '--logger=zap',
     '--log-outputs=stderr',
@@ -286,23 +306,29 @@ async function startOnce(bin: string, options: StartEtcdOptions): Promise<EtcdIn
   return { endpoint, dataDir, clientPort, peerPort, stop, signal };
 }
 
-/** The etcd child of the supervisor shell (Linux /proc), found by its command name. */
+/** The etcd child of the supervisor shell, found by its command name. */
 function etcdPidUnder(supervisor: number | undefined): number | undefined {
-  if (supervisor === undefined) return undefined;
+  return childProcesses(supervisor).find((c) => c.command === 'etcd')?.pid;
+}
+
+/** The children of a process and their command names (Linux /proc); none when it is gone. */
+export function childProcesses(parent: number | undefined): Array<{ pid: number; command: string }> {
+  if (parent === undefined) return [];
   let children: string;
   try {
-    children = readFileSync(`/proc/${supervisor}/task/${supervisor}/children`, 'utf8');
+    children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8');
   } catch {
-    return undefined;
+    return [];
   }
+  const out: Array<{ pid: number; command: string }> = [];
   for (const pid of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'etcd') return pid;
+      out.push({ pid, command: readFileSync(`/proc/${pid}/comm`, 'utf8').trim() });
     } catch {
       // Gone already.
     }
   }
-  return undefined;
+  return out;
 }
 
 function unref(child: ChildProcess): void {

@@ -1,6 +1,8 @@
 // Runs every check the project has, in the order a reader would want failures:
 // install test dependencies, build (which type checks), lint, unit tests, e2e tests.
-// `--unit` or `--e2e` runs one group only (after the build). Tests run from the
+// `--unit`, `--e2e` or `--faults` runs one group only (after the build). The fault
+// suite (e2e/faults: a 3-member etcd, two replicas, SIGKILL/SIGSTOP of etcd and of
+// servers, about 3 minutes) runs last, after the e2e tests. Tests run from the
 // compiled output in dist/, so what is tested is what `npm start` runs.
 //
 // Budget: the whole run stays well under 30 minutes on 2 cores. Unit test files
@@ -14,6 +16,8 @@ import { join, relative } from 'node:path';
 const args = new Set(process.argv.slice(2));
 const onlyUnit = args.has('--unit');
 const onlyE2e = args.has('--e2e');
+const onlyFaults = args.has('--faults');
+const only = onlyUnit || onlyE2e || onlyFaults;
 
 function run(cmd, cmdArgs, opts = {}) {
   console.log(`\n$ ${cmd} ${cmdArgs.join(' ')}`);
@@ -50,15 +54,23 @@ function findTests(dir) {
 
 run('bash', ['hack/ensure-test-deps.sh']);
 run('npx', ['tsc', '-p', 'tsconfig.build.json']);
-if (!onlyUnit && !onlyE2e) run('npx', ['eslint', '.', '--max-warnings', '0']);
+if (!only) run('npx', ['eslint', '.', '--max-warnings', '0']);
 
 const nodeTest = ['--enable-source-maps', '--test', '--test-reporter=spec'];
-if (!onlyE2e) {
+if (!only || onlyUnit) {
   const unit = [...findTests('dist/pkg'), ...findTests('dist/cmd'), ...findTests('dist/hack')];
   run(process.execPath, [...nodeTest, '--test-concurrency=2', '--test-timeout=300000', ...unit]);
 }
-if (!onlyUnit) {
-  const e2e = findTests('dist/e2e');
+const FAULTS_DIR = join('dist', 'e2e', 'faults');
+if (!only || onlyE2e) {
+  const e2e = findTests('dist/e2e').filter((p) => !p.startsWith(FAULTS_DIR));
   // Each e2e test sets its own timeout (2 min); this is the backstop for anything else.
   if (e2e.length > 0) run(process.execPath, [...nodeTest, '--test-concurrency=1', '--test-timeout=600000', ...e2e]);
+}
+if (!only || onlyFaults) {
+  // One file at a time: the suite's timings are bounds on outcomes, and a second file
+  // competing for the two cores would only make its servers slower to recover.
+  const faults = findTests(FAULTS_DIR);
+  if (faults.length > 0)
+    run(process.execPath, [...nodeTest, '--test-concurrency=1', '--test-timeout=900000', ...faults]);
 }

@@ -4,7 +4,8 @@
 //   OpenAPI documents by the kubernetes-models packages (Kubernetes and cert-manager);
 // - unknown fields, which those validators let through but kubectl's strict field
 //   validation rejects, with the field lists of @kubernetes/client-node's generated
-//   models (Kubernetes kinds only: cert-manager has no such list here).
+//   models (Kubernetes kinds only: cert-manager has no such list here);
+// - the Prometheus Operator's kinds with the schemas of monitoring-schema.ts.
 
 import * as k8s from '@kubernetes/client-node';
 import { Certificate } from '@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate';
@@ -12,6 +13,7 @@ import { Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/Issue
 import { APIService } from 'kubernetes-models/apiregistration.k8s.io/v1/APIService';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import { Secret } from 'kubernetes-models/v1/Secret';
@@ -23,6 +25,7 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { PrometheusRule, ServiceMonitor } from './monitoring-schema.js';
 import type { KubeObject } from './render.js';
 
 interface Validatable {
@@ -41,6 +44,7 @@ const KINDS: Record<string, KindInfo> = {
   'v1/Namespace': { model: Namespace, fields: 'V1Namespace' },
   'v1/ServiceAccount': { model: ServiceAccount, fields: 'V1ServiceAccount' },
   'v1/Secret': { model: Secret, fields: 'V1Secret' },
+  'v1/ConfigMap': { model: ConfigMap, fields: 'V1ConfigMap' },
   'v1/Service': { model: Service, fields: 'V1Service' },
   'v1/PersistentVolumeClaim': { model: PersistentVolumeClaim, fields: 'V1PersistentVolumeClaim' },
   'apps/v1/Deployment': { model: Deployment, fields: 'V1Deployment' },
@@ -57,6 +61,8 @@ const KINDS: Record<string, KindInfo> = {
   'apiregistration.k8s.io/v1/APIService': { model: APIService, fields: 'V1APIService' },
   'cert-manager.io/v1/Issuer': { model: Issuer },
   'cert-manager.io/v1/Certificate': { model: Certificate },
+  'monitoring.coreos.com/v1/ServiceMonitor': { model: ServiceMonitor },
+  'monitoring.coreos.com/v1/PrometheusRule': { model: PrometheusRule },
 };
 
 interface AttributeType {

@@ -9,7 +9,8 @@
 //     float64 the way Helm's YAML-through-JSON decoding does;
 //   - .Values, .Release (Name, Namespace, IsInstall, IsUpgrade, Revision, Service),
 //     .Chart (Chart.yaml metadata), .Capabilities (KubeVersion, APIVersions.Has,
-//     HelmVersion), .Template (Name, BasePath);
+//     HelmVersion), .Template (Name, BasePath), .Files.Get (a file of the chart by its
+//     path inside the chart, "" when there is none, as Helm's);
 //   - functions: Sprig's text functions without env/expandenv, plus include, tpl,
 //     required, toYaml, fromYaml, fromYamlArray, toJson, fromJson, fromJsonArray and
 //     lookup (answers from a --lookup file of objects, else an empty map, as
@@ -23,7 +24,7 @@
 // Helm's yaml.v2-style output does not; both are the same YAML.
 //
 // Not implemented (the chart does not use them): subcharts and dependencies, library
-// charts, chart archives, .Files, --set flags, toToml/fromToml, strict mode, hook
+// charts, chart archives, .Files other than Get, --set flags, toToml/fromToml, strict mode, hook
 // handling (hook documents are printed like any other), post-renderers, and
 // values.schema.json validation (hack/chart/render.ts does that with ajv, on the
 // coalesced values this command prints with --values-only).
@@ -101,6 +102,23 @@ type KubeVersion struct {
 
 func (k KubeVersion) String() string     { return k.Version }
 func (k KubeVersion) GitVersion() string { return k.Version }
+
+// chartFiles is .Files: Get reads a file of the chart (dashboards, rules kept as files
+// beside the templates). Helm leaves templates/ out of .Files; so does this.
+type chartFiles struct{ dir string }
+
+// Get returns the file's content, or "" when the chart has no such file, as Helm's does.
+func (f chartFiles) Get(name string) string {
+	clean := path.Clean("/" + name)[1:]
+	if clean == "" || strings.HasPrefix(clean, "templates/") {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(clean)))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
 
 // VersionSet answers .Capabilities.APIVersions.Has for "group/version" and
 // "group/version/Kind" (the latter is true when its group/version is served).
@@ -231,7 +249,7 @@ func main() {
 		"Release":      release,
 		"Chart":        meta,
 		"Capabilities": caps,
-		"Files":        map[string]interface{}{},
+		"Files":        chartFiles{dir: *chartDir},
 	}
 	e := &engine{templates: templates, lookups: lookups}
 	rendered, err := e.render(top)

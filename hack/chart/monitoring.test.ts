@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { callServer, startWithAdmin } from '../../pkg/apiserver/options/testing.js';
+import { callServer, startWithAdmin } from '../../pkg/server/testing.js';
 import { at } from './invariants.js';
 import { validateObject } from './kube-schema.js';
 import { exposedTypes, metricNames, problemWith } from './promql-names.js';

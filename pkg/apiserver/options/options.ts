@@ -33,6 +33,7 @@ import {
 import { buildTokenServices } from './tokens.js';
 import { selfReviewResources } from './self-reviews.js';
 import { setUpEncryption } from './encryption.js';
+import { AUDIT_OPTION_DEFAULTS, buildAudit, type AuditOptionValues } from '../../audit/options.js';
 import { StorageProbe } from './storage-probe.js';
 import { versionInfo } from './version.js';
 import { validateOptions } from './validation.js';
@@ -40,7 +41,8 @@ import { HOST_OPTION_DEFAULTS, buildHostServices, validateHostOptions, type Host
 import { API_VERSION, MANAGEMENT_PATH_PREFIX } from './constants.js';
 import { GarbageCollectorController } from '../../controller/garbagecollector/controller.js';
 
-export interface ServerOptionValues {
+/** The audit flags (issue 14) are their own group: defaults and validation in pkg/audit/options.ts. */
+export interface ServerOptionValues extends AuditOptionValues {
   securePort: number;
   bindAddress: string;
   dataDir: string;
@@ -131,6 +133,7 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   enableGarbageCollector: undefined,
   encryptionProviderConfig: '',
   encryptionProviderConfigAutomaticReload: false,
+  ...AUDIT_OPTION_DEFAULTS,
 });
 
 /** Everything a started server is made of; built by ServerOptions.config(). */
@@ -358,6 +361,7 @@ export class ServerOptions {
         publicDocuments: [tokens.documents],
         requestTimeoutMs: options.requestTimeoutMs,
         minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+        audit: await buildAudit(options, log.child({ component: 'audit' })),
       };
       return {
         options,

@@ -6,6 +6,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isLogLevel, LOG_LEVELS } from './logger.js';
 import type { ServerOptionValues } from './options.js';
+import { validateAuditOptions } from '../../audit/options.js';
 
 export const STORAGE_BACKENDS = ['sqlite', 'etcd3'] as const;
 export type StorageBackend = (typeof STORAGE_BACKENDS)[number];
@@ -94,6 +95,7 @@ export function validateOptions(v: ServerOptionValues): string[] {
   }
 
   errs.push(...validateTokenOptions(v));
+  errs.push(...validateAuditOptions(v));
 
   if (!isLogLevel(v.logLevel)) {
     errs.push(`--log-level: unknown level "${v.logLevel}" (supported: ${LOG_LEVELS.join(', ')})`);

@@ -68,7 +68,7 @@ export const AUDIT_OPTION_DEFAULTS: Readonly<AuditOptionValues> = Object.freeze(
 });
 
 /** The log backend's batch settings (upstream's defaultLogBatchConfig: one event a write, in order). */
-const LOG_BATCH_CONFIG: BatchConfig = {
+export const LOG_BATCH_CONFIG: BatchConfig = {
   bufferSize: 10_000,
   maxBatchSize: 1,
   maxBatchWaitMs: 0,

@@ -12,6 +12,7 @@ import { Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1/Issue
 import { APIService } from 'kubernetes-models/apiregistration.k8s.io/v1/APIService';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import { Secret } from 'kubernetes-models/v1/Secret';
@@ -41,6 +42,7 @@ const KINDS: Record<string, KindInfo> = {
   'v1/Namespace': { model: Namespace, fields: 'V1Namespace' },
   'v1/ServiceAccount': { model: ServiceAccount, fields: 'V1ServiceAccount' },
   'v1/Secret': { model: Secret, fields: 'V1Secret' },
+  'v1/ConfigMap': { model: ConfigMap, fields: 'V1ConfigMap' },
   'v1/Service': { model: Service, fields: 'V1Service' },
   'v1/PersistentVolumeClaim': { model: PersistentVolumeClaim, fields: 'V1PersistentVolumeClaim' },
   'apps/v1/Deployment': { model: Deployment, fields: 'V1Deployment' },

@@ -9,7 +9,15 @@ import { PolicyChecker } from '../../audit/policy.js';
 import type { Event, Policy } from '../../audit/types.js';
 import { registry } from '../../metrics/registry.js';
 import { sample } from '../../metrics/testing.js';
-import { call, fakeDocumentBuilders, startTestServer, GROUP, type TestServer } from '../testing/fakes.js';
+import type { AuthenticatedUser } from '../../authentication/interfaces.js';
+import {
+  call,
+  FakeAuthenticator,
+  fakeDocumentBuilders,
+  startTestServer,
+  GROUP,
+  type TestServer,
+} from '../testing/fakes.js';
 
 const TEAMS = `/apis/${GROUP}/v1/teams`;
 const EVERYTHING: Policy = { rules: [{ level: 'RequestResponse' }] };
@@ -130,6 +138,45 @@ describe('the audit filter', () => {
         code: 500,
       });
       assert.ok(!JSON.stringify(backend.events).includes('secret detail'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("records the user as authenticated (uid, groups, the front proxy's extra) and the access key's name", async () => {
+    const backend = new RecordingBackend();
+    const carol: AuthenticatedUser = {
+      name: 'carol',
+      uid: 'u-42',
+      groups: ['dev', 'system:authenticated'],
+      extra: { 'example.com/team': ['blue'] },
+      accessKeyName: 'carol-ci',
+    };
+    const s = await startTestServer({
+      createHandler: (config) =>
+        newApiHandler(
+          {
+            ...config,
+            authenticator: new FakeAuthenticator({ 'carol-token': carol }),
+            audit: { policy: new PolicyChecker(EVERYTHING), backend },
+          },
+          fakeDocumentBuilders,
+        ),
+    });
+    try {
+      const r = await call(s.url, TEAMS, {
+        token: 'carol-token',
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+      });
+      assert.equal(r.status, 200);
+      const event = backend.events.find((e) => e.auditID === r.headers['audit-id']);
+      assert.deepEqual(event?.user, {
+        username: 'carol',
+        uid: 'u-42',
+        groups: ['dev', 'system:authenticated'],
+        extra: { [`${GROUP}/access-key`]: ['carol-ci'], 'example.com/team': ['blue'] },
+      });
+      assert.deepEqual(event?.sourceIPs, ['203.0.113.9', '127.0.0.1']);
     } finally {
       await s.close();
     }

@@ -100,6 +100,7 @@ export class RequestAudit implements AuditRecorder {
     this.event.stageTimestamp =
       stage === 'RequestReceived' ? this.event.requestReceivedTimestamp : microTime(nowEpochMs());
     auditEventTotal.inc();
-    return this.sink.processEvents([snapshotEvent(this.event)]);
+    // A sink reports its own failures; one that throws counts as not stored, never as a crash.
+    return this.sink.processEvents([snapshotEvent(this.event)]).catch(() => false);
   }
 }

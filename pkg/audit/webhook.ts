@@ -9,8 +9,6 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
-import { KubeConfig } from '@kubernetes/client-node';
-
 import type { AuditBackend, PluginErrorReporter } from './backend.js';
 import { AUDIT_API_VERSION, type Event, type EventList } from './types.js';
 
@@ -31,6 +29,8 @@ export interface WebhookTarget {
 
 /** The webhook's address, TLS and credentials from a kube config file; throws with the reason when unusable. */
 export async function loadWebhookTarget(configFile: string): Promise<WebhookTarget> {
+  // Loaded when a webhook is configured: the library is large, and most servers have none.
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   kc.loadFromFile(configFile);
   const cluster = kc.getCurrentCluster();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import { newEvent } from './event.js';
+import { testEvent } from './testing.js';
 import { LogBackend, backupName, openRotatingFile } from './log-backend.js';
 import {
   AUDIT_OPTION_DEFAULTS,
@@ -19,19 +19,7 @@ function options(overrides: Partial<AuditOptionValues>): AuditOptionValues {
   return { ...AUDIT_OPTION_DEFAULTS, ...overrides };
 }
 
-function event(id: string) {
-  return newEvent({
-    level: 'Metadata',
-    auditID: id,
-    requestURI: '/',
-    verb: 'get',
-    user: { username: 'u' },
-    sourceIPs: [],
-    userAgent: '',
-    objectRef: undefined,
-    requestReceivedEpochMs: Date.now(),
-  });
-}
+const event = testEvent;
 
 describe('audit options', () => {
   it("reports bad values with upstream's messages", () => {

@@ -8,23 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { newEvent } from './event.js';
+import { testEvent } from './testing.js';
 import type { EventList } from './types.js';
 import { WebhookBackend, loadWebhookTarget } from './webhook.js';
 
-function event(id: string) {
-  return newEvent({
-    level: 'Metadata',
-    auditID: id,
-    requestURI: '/',
-    verb: 'get',
-    user: { username: 'u' },
-    sourceIPs: [],
-    userAgent: '',
-    objectRef: undefined,
-    requestReceivedEpochMs: Date.now(),
-  });
-}
+const event = testEvent;
 
 describe('the audit webhook', () => {
   let server: Server;

@@ -84,6 +84,11 @@ describe('the audit filter', () => {
       assert.equal(r.status, 500);
       assert.equal(r.json().message, 'Internal error occurred: failed to store audit event');
       assert.equal(s.teams.calls.length, 0, 'the handler never ran');
+      assert.deepEqual(
+        backend.events.filter((e) => e.auditID === r.headers['audit-id']).map((e) => e.stage),
+        ['RequestReceived'],
+        'no later stage is audited',
+      );
       assert.equal(await rejected(), before + 1);
     } finally {
       await s.close();

@@ -20,7 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newInternalError } from '../../apis/meta/errors.js';
 import { RequestAudit } from '../../audit/context.js';
 import { requestAttributes } from '../filters.js';
-import { newEvent, nowEpochMs, sourceIPs, userAgentOf } from '../../audit/event.js';
+import { newEvent, sourceIPs, userAgentOf } from '../../audit/event.js';
 import type { AuditConfig } from '../../audit/options.js';
 import { AUDIT_ID_HEADER, type EventUser, type ObjectReference } from '../../audit/types.js';
 import type { AuthenticatedUser } from '../../authentication/interfaces.js';
@@ -37,6 +37,9 @@ export const ANONYMOUS_USER: Pick<AuthenticatedUser, 'name' | 'groups'> = {
   name: 'system:anonymous',
   groups: ['system:unauthenticated'],
 };
+
+/** What an event records of the caller. */
+type AuditedUser = Pick<AuthenticatedUser, 'name' | 'groups' | 'uid' | 'extra' | 'accessKeyName'>;
 
 /** WithAuditInit: the request's audit ID, echoed in the response's Audit-ID header. */
 export function initAuditID(req: IncomingMessage, res: ServerResponse): string {
@@ -67,10 +70,7 @@ function attemptedAuthMethods(req: IncomingMessage): string {
 }
 
 /** The user as an event records it: the access key's name joins `extra`, as `kubectl auth whoami` shows it. */
-function eventUser(
-  user: Pick<AuthenticatedUser, 'name' | 'groups' | 'uid' | 'extra' | 'accessKeyName'>,
-  group: string,
-): EventUser {
+function eventUser(user: AuditedUser, group: string): EventUser {
   const out: EventUser = { username: user.name };
   if (user.uid) out.uid = user.uid;
   if (user.groups.length > 0) out.groups = [...user.groups];
@@ -113,7 +113,7 @@ export class AuditFilter {
   private start(
     scope: RequestScope,
     info: RequestInfo,
-    user: Pick<AuthenticatedUser, 'name' | 'groups' | 'uid' | 'extra' | 'accessKeyName'> | undefined,
+    user: AuditedUser | undefined,
   ): RequestAudit | undefined {
     const decided = this.config.policy.evaluate({ user, ...requestAttributes(info) });
     auditLevelTotal.inc({ level: decided.level });
@@ -136,17 +136,15 @@ export class AuditFilter {
    * WithAudit, once the caller is known: RequestReceived before any work. Throws the
    * 500 of blocking-strict when that event cannot be stored.
    */
-  async begin(
-    scope: RequestScope,
-    info: RequestInfo,
-    user: Pick<AuthenticatedUser, 'name' | 'groups' | 'uid' | 'extra' | 'accessKeyName'>,
-  ): Promise<void> {
+  async begin(scope: RequestScope, info: RequestInfo, user: AuditedUser): Promise<void> {
     const audit = this.start(scope, info, user);
     if (!audit) return;
     scope.audit = audit;
     this.track(scope, { audit, failedAuthentication: false });
     if (info.verb === 'watch') this.reportResponseStart(scope.res, audit);
     if (!(await audit.process('RequestReceived'))) {
+      // As upstream: the request fails at once, and no later stage is audited.
+      this.audits.delete(scope.res);
       auditRequestsRejectedTotal.inc();
       throw newInternalError('failed to store audit event');
     }
@@ -244,6 +242,3 @@ export class AuditFilter {
     return this.config.backend.shutdown();
   }
 }
-
-/** Now, for a request's requestReceivedTimestamp. */
-export const receivedNow = nowEpochMs;

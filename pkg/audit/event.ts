@@ -119,24 +119,21 @@ function isRecord(v: unknown): v is Record<string, unknown> {
  * fields, as upstream copies them; for anything else the code alone.
  */
 export function responseStatusOf(code: number, obj: unknown): ResponseStatus {
-  if (isRecord(obj) && obj['kind'] === 'Status' && obj['apiVersion'] === 'v1') {
-    const status: ResponseStatus = { metadata: {}, code };
-    if (typeof obj['status'] === 'string' && obj['status'] !== '') status.status = obj['status'];
-    if (typeof obj['message'] === 'string' && obj['message'] !== '') status.message = obj['message'];
-    if (typeof obj['reason'] === 'string' && obj['reason'] !== '') status.reason = obj['reason'];
-    if (obj['details'] !== undefined) status.details = obj['details'];
-    if (typeof obj['code'] === 'number') status.code = obj['code'];
-    // The field order of metav1.Status.
-    return {
-      metadata: {},
-      ...(status.status ? { status: status.status } : {}),
-      ...(status.message ? { message: status.message } : {}),
-      ...(status.reason ? { reason: status.reason } : {}),
-      ...(status.details !== undefined ? { details: status.details } : {}),
-      code: status.code,
-    };
-  }
-  return { metadata: {}, code };
+  if (!isRecord(obj) || obj['kind'] !== 'Status' || obj['apiVersion'] !== 'v1') return { metadata: {}, code };
+  const text = (field: string): string | undefined => {
+    const v = obj[field];
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  const [state, message, reason] = [text('status'), text('message'), text('reason')];
+  // In metav1.Status's field order; absent fields left out, as omitempty does.
+  return {
+    metadata: {},
+    ...(state ? { status: state } : {}),
+    ...(message ? { message } : {}),
+    ...(reason ? { reason } : {}),
+    ...(obj['details'] !== undefined ? { details: obj['details'] } : {}),
+    code: typeof obj['code'] === 'number' ? obj['code'] : code,
+  };
 }
 
 function orderedObjectRef(ref: ObjectReference): ObjectReference {

@@ -16,6 +16,7 @@ export const LAYERS = {
     ['pkg/metrics'],
     ['pkg/apis/meta'],
     ['pkg/apis/schema', 'pkg/apis/management', 'pkg/apis/authentication', 'pkg/apis/authorization'],
+    ['pkg/audit'],
     ['pkg/storage/value'],
     ['pkg/storage'],
     ['pkg/storage/cacher', 'pkg/storage/etcd3', 'pkg/storage/sqlite'],

@@ -12,13 +12,14 @@
 // kubectl pointed at the aggregator works.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify as toYaml } from 'yaml';
+import type { Event } from '../pkg/audit/types.js';
 import { AggregatorDouble } from '../pkg/hostcluster/testing/aggregator.js';
 import { ACCEPT_DISCOVERY_V2 } from '../pkg/hostcluster/testing/aggregator-wire.js';
 import { HostClusterDouble } from '../pkg/hostcluster/testing/host-double.js';
@@ -153,6 +154,17 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
       writeFileSync(join(dir, 'tls.crt'), serving.certPem + servingCa.certPem);
       writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
       const args = ['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key')];
+      // The audit trail records the identity the front proxy passed on.
+      writeFileSync(
+        join(dir, 'audit-policy.yaml'),
+        'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n',
+      );
+      args.push(
+        '--audit-policy-file',
+        join(dir, 'audit-policy.yaml'),
+        '--audit-log-path',
+        join(dir, 'audit.log'),
+      );
       if (source === 'host ConfigMap') {
         // kube-apiserver publishes its front-proxy CA and allowed names; the server watches them.
         host = await HostClusterDouble.start();
@@ -391,6 +403,24 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
           });
         },
       );
+
+    it("audits a proxied call as the aggregator's user, under the Audit-ID it brought", TEST, async () => {
+      const auditID = `agg-${Date.now()}`;
+      const r = await apiRequest(asAdmin(), 'GET', `${V1}/teams`, undefined, { 'Audit-ID': auditID });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers['audit-id'], auditID);
+      const events = readFileSync(join(dir, 'audit.log'), 'utf8')
+        .split('\n')
+        .filter((line) => line.includes(auditID))
+        .map((line) => JSON.parse(line) as Event);
+      assert.deepEqual(
+        events.map((e) => e.stage),
+        ['RequestReceived', 'ResponseComplete'],
+      );
+      assert.equal(events[1]?.user.username, ADMIN.username);
+      assert.ok(events[1]?.user.groups?.includes('system:masters'), JSON.stringify(events[1]?.user));
+      assert.deepEqual(events[1]?.objectRef, { resource: 'teams', apiGroup: GROUP, apiVersion: 'v1' });
+    });
 
     it('answers a user without rights with Kubernetes 403 wording naming that user', TEST, async () => {
       // Identity headers the client sends itself are dropped by the aggregator.

@@ -10,6 +10,7 @@ import { before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { resourcesWhere } from '../../pkg/registry/management/kinds.js';
 import { at, checkInvariants, flags } from './invariants.js';
+import { loadPolicy, PolicyChecker } from '../../pkg/audit/policy.js';
 import { validateObject } from './kube-schema.js';
 import {
   chartDir,
@@ -186,7 +187,10 @@ describe('charts/platform-apiserver', () => {
     const first = objects(renderChart());
     const secret = find(first, 'Secret', 'platform-apiserver-encryption');
     assert.equal(secret.metadata.annotations?.['helm.sh/resource-policy'], 'keep');
-    const config = Buffer.from(String((secret['data'] as Record<string, string>)['encryption-config.yaml']), 'base64').toString();
+    const config = Buffer.from(
+      String((secret['data'] as Record<string, string>)['encryption-config.yaml']),
+      'base64',
+    ).toString();
     assert.match(config, /kind: EncryptionConfiguration/);
     assert.match(config, /- sharedsecrets\.management\.platform\.dev/);
     // The same resources as the server's own generated file: the kinds encrypted by default.
@@ -199,20 +203,108 @@ describe('charts/platform-apiserver', () => {
     const key = /secretbox:\s+keys:\s+- name: key1\s+secret: (\S+)/.exec(config)?.[1] ?? '';
     assert.equal(Buffer.from(key, 'base64').length, 32);
     const f = serverFlags(first);
-    assert.equal(f.get('encryption-provider-config'), '/etc/platform-apiserver/encryption/encryption-config.yaml');
+    assert.equal(
+      f.get('encryption-provider-config'),
+      '/etc/platform-apiserver/encryption/encryption-config.yaml',
+    );
     assert.equal(f.get('encryption-provider-config-automatic-reload'), 'true');
     // An upgrade finds the first install's Secret and keeps its key; a fresh install makes another.
     const upgrade = objects(renderChart({ isUpgrade: true, lookup: [secret] }));
     assert.deepEqual(find(upgrade, 'Secret', 'platform-apiserver-encryption')['data'], secret['data']);
-    assert.notDeepEqual(find(objects(renderChart()), 'Secret', 'platform-apiserver-encryption')['data'], secret['data']);
+    assert.notDeepEqual(
+      find(objects(renderChart()), 'Secret', 'platform-apiserver-encryption')['data'],
+      secret['data'],
+    );
     // The operator's own Secret: mounted, nothing generated.
     const own = objects(renderChart({ values: [{ encryption: { existingSecret: 'my-keys' } }] }));
-    assert.equal(own.some((o) => o.kind === 'Secret' && o.metadata.name === 'platform-apiserver-encryption'), false);
-    const volumes = at(find(own, 'Deployment'), 'spec.template.spec.volumes') as { name: string; secret?: { secretName: string } }[];
+    assert.equal(
+      own.some((o) => o.kind === 'Secret' && o.metadata.name === 'platform-apiserver-encryption'),
+      false,
+    );
+    const volumes = at(find(own, 'Deployment'), 'spec.template.spec.volumes') as {
+      name: string;
+      secret?: { secretName: string };
+    }[];
     assert.equal(volumes.find((v) => v.name === 'encryption')?.secret?.secretName, 'my-keys');
     // Off: no flag, no Secret.
     const off = objects(renderChart({ values: [{ encryption: { enabled: false } }] }));
     assert.equal(serverFlags(off).has('encryption-provider-config'), false);
+  });
+
+  it('audits with a default policy in a ConfigMap that the server reads, to stdout or to a volume', () => {
+    const all = objects(renderChart());
+    const config = find(all, 'ConfigMap', 'platform-apiserver-audit-policy');
+    const policy = new PolicyChecker(
+      loadPolicy(String((config['data'] as Record<string, string>)['policy.yaml'])),
+    );
+    const level = (verb: string, resource: string, subresource = '', path = ''): string =>
+      policy.evaluate({
+        user: { name: 'alice', groups: [] },
+        verb,
+        isResourceRequest: resource !== '',
+        path,
+        apiGroup: resource === '' ? '' : 'management.platform.dev',
+        resource,
+        subresource,
+        namespace: '',
+        name: 'x',
+      }).level;
+    // The kinds that carry secrets never above Metadata; other writes in full; probes and discovery not at all.
+    for (const verb of ['create', 'update', 'patch', 'get', 'list', 'watch']) {
+      for (const resource of ['sharedsecrets', 'ownedaccesskeys', 'directclusterendpointtokens'])
+        assert.equal(level(verb, resource), 'Metadata', `${verb} ${resource}`);
+    }
+    assert.equal(level('create', 'virtualclusterinstances', 'kubeconfig'), 'Metadata');
+    assert.equal(level('get', 'users', 'accesskeys'), 'Metadata');
+    assert.equal(level('create', 'teams'), 'RequestResponse');
+    assert.equal(level('delete', 'users'), 'RequestResponse');
+    assert.equal(level('get', 'teams'), 'Metadata');
+    for (const path of [
+      '/readyz',
+      '/livez',
+      '/healthz/ping',
+      '/metrics',
+      '/version',
+      '/apis',
+      '/apis/management.platform.dev/v1',
+      '/openapi/v3',
+    ])
+      assert.equal(level('get', '', '', path), 'None', path);
+    const f = serverFlags(all);
+    assert.equal(f.get('audit-policy-file'), '/etc/platform-apiserver/audit/policy.yaml');
+    assert.equal(f.get('audit-log-path'), '-');
+    assert.equal(f.get('audit-log-mode'), 'blocking');
+    // To a volume: the operator's claim, rotation flags.
+    const file = objects(
+      renderChart({ values: [{ audit: { log: { destination: 'file', existingClaim: 'audit-logs' } } }] }),
+    );
+    const ff = serverFlags(file);
+    assert.equal(ff.get('audit-log-path'), '/var/log/platform-apiserver/audit.log');
+    assert.equal(ff.get('audit-log-maxsize'), '100');
+    assert.equal(ff.get('audit-log-compress'), 'true');
+    const volumes = at(find(file, 'Deployment'), 'spec.template.spec.volumes') as {
+      name: string;
+      persistentVolumeClaim?: { claimName: string };
+    }[];
+    assert.equal(volumes.find((v) => v.name === 'audit-log')?.persistentVolumeClaim?.claimName, 'audit-logs');
+    // The operator's own policy, verbatim.
+    const own = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n';
+    const custom = find(
+      objects(renderChart({ values: [{ audit: { policy: own } }] })),
+      'ConfigMap',
+      'platform-apiserver-audit-policy',
+    );
+    assert.equal(
+      loadPolicy(String((custom['data'] as Record<string, string>)['policy.yaml'])).rules[0]?.level,
+      'RequestResponse',
+    );
+    // Off: no flags, no ConfigMap.
+    const off = objects(renderChart({ values: [{ audit: { enabled: false } }] }));
+    assert.equal(serverFlags(off).has('audit-policy-file'), false);
+    assert.equal(
+      off.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'platform-apiserver-audit-policy'),
+      false,
+    );
   });
 
   it('refuses sqlite with more than one replica, with a clear message', () => {

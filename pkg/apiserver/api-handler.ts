@@ -11,15 +11,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
+import { ANONYMOUS_USER, AuditFilter, initAuditID } from './filters/audit.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
-import { newMethodNotAllowed } from '../apis/meta/errors.js';
+import { isApiError, newMethodNotAllowed } from '../apis/meta/errors.js';
 import type { RESTStorage } from '../registry/rest/interfaces.js';
 import { DEFAULT_MAX_REQUEST_BODY_BYTES } from './body.js';
-import { newRequestInfo, normalizePrefixes, stripPrefix } from './request-info.js';
+import { newRequestInfo, normalizePrefixes, stripPrefix, type RequestInfo } from './request-info.js';
 import { writeBytes, writeNotFoundPage } from './responses.js';
 import { RequestScope } from './scope.js';
 import { WatchServer } from './watch.js';
@@ -66,6 +67,7 @@ class Server implements ApiHandler {
   private readonly versionBytes: Buffer;
   private readonly metrics: RequestMetricsFilter | undefined;
   private readonly timeouts: RequestTimeoutFilter;
+  private readonly audit: AuditFilter | undefined;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -104,6 +106,7 @@ class Server implements ApiHandler {
     };
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
     this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.audit = config.audit ? new AuditFilter(config.audit, config.group) : undefined;
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -120,10 +123,12 @@ class Server implements ApiHandler {
       this.config.logger,
     );
     this.inFlight++;
+    scope.auditID = initAuditID(req, res);
     res.setHeader('Cache-Control', 'no-cache, private');
     if (this.shuttingDown) res.setHeader('Connection', 'close');
     res.once('close', () => this.finished(scope, started));
     this.serve(scope).catch((err: unknown) => {
+      if (!isApiError(err)) this.audit?.panicked(scope, err);
       try {
         scope.fail(err);
       } catch {
@@ -136,8 +141,9 @@ class Server implements ApiHandler {
     this.shuttingDown = true;
     this.health.markShuttingDown();
     this.watches.shutdown();
-    if (this.inFlight === 0) return;
-    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    // Batched audit events are written before the server stops.
+    await this.audit?.shutdown();
   }
 
   private finished(scope: RequestScope, started: number): void {
@@ -145,6 +151,7 @@ class Server implements ApiHandler {
     this.inFlight--;
     const res = scope.res;
     this.metrics?.finish(res, (performance.now() - started) / 1000);
+    this.audit?.finish(scope);
     // logFields() is a fresh object: completed in place rather than copied.
     const fields = scope.logFields();
     fields.code = res.statusCode;
@@ -156,6 +163,11 @@ class Server implements ApiHandler {
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
+  }
+
+  /** Requests served without credentials are audited as kube-apiserver's anonymous user. */
+  private async auditAnonymous(scope: RequestScope, info: RequestInfo): Promise<void> {
+    await this.audit?.begin(scope, info, ANONYMOUS_USER);
   }
 
   /**
@@ -172,6 +184,10 @@ class Server implements ApiHandler {
     for (const source of sources) {
       const doc = await source.document(path, base);
       if (!doc) continue;
+      await this.auditAnonymous(
+        scope,
+        newRequestInfo(method, path, () => scope.query),
+      );
       if (method !== 'GET' && method !== 'HEAD') throw newMethodNotAllowed();
       writeBytes(scope.res, 200, doc.contentType, `${JSON.stringify(doc.body)}\n`, {
         'Cache-Control': `public, max-age=${doc.maxAgeSeconds}`,
@@ -189,28 +205,34 @@ class Server implements ApiHandler {
     // Probes and /version need no credentials (kubelet and load balancers have none).
     const health = matchHealth(path);
     if (health) {
+      const info = newRequestInfo(method, path, () => scope.query);
+      await this.auditAnonymous(scope, info);
       // Probes are recorded as upstream's healthz handlers record them: component ''.
-      this.metrics?.route(
-        req,
-        res,
-        newRequestInfo(method, path, () => scope.query),
-        scope.rawQuery,
-        '',
-      );
+      this.metrics?.route(req, res, info, scope.rawQuery, '');
       await this.health.serve(res, health[0], health[1], scope.hasQuery ? scope.query : undefined);
       return;
     }
     if (path === '/version' || path === '/version/') {
+      await this.auditAnonymous(
+        scope,
+        newRequestInfo(method, path, () => scope.query),
+      );
       if (method !== 'GET' && method !== 'HEAD') throw newMethodNotAllowed();
       writeBytes(res, 200, 'application/json', this.versionBytes);
       return;
     }
     if (await this.servePublicDocument(scope, path)) return;
 
-    scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
     const info = newRequestInfo(method, path, () => scope.query);
+    try {
+      scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
+    } catch (err) {
+      this.audit?.failedAuthentication(scope, info);
+      throw err;
+    }
     scope.info = info;
-    await authorize(this.config.authorizer, attributesFor(scope.user, info));
+    await this.audit?.begin(scope, info, scope.user);
+    await authorize(this.config.authorizer, attributesFor(scope.user, info), scope.audit);
 
     if (!info.isResourceRequest) {
       const docPath = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;

@@ -2,6 +2,7 @@
 // and the few knobs that shape responses. pkg/server builds it from
 // the options; tests build it directly.
 
+import type { AuditConfig } from '../audit/options.js';
 import type { Authenticator } from '../authentication/interfaces.js';
 import type { Authorizer } from '../authorization/interfaces.js';
 import type { RESTStorage } from '../registry/rest/interfaces.js';
@@ -76,6 +77,8 @@ export interface ApiServerConfig {
    * measure what recording costs).
    */
   readonly metrics?: boolean;
+  /** The audit policy and backends (--audit-policy-file and friends); absent: nothing is audited. */
+  readonly audit?: AuditConfig;
   /** Documents served to anyone at fixed paths under every prefix (GET and HEAD only). */
   readonly publicDocuments?: readonly PublicDocumentSource[];
 }

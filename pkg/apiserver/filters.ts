@@ -33,8 +33,12 @@ export async function authenticate(
 }
 
 export function attributesFor(user: AuthenticatedUser, info: RequestInfo): Attributes {
+  return { user, ...requestAttributes(info) };
+}
+
+/** What authorization (and the audit policy) asks about a request, apart from who sends it. */
+export function requestAttributes(info: RequestInfo): Omit<Attributes, 'user'> {
   return {
-    user,
     verb: info.verb,
     isResourceRequest: info.isResourceRequest,
     path: info.path,
@@ -47,9 +51,31 @@ export function attributesFor(user: AuthenticatedUser, info: RequestInfo): Attri
   };
 }
 
+/** Where the decision is noted for the audit (WithAuthorization's audit annotations). */
+export interface DecisionAnnotations {
+  addAnnotation(key: string, value: string): void;
+}
+
+const DECISION_ANNOTATION = 'authorization.k8s.io/decision';
+const REASON_ANNOTATION = 'authorization.k8s.io/reason';
+
 /** Resolves when allowed; throws the Kubernetes 403 otherwise ('no-opinion' is a denial). */
-export async function authorize(authorizer: Authorizer, attrs: Attributes): Promise<void> {
-  const result = await authorizer.authorize(attrs);
+export async function authorize(
+  authorizer: Authorizer,
+  attrs: Attributes,
+  annotations?: DecisionAnnotations,
+): Promise<void> {
+  let result: Awaited<ReturnType<Authorizer['authorize']>>;
+  try {
+    result = await authorizer.authorize(attrs);
+  } catch (err) {
+    annotations?.addAnnotation(REASON_ANNOTATION, 'internal error');
+    throw err;
+  }
+  if (annotations) {
+    annotations.addAnnotation(DECISION_ANNOTATION, result.decision === 'allow' ? 'allow' : 'forbid');
+    annotations.addAnnotation(REASON_ANNOTATION, result.reason ?? '');
+  }
   if (result.decision === 'allow') return;
   const msg = sanitize(forbiddenMessage(attrs));
   const text = result.reason ? `${msg}: ${result.reason}` : msg;

@@ -215,7 +215,9 @@ async function readObjectBody(
 ): Promise<unknown> {
   const contentType = scope.req.headers['content-type'];
   if (decodeProtobuf && baseMediaType(contentType) === PROTOBUF_MEDIA_TYPE) {
-    return decodeProtobuf(await readBody(scope.req, env.maxRequestBodyBytes));
+    const value = decodeProtobuf(await readBody(scope.req, env.maxRequestBodyBytes));
+    scope.audit?.logRequestObject(value);
+    return value;
   }
   const format = negotiateInput(contentType);
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
@@ -228,6 +230,7 @@ async function readObjectBody(
     }
     if (options.fieldValidation === 'Warn') scope.warnings.push(...decoded.duplicates);
   }
+  scope.audit?.logRequestObject(decoded.value);
   return decoded.value;
 }
 
@@ -287,6 +290,7 @@ async function readPatch(
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
   const decoded = patchType === 'apply' ? decodeYAML(raw.toString('utf8')) : decodeJSON(raw);
   const patch = decoded.value;
+  scope.audit?.logRequestPatch(patchType, patch);
   if (decoded.duplicates.length > 0) {
     // handlers/patch.go: apply refuses with 400 while decoding; the other types decode
     // the patch strictly and report with the patched object (422, field `patch`).
@@ -312,7 +316,9 @@ async function readDeleteOptions(scope: RequestScope, env: HandlerEnv): Promise<
   const raw = mayHaveBody ? await readBody(scope.req, env.maxRequestBodyBytes) : Buffer.alloc(0);
   if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
     const format = negotiateInput(scope.req.headers['content-type']);
-    options = deleteOptionsFromBody(decodeBody(raw, format).value);
+    const body = decodeBody(raw, format).value;
+    scope.audit?.logRequestObject(body);
+    options = deleteOptionsFromBody(body);
   } else {
     options = deleteOptionsFromQuery(query(scope));
   }

@@ -4,7 +4,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { isApiError, type ApiError } from '../apis/meta/errors.js';
+import { isApiError, toApiError, type ApiError } from '../apis/meta/errors.js';
+import type { AuditRecorder } from '../audit/context.js';
+import { nowEpochMs } from '../audit/event.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { RequestContext } from '../registry/rest/interfaces.js';
 import { closeAfterUnreadBody } from './close-unread.js';
@@ -19,6 +21,12 @@ export class RequestScope {
   readonly warnings: string[] = [];
   user: AuthenticatedUser | undefined;
   info: RequestInfo | undefined;
+  /** The request's audit ID (the Audit-ID response header; see filters/audit.ts). */
+  auditID = '';
+  /** When the request arrived, in epoch ms with microseconds (the audit events' requestReceivedTimestamp). */
+  readonly receivedEpochMs = nowEpochMs();
+  /** Set when the audit policy audits this request: handlers record the request and response objects into it. */
+  audit: AuditRecorder | undefined;
   private queryParams: URLSearchParams | undefined;
   private abortController: AbortController | undefined;
   private closed = false;
@@ -127,6 +135,7 @@ export class RequestScope {
     // The client already has its 504: the late answer of abandoned work goes nowhere.
     if (this.expired) return;
     this.applyWarnings();
+    this.audit?.logResponseObject(code, obj);
     writeObject(this.res, code, obj, format);
   }
 
@@ -138,6 +147,11 @@ export class RequestScope {
       this.res.setHeader('Connection', 'close');
       closeAfterUnreadBody(this.req);
     }
+    if (this.audit) {
+      // Before the write: the audit's last event is stored as the response ends.
+      const status = toApiError(err);
+      this.audit.logResponseObject(status.code, status.toStatus());
+    }
     return writeError(this.res, err, this.format, this.logger, this.logFields());
   }
 
@@ -145,6 +159,7 @@ export class RequestScope {
   logFields(): Record<string, unknown> {
     const info = this.info;
     const fields: Record<string, unknown> = { method: this.req.method, path: this.rawPath };
+    if (this.auditID !== '') fields.auditID = this.auditID;
     if (info) {
       fields.verb = info.verb;
       if (info.isResourceRequest) {

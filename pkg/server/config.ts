@@ -33,6 +33,7 @@ import {
 import { buildTokenServices } from './tokens.js';
 import { selfReviewResources } from './self-reviews.js';
 import { setUpEncryption } from './encryption.js';
+import { buildAudit } from '../audit/options.js';
 import { StorageProbe } from './storage-probe.js';
 import { versionInfo } from './version.js';
 import type { ServerOptions, ServerOptionValues } from '../apiserver/options/server-run-options.js';
@@ -231,6 +232,7 @@ export async function buildServerConfig(
       publicDocuments: [tokens.documents],
       requestTimeoutMs: options.requestTimeoutMs,
       minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+      audit: await buildAudit(options, log.child({ component: 'audit' })),
     };
     return {
       options,

@@ -14,6 +14,7 @@
 // server's assembly".
 
 import { authenticationOptions, type AuthenticationOptionValues } from './authentication-options.js';
+import { auditOptions, type AuditOptionValues } from './audit-options.js';
 import { authorizationOptions, type AuthorizationOptionValues } from './authorization-options.js';
 import { encryptionOptions, type EncryptionOptionValues } from './encryption-options.js';
 import { etcdOptions, type EtcdOptionValues } from './etcd-options.js';
@@ -35,6 +36,7 @@ export type ServerOptionValues = ServingOptionValues &
   TokenOptionValues &
   HostOptionValues &
   FeatureOptionValues &
+  AuditOptionValues &
   LoggingOptionValues;
 
 /** The fields of V that no flag of G fills. */
@@ -71,6 +73,7 @@ export const OPTION_GROUPS: readonly OptionGroup<ServerOptionValues>[] = [
   part(tokenOptions),
   part(hostOptions),
   part(featureOptions),
+  part(auditOptions),
   part(loggingOptions),
 ];
 

@@ -353,7 +353,8 @@ export class ServerOptions {
         pathPrefixes,
         versionInfo: versionInfo(),
         readyChecks,
-        liveChecks: [],
+        // The kms-providers check, on every health endpoint as upstream's AddHealthChecks puts it.
+        liveChecks: [...(encryption?.healthChecks ?? [])],
         logger: log,
         publicDocuments: [tokens.documents],
         requestTimeoutMs: options.requestTimeoutMs,

@@ -321,7 +321,11 @@ export class ServerOptions {
         {
           name: 'identity-cache',
           check: () => {
-            if (!accessKeys.hasSynced) throw new Error('users, teams and access keys not loaded yet');
+            // The reason says which object could not be read (a wrong encryption key, a plugin down).
+            if (!accessKeys.hasSynced) {
+              const why = accessKeys.syncError;
+              throw new Error(`users, teams and access keys not loaded yet${why ? `: ${why}` : ''}`);
+            }
           },
         },
         {

@@ -21,7 +21,7 @@ export const SEED_SIZE = 32;
 const INFO_SIZE = 32;
 
 /** HKDF-Expand (RFC 5869) for one SHA-256 block: the seed is already a pseudo-random key. */
-function expandOnce(seed: Buffer, info: Buffer): Buffer {
+export function hkdfExpandOneBlock(seed: Buffer, info: Buffer): Buffer {
   return createHmac('sha256', seed).update(info).update(Buffer.of(1)).digest();
 }
 
@@ -33,12 +33,12 @@ export class HkdfSeedGcmTransformer implements Transformer {
   async transformFromStorage(data: Buffer, authenticatedData: Buffer): Promise<FromStorage> {
     if (data.length < INFO_SIZE) throw new TransformError('the stored data was shorter than the required size');
     const info = data.subarray(0, INFO_SIZE);
-    return new AesGcmTransformer(expandOnce(this.seed, info)).transformFromStorage(data.subarray(INFO_SIZE), authenticatedData);
+    return new AesGcmTransformer(hkdfExpandOneBlock(this.seed, info)).transformFromStorage(data.subarray(INFO_SIZE), authenticatedData);
   }
 
   async transformToStorage(data: Buffer, authenticatedData: Buffer): Promise<Buffer> {
     const info = randomBytes(INFO_SIZE);
-    const sealed = await new AesGcmTransformer(expandOnce(this.seed, info)).transformToStorage(data, authenticatedData);
+    const sealed = await new AesGcmTransformer(hkdfExpandOneBlock(this.seed, info)).transformToStorage(data, authenticatedData);
     return Buffer.concat([info, sealed]);
   }
 }

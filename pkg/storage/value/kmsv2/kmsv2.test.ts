@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { eventually } from '../../../util/eventually.js';
 import { parseEncryptionConfiguration, ResourceTransformers } from '../encryption-config.js';
 import type { Transformer } from '../transformer.js';
 import { encryptedObject, HKDF_SHA256_XNONCE_AES_GCM_SEED } from './protocol.js';
@@ -204,13 +205,7 @@ describe('KMS v2 provider', () => {
       await plugin.up();
     }
     // The fast poll (every negativeIntervalMs while unhealthy) finds the plugin back.
-    const deadline = Date.now() + 30_000;
-    let stored: Buffer | undefined;
-    while (!stored && Date.now() < deadline) {
-      stored = await l.transformer.transformToStorage(VALUE, KEY).catch(() => undefined);
-      if (!stored) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(stored, 'writes did not recover');
+    const stored = await eventually(() => l.transformer.transformToStorage(VALUE, KEY), 30_000, 50);
     assert.deepEqual((await l.transformer.transformFromStorage(stored, KEY)).data, VALUE);
   });
 

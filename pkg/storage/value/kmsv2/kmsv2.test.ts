@@ -134,6 +134,24 @@ describe('KMS v2 provider', () => {
     assert.equal(plugin.calls.encrypt - encrypts, 1);
   });
 
+  it("keeps the DEK it has when Encrypt's key id is not the one Status reports", async () => {
+    const { transformers, transformer } = await loaded();
+    const before = decode(await transformer.transformToStorage(VALUE, KEY)).keyID;
+    plugin.rotate();
+    plugin.encryptKeyId = 'some-other-key';
+    try {
+      await assert.rejects(
+        transformers.checkKMS(),
+        /kmsv2 Provider vault is not healthy, error: failed to rotate DEK uid="[^"]+", useSeed=true, errState=<nil>, errGen=<nil>, statusKeyIDHash="sha256:[0-9a-f]{64}", encryptKeyIDHash="sha256:[0-9a-f]{64}"/,
+      );
+      assert.equal(decode(await transformer.transformToStorage(VALUE, KEY)).keyID, before, 'writes moved to an unconfirmed key');
+    } finally {
+      plugin.encryptKeyId = undefined;
+    }
+    await transformers.checkKMS();
+    assert.equal(decode(await transformer.transformToStorage(VALUE, KEY)).keyID, plugin.keyId);
+  });
+
   it('refuses a tampered value, a value moved under another key, and bytes that are no EncryptedObject', async () => {
     const { transformer } = await loaded();
     const stored = await transformer.transformToStorage(VALUE, KEY);

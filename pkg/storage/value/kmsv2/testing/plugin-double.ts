@@ -54,6 +54,8 @@ export class KMSPluginDouble {
   private generation = 1;
   /** What Status says for healthz (anything but "ok" fails the server's health check). */
   healthz = 'ok';
+  /** When set, the key id Encrypt reports instead of the current one (a plugin whose Status and Encrypt disagree). */
+  encryptKeyId: string | undefined;
 
   private constructor(readonly socketPath: string) {
     this.keys.set(this.keyId, randomBytes(32));
@@ -143,7 +145,7 @@ export class KMSPluginDouble {
     const sealed = Buffer.concat([cipher.update(req.plaintext), cipher.final(), cipher.getAuthTag()]);
     return {
       ciphertext: Buffer.concat([nonce, sealed]),
-      keyId: this.keyId,
+      keyId: this.encryptKeyId ?? this.keyId,
       annotations: { [DOUBLE_ANNOTATION]: Buffer.from(String(this.generation)) },
     };
   }

@@ -29,6 +29,8 @@ export interface KMSConfiguration {
   readonly endpoint: string;
   /** Per-call deadline in ms (default 3s, as upstream). */
   readonly timeoutMs: number;
+  /** KMS v1's DEK cache size; refused with v2 (its cache is not sized). */
+  readonly cacheSize?: unknown;
 }
 
 export interface ProviderConfiguration {
@@ -129,6 +131,7 @@ export function parseEncryptionConfiguration(
           name: asString(kms.name),
           endpoint: asString(kms.endpoint),
           timeoutMs: timeoutMs ?? DEFAULT_KMS_TIMEOUT_MS,
+          ...(kms.cachesize !== undefined ? { cacheSize: kms.cachesize } : {}),
         };
       }
       return out;
@@ -269,6 +272,9 @@ function validateKMS(kms: KMSConfiguration, path: FieldPath, names: ReadonlySet<
     if (scheme !== 'unix')
       errors.push(invalid(path.child('endpoint'), kms.endpoint, `unsupported scheme "${scheme}" for KMS provider, only unix is supported`));
   }
+  if (kms.apiVersion === 'v2' && kms.cacheSize !== undefined) {
+    errors.push(invalid(path.child('cachesize'), kms.cacheSize, 'cachesize is not supported in v2'));
+  }
   if (kms.apiVersion === 'v1') {
     // KMS v1 is off by default upstream (feature gate KMSv1) and not implemented here.
     errors.push(
@@ -347,7 +353,15 @@ export class ResourceTransformers {
     const chains = new Map<string, PrefixTransformer[]>();
     for (const entry of config.resources) {
       const transformers: PrefixTransformer[] = [];
-      for (const provider of entry.providers) transformers.push(...providerTransformers(provider, kms, this.kmsProviders));
+      for (const provider of entry.providers) {
+        try {
+          transformers.push(...providerTransformers(provider, kms, this.kmsProviders));
+        } catch (err) {
+          // A configuration that does not build leaves no plugin connection or poll behind.
+          this.close();
+          throw err;
+        }
+      }
       // A resource named in several entries gets their providers in entry order.
       for (const name of entry.resources) {
         const gr = parseGroupResource(name);

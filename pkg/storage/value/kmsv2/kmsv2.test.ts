@@ -227,6 +227,13 @@ describe('KMS v2 provider', () => {
     assert.deepEqual((await l.transformer.transformFromStorage(stored, KEY)).data, VALUE);
   });
 
+  it('an endpoint that is no unix socket URL fails the configuration with upstream’s message', () => {
+    assert.throws(
+      () => new ResourceTransformers(parseEncryptionConfiguration(config('unix://a b/kms.sock'), 'enc.yaml', parseDuration), (kms) => newKMSv2Provider(kms)),
+      /could not configure KMSv2-Plugin's probe "vault", error: invalid endpoint "unix:\/\/a b\/kms.sock" for remote KMS provider/,
+    );
+  });
+
   it('an unhealthy Status fails the health check with upstream’s reasons', async () => {
     const { transformers } = await loaded();
     plugin.healthz = 'degraded';

@@ -4,7 +4,7 @@
 // DEK cache lives as long as the provider: a reload that builds a new provider
 // unwraps DEKs again (once each), as upstream's rebuilt transformers do.
 
-import type { KMSConfiguration, KMSProvider } from '../encryption-config.js';
+import { EncryptionConfigError, type KMSConfiguration, type KMSProvider } from '../encryption-config.js';
 import { TtlCache } from '../../../util/ttl-cache.js';
 import type { Transformer } from '../transformer.js';
 import { DEK_CACHE_MAX_ENTRIES, EnvelopeTransformer } from './envelope.js';
@@ -21,7 +21,14 @@ export interface KMSv2ProviderOptions {
 }
 
 export function newKMSv2Provider(config: KMSConfiguration, options: KMSv2ProviderOptions = {}): KMSProvider {
-  const service = options.service ?? new GrpcKMSService(config.endpoint, config.timeoutMs);
+  let service: KMSService;
+  try {
+    service = options.service ?? new GrpcKMSService(config.endpoint, config.timeoutMs);
+  } catch (err) {
+    throw new EncryptionConfigError(
+      `could not configure KMSv2-Plugin's probe ${JSON.stringify(config.name)}, error: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
   const now = options.now ?? Date.now;
   const probe = new KMSv2PluginProbe(config.name, service, options.timings ?? UPSTREAM_TIMINGS, options.logger, now);
   const transformer = new EnvelopeTransformer(service, config.name, () => probe.currentState(), new TtlCache<Transformer>(DEK_CACHE_MAX_ENTRIES, now), now);

@@ -17,6 +17,8 @@ import { runCommand } from './commands.js';
 import { backends, GROUP, GROUP_VERSION, kubectlBinary, startServer } from './harness.js';
 import type { TestServer } from './harness.js';
 import { startEtcd } from '../hack/etcd.js';
+import { KMSPluginDouble } from '../pkg/storage/value/kmsv2/testing/plugin-double.js';
+import { eventually } from '../pkg/util/eventually.js';
 import type { EtcdInstance } from '../hack/etcd.js';
 
 const TEST = { timeout: 180_000 };
@@ -27,13 +29,18 @@ interface Key {
   readonly secret: string;
 }
 
-/** An EncryptionConfiguration for Global Secrets: secretbox with `keys`, then identity. */
-function encryptionConfig(keys: readonly Key[]): string {
+/** An EncryptionConfiguration for Global Secrets with these providers, in order. */
+function providersConfig(providers: readonly object[]): string {
   return toYaml({
     apiVersion: 'apiserver.config.k8s.io/v1',
     kind: 'EncryptionConfiguration',
-    resources: [{ resources: [`sharedsecrets.${GROUP}`], providers: [{ secretbox: { keys } }, { identity: {} }] }],
+    resources: [{ resources: [`sharedsecrets.${GROUP}`], providers }],
   });
+}
+
+/** Secretbox with `keys`, then identity. */
+function encryptionConfig(keys: readonly Key[]): string {
+  return providersConfig([{ secretbox: { keys } }, { identity: {} }]);
 }
 
 function newKey(name: string): Key {
@@ -62,6 +69,8 @@ for (const backend of backends()) {
     let workDir = '';
     let etcd: EtcdInstance | undefined;
     let args: string[] = [];
+    /** A KMS v2 plugin on a unix socket in the work dir (used from the KMS cases on). */
+    let plugin: KMSPluginDouble | undefined;
     /** Starts the server on what the previous one stored (a restart). */
     const start = async (): Promise<TestServer> =>
       startServer({ backend, args, dataDir: join(workDir, 'data'), ...(etcd ? { etcdEndpoint: etcd.endpoint } : {}) });
@@ -85,6 +94,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       await s?.stop();
+      await plugin?.down();
       await etcd?.stop();
       rmSync(workDir, { recursive: true, force: true });
     });
@@ -109,10 +119,10 @@ for (const backend of backends()) {
       assert.ok(!bytes.includes(Buffer.from(encoded)), 'the base64 value is stored');
     }
 
-    /** Writes the file and waits until the server has loaded it (its log says so). */
-    async function reconfigure(keys: readonly Key[]): Promise<void> {
+    /** Writes the file (secretbox `keys`, or this text) and waits until the server has loaded it (its log says so). */
+    async function reconfigure(keys: readonly Key[] | string): Promise<void> {
       const since = new Date().toISOString();
-      writeFileSync(configFile, encryptionConfig(keys), { mode: 0o600 });
+      writeFileSync(configFile, typeof keys === 'string' ? keys : encryptionConfig(keys), { mode: 0o600 });
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
         const reloaded = s
@@ -210,6 +220,86 @@ for (const backend of backends()) {
       const got = await s.kubectl(['get', 'sharedsecret', 'db', '-n', 'default', '-o', 'jsonpath={.spec.data.password}']);
       assert.equal(got.code, 0, got.stderr);
       assert.equal(got.stdout, encoded);
+    });
+    it('rotates to a KMS v2 provider as the new first provider, as docs/encryption.md says', TEST, async () => {
+      plugin = await KMSPluginDouble.start(join(workDir, 'kms.sock'));
+      const kms = { kms: { apiVersion: 'v2', name: 'double', endpoint: plugin.endpoint, timeout: '3s' } };
+      const [key] = keysOf(configFile);
+      assert.ok(key);
+      // 1. The kms provider second: every server can read it before any writes with it.
+      await reconfigure(providersConfig([{ secretbox: { keys: [key] } }, kms, { identity: {} }]));
+      // 2. The kms provider first: new writes use a DEK the plugin wrapped.
+      await reconfigure(providersConfig([kms, { secretbox: { keys: [key] } }, { identity: {} }]));
+      // 3. Rewrite every Global Secret: secretbox values are stale now.
+      const rewrite = await shell('kubectl get sharedsecrets -A -o json | kubectl replace -f -');
+      assert.equal(rewrite.code, 0, rewrite.stderr);
+      const bytes = await stored('db');
+      assert.ok(bytes.includes(Buffer.from('k8s:enc:kms:v2:double:')), 'not rewritten with the kms provider');
+      assert.ok(bytes.includes(Buffer.from(plugin.keyId)), "the EncryptedObject does not carry the plugin's key id");
+      assertNoPlainValue(bytes);
+      // 4. The old provider removed: the reloaded configuration connects to the plugin itself.
+      const encrypts = plugin.calls.encrypt;
+      await reconfigure(providersConfig([kms, { identity: {} }]));
+      assert.ok(plugin.calls.encrypt > encrypts, 'the reloaded kms provider did not ask the plugin for a DEK');
+      const got = await s.kubectl(['get', 'sharedsecret', 'db', '-n', 'default', '-o', 'jsonpath={.spec.data.password}']);
+      assert.equal(got.code, 0, got.stderr);
+      assert.equal(got.stdout, encoded);
+    });
+
+    it("follows the plugin's key rotation: a new DEK under the new key id, old values still read", TEST, async () => {
+      assert.ok(plugin, 'the previous case starts the plugin');
+      const oldKeyId = plugin.keyId;
+      const newKeyId = plugin.rotate();
+      // The Status poll (every minute; a health check asks too, at most every 20 s) sees the new key id;
+      // from then on the stored value is stale and a replace rewrites it under the new one.
+      await eventually(
+        async () => {
+          await s.api('GET', '/readyz/kms-providers');
+          const rewrite = await shell('kubectl get sharedsecrets -A -o json | kubectl replace -f -');
+          assert.equal(rewrite.code, 0, rewrite.stderr);
+          const bytes = await stored('db');
+          assert.ok(bytes.includes(Buffer.from(newKeyId)), `still under ${oldKeyId}`);
+        },
+        90_000,
+        2_000,
+      );
+      assertNoPlainValue(await stored('db'));
+      const got = await s.kubectl(['get', 'sharedsecret', 'db', '-n', 'default', '-o', 'jsonpath={.spec.data.password}']);
+      assert.equal(got.code, 0, got.stderr);
+      assert.equal(got.stdout, encoded);
+    });
+
+    it('reports a KMS plugin that is down on /readyz and /healthz, keeps serving what it read, and recovers', TEST, async () => {
+      assert.ok(plugin, 'the previous cases start the plugin');
+      await plugin.down();
+      try {
+        const failing = await eventually(
+          async () => {
+            const r = await s.api('GET', '/readyz?verbose');
+            assert.equal(r.status, 500, r.text);
+            return r;
+          },
+          60_000,
+          1_000,
+        );
+        assert.match(failing.text, /\[-\]kms-providers failed: reason withheld/);
+        const why = await s.api('GET', '/healthz/kms-providers');
+        assert.equal(why.status, 500);
+        assert.match(why.text, /kms-provider-0: failed to perform status section of the healthz check for KMS Provider double/);
+        const got = await s.kubectl(['get', 'sharedsecret', 'db', '-n', 'default', '-o', 'jsonpath={.spec.data.password}']);
+        assert.equal(got.code, 0, got.stderr);
+        assert.equal(got.stdout, encoded);
+      } finally {
+        await plugin.up();
+      }
+      await eventually(
+        async () => {
+          const r = await s.api('GET', '/readyz');
+          assert.equal(r.status, 200, r.text);
+        },
+        60_000,
+        1_000,
+      );
     });
   });
 }

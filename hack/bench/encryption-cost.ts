@@ -2,7 +2,8 @@
 //
 // The cost of encryption at rest where it is paid: KVStorage over the embedded
 // SQLite file, creating and getting Global Secret-sized objects with no encryption
-// (identity), then with the generated default (secretbox) and with aesgcm. In
+// (identity), then with the generated default (secretbox), aesgcm and a KMS v2
+// provider (gRPC to the test plugin on a unix socket). In
 // process, without HTTP, so the ratio is an upper bound of what a client sees: a
 // request through the server adds the same fixed HTTP cost to both sides. Small
 // enough for a shared machine (`npm run bench` is not); rounds alternate the
@@ -20,11 +21,43 @@ import { AesGcmTransformer } from '../../pkg/storage/value/aes.js';
 import { SecretboxTransformer } from '../../pkg/storage/value/secretbox.js';
 import { PrefixTransformers, type Transformer } from '../../pkg/storage/value/transformer.js';
 import type { KV } from '../../pkg/storage/kv.js';
+import { newKMSv2Provider } from '../../pkg/storage/value/kmsv2/provider.js';
+import { KMSPluginDouble } from '../../pkg/storage/value/kmsv2/testing/plugin-double.js';
 
-const CONFIGS: Record<string, (() => Transformer) | undefined> = {
+interface Encryption {
+  readonly transformer: Transformer;
+  close(): Promise<void>;
+}
+
+const simple = (transformer: Transformer): Encryption => ({ transformer, close: () => Promise.resolve() });
+
+/**
+ * kms: a KMS v2 provider over gRPC to the test plugin (real AES, on a unix socket).
+ * Its DEK is wrapped once at start and reused, so a write pays local AES-GCM with a
+ * per-value HKDF key, and a read the cached DEK: the plugin is not on the hot path.
+ */
+async function kmsEncryption(): Promise<Encryption> {
+  const dir = mkdtempSync(join(tmpdir(), 'enc-cost-kms-'));
+  const plugin = await KMSPluginDouble.start(join(dir, 'kms.sock'));
+  const provider = newKMSv2Provider({ apiVersion: 'v2', name: 'bench', endpoint: plugin.endpoint, timeoutMs: 3000 });
+  await provider.primed;
+  return {
+    transformer: new PrefixTransformers([{ prefix: Buffer.from('k8s:enc:kms:v2:bench:'), transformer: provider.transformer }]),
+    close: async () => {
+      provider.close();
+      await plugin.down();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const CONFIGS: Record<string, (() => Promise<Encryption>) | undefined> = {
   off: undefined,
-  secretbox: () => new PrefixTransformers([{ prefix: Buffer.from('k8s:enc:secretbox:v1:key1:'), transformer: new SecretboxTransformer(randomBytes(32)) }]),
-  aesgcm: () => new PrefixTransformers([{ prefix: Buffer.from('k8s:enc:aesgcm:v1:key1:'), transformer: new AesGcmTransformer(randomBytes(32)) }]),
+  secretbox: async () =>
+    simple(new PrefixTransformers([{ prefix: Buffer.from('k8s:enc:secretbox:v1:key1:'), transformer: new SecretboxTransformer(randomBytes(32)) }])),
+  aesgcm: async () =>
+    simple(new PrefixTransformers([{ prefix: Buffer.from('k8s:enc:aesgcm:v1:key1:'), transformer: new AesGcmTransformer(randomBytes(32)) }])),
+  kms: kmsEncryption,
 };
 
 function secret(i: number): Parameters<KVStorage['create']>[1] {
@@ -39,8 +72,8 @@ function secret(i: number): Parameters<KVStorage['create']>[1] {
 async function measure(config: string, objects: number): Promise<{ create: number; get: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'enc-cost-'));
   const raw = SqliteKV.open(join(dir, 'platform.db'));
-  const make = CONFIGS[config];
-  const transformer = make?.();
+  const encryption = await CONFIGS[config]?.();
+  const transformer = encryption?.transformer;
   const kv: KV = transformer ? new TransformedKV(raw, () => transformer) : raw;
   const storage = new KVStorage(kv);
   const key = (i: number): string => `/registry/management.platform.dev/sharedsecrets/default/s${i}`;
@@ -54,6 +87,7 @@ async function measure(config: string, objects: number): Promise<{ create: numbe
     return { create, get };
   } finally {
     await storage.close();
+    await encryption?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

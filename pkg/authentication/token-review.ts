@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { newUnauthorized } from '../apis/meta/errors.js';
 import type { HostCluster, HostUserInfo, TokenReviewResult } from '../hostcluster/types.js';
-import { TtlCache } from '../hostcluster/ttl-cache.js';
+import { TtlCache } from '../util/ttl-cache.js';
 import { recordHostReview } from '../metrics/platform.js';
 import { bearerToken } from './bearer-token.js';
 import type { Authenticator } from './interfaces.js';

@@ -16,7 +16,7 @@ import type {
   SubjectAccessReviewResult,
   SubjectAccessReviewSpec,
 } from '../hostcluster/types.js';
-import { TtlCache } from '../hostcluster/ttl-cache.js';
+import { TtlCache } from '../util/ttl-cache.js';
 import { recordHostReview } from '../metrics/platform.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
 import type { Logger } from '../util/log/index.js';

@@ -136,6 +136,11 @@ export class IdentityCache {
     return this.informers.every((i) => i.hasSynced);
   }
 
+  /** Why a collection not listed yet failed its last attempt (a storage error: names a key, never a value). */
+  get syncError(): string | undefined {
+    return this.informers.find((i) => !i.hasSynced && i.lastError !== undefined)?.lastError;
+  }
+
   async waitForSync(timeoutMs: number): Promise<boolean> {
     const results = await Promise.all(this.informers.map((i) => i.waitForSync(timeoutMs)));
     return results.every(Boolean);

@@ -77,6 +77,10 @@ export class IdentityServices {
     return this.cache.hasSynced;
   }
 
+  get syncError(): string | undefined {
+    return this.cache.syncError;
+  }
+
   /**
    * Resolves true once a key with this stored hash, and the User or Team it
    * belongs to, are in the cache: only then does the key authenticate.

@@ -32,6 +32,7 @@ export class Informer {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private synced = false;
+  private lastFailure: string | undefined;
   private resolveSynced!: () => void;
   private readonly syncedPromise = new Promise<void>((resolve) => (this.resolveSynced = resolve));
   private wakeRetry: (() => void) | undefined;
@@ -46,6 +47,11 @@ export class Informer {
   /** True once the first list has been handed over. */
   get hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** Why the last list or watch failed, until one succeeds again (for readiness to say why it waits). */
+  get lastError(): string | undefined {
+    return this.lastFailure;
   }
 
   /** Resolves true once the first list has been handed over, or false after `timeoutMs`. */
@@ -77,6 +83,7 @@ export class Informer {
     while (!this.stopped) {
       try {
         const list = await storage.getList(prefix, { recursive: true });
+        this.lastFailure = undefined;
         // Synced before the hand-over, so that listeners told of this first
         // replace already see every collection that is complete as complete.
         const first = !this.synced;
@@ -112,6 +119,7 @@ export class Informer {
         if (healthy) delay = 100;
       } catch (err) {
         if (this.stopped) break;
+        this.lastFailure = describe(err);
         logger?.warn('list/watch failed; retrying', {
           informer: name,
           error: describe(err),

@@ -195,7 +195,11 @@ export async function buildServerConfig(
       {
         name: 'identity-cache',
         check: () => {
-          if (!accessKeys.hasSynced) throw new Error('users, teams and access keys not loaded yet');
+          // The reason says which object could not be read (a wrong encryption key, a plugin down).
+          if (!accessKeys.hasSynced) {
+            const why = accessKeys.syncError;
+            throw new Error(`users, teams and access keys not loaded yet${why ? `: ${why}` : ''}`);
+          }
         },
       },
       {
@@ -227,7 +231,8 @@ export async function buildServerConfig(
       pathPrefixes,
       versionInfo: versionInfo(),
       readyChecks,
-      liveChecks: [],
+      // The kms-providers check, on every health endpoint as upstream's AddHealthChecks puts it.
+      liveChecks: [...(encryption?.healthChecks ?? [])],
       logger: log,
       publicDocuments: [tokens.documents],
       requestTimeoutMs: options.requestTimeoutMs,

@@ -4,11 +4,13 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
+import { KMSPluginDouble } from '../storage/value/kmsv2/testing/plugin-double.js';
+import { eventually } from '../util/eventually.js';
 import { JsonLogger } from '../util/log/index.js';
 import { DEFAULT_OPTIONS, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { setUpEncryption } from './encryption.js';
@@ -91,5 +93,47 @@ it('encrypts nothing on etcd3 without a file, and refuses a file that does not l
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('a kms provider brings the kms-providers health check, which says when its plugin is down', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'enc-kms-'));
+  const plugin = await KMSPluginDouble.start(join(dir, 'kms.sock'));
+  const file = join(dir, 'encryption-config.yaml');
+  writeFileSync(
+    file,
+    [
+      'apiVersion: apiserver.config.k8s.io/v1',
+      'kind: EncryptionConfiguration',
+      'resources:',
+      '  - resources: [sharedsecrets.management.platform.dev]',
+      `    providers: [{kms: {apiVersion: v2, name: vault, endpoint: "${plugin.endpoint}", timeout: 1s}}]`,
+    ].join('\n'),
+  );
+  const encryption = await setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], dataDir: dir, encryptionProviderConfig: file }, quiet);
+  try {
+    assert.deepEqual(encryption?.healthChecks.map((c) => c.name), ['kms-providers']);
+    const check = encryption.healthChecks[0]!;
+    await check.check();
+    // The first write asks nothing of the plugin: its DEK was wrapped at start.
+    const key = '/registry/management.platform.dev/sharedsecrets/default/db';
+    const stored = await encryption.transformerFor(key).transformToStorage(Buffer.from('{}'), Buffer.from(key));
+    assert.ok(stored.subarray(0, 21).equals(Buffer.from('k8s:enc:kms:v2:vault:')));
+    await plugin.down();
+    // A good answer is reused for 20 s, as upstream's probe: wait for the next Status.
+    await eventually(() => assert.rejects(Promise.resolve().then(() => check.check()), /kms-provider-0: failed to perform status section of the healthz check for KMS Provider vault/), 40_000, 500);
+  } finally {
+    encryption?.close();
+    await plugin.down();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // Without kms and without automatic reload there is nothing to check.
+  const plain = mkdtempSync(join(tmpdir(), 'enc-nokms-'));
+  try {
+    const generated = await setUpEncryption({ ...DEFAULT_OPTIONS, etcdServers: [], dataDir: plain }, quiet);
+    assert.deepEqual(generated?.healthChecks, []);
+    generated?.close();
+  } finally {
+    rmSync(plain, { recursive: true, force: true });
   }
 });

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
+import type { HealthCheck } from '../apiserver/config.js';
 import type { Logger } from '../util/log/index.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { parseDuration } from '../util/duration.js';
@@ -38,6 +39,12 @@ export interface Encryption {
   /** The file in force, and whether it is the generated default. */
   readonly file: string;
   readonly generated: boolean;
+  /**
+   * The `kms-providers` check (on /healthz, /livez and /readyz, as upstream's
+   * AddHealthChecks): present with a kms provider, or always with automatic reload
+   * (then a reload may bring one in; with none it passes).
+   */
+  readonly healthChecks: readonly HealthCheck[];
   /** Stops reloading and closes KMS plugin connections. */
   close(): void;
 }
@@ -79,14 +86,19 @@ export function ensureDefaultEncryptionConfig(pkiDir: string, group: string, log
   return file;
 }
 
-async function kmsFactoryFor(config: EncryptionConfiguration): Promise<KMSTransformerFactory | undefined> {
+/** KMS v2 providers; gRPC is loaded only when the file has one. */
+async function kmsFactoryFor(config: EncryptionConfiguration, logger: Logger): Promise<KMSTransformerFactory | undefined> {
   if (!config.resources.some((r) => r.providers.some((p) => p.kms !== undefined))) return undefined;
-  return Promise.resolve(undefined);
+  const { newKMSv2Provider } = await import('../storage/value/kmsv2/provider.js');
+  return (kms) => newKMSv2Provider(kms, { logger });
 }
 
-async function loadTransformers(file: string): Promise<ResourceTransformers> {
+/** Loads the file and, with kms providers, asks each plugin once (so a healthy one gives its first DEK before any write). */
+async function loadTransformers(file: string, logger: Logger): Promise<ResourceTransformers> {
   const config = parseEncryptionConfiguration(readFileSync(file, 'utf8'), file, parseDuration);
-  return new ResourceTransformers(config, await kmsFactoryFor(config));
+  const transformers = new ResourceTransformers(config, await kmsFactoryFor(config, logger));
+  await transformers.primed();
+  return transformers;
 }
 
 /**
@@ -102,7 +114,7 @@ export async function setUpEncryption(
   const generated = file === '' && options.storageBackend === 'sqlite';
   if (generated) file = ensureDefaultEncryptionConfig(join(options.dataDir, 'pki'), options.apiGroup, logger);
   if (file === '') return undefined;
-  const dynamic = new DynamicResourceTransformers(await loadTransformers(file));
+  const dynamic = new DynamicResourceTransformers(await loadTransformers(file, logger));
   const resolve = keyResolver(options.etcdPrefix);
   let lastText = readFileSync(file, 'utf8');
   let reloading = false;
@@ -120,7 +132,7 @@ export async function setUpEncryption(
     }
     if (text === lastText) return;
     reloading = true;
-    loadTransformers(file).then(
+    loadTransformers(file, logger).then(
       (next) => {
         dynamic.set(next);
         lastText = text;
@@ -149,9 +161,12 @@ export async function setUpEncryption(
     generated,
     automaticReload: options.encryptionProviderConfigAutomaticReload,
   });
+  const kmsUsed = dynamic.usesKMS;
   return {
     file,
     generated,
+    healthChecks:
+      options.encryptionProviderConfigAutomaticReload || kmsUsed ? [{ name: 'kms-providers', check: () => dynamic.checkKMS() }] : [],
     transformerFor: (key) => {
       const gr = resolve(key);
       return gr ? dynamic.transformerFor(gr.group, gr.resource) : IDENTITY;

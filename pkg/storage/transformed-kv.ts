@@ -21,6 +21,7 @@ import type {
   TxnResult,
 } from './kv.js';
 import { prefixEnd } from './kv.js';
+import { StorageError } from './errors.js';
 import type { Transformer } from './value/transformer.js';
 
 /** The transformer for a key (identity for keys outside any configured resource). */
@@ -34,8 +35,17 @@ export class TransformedKV implements KV {
     private readonly onClose?: () => void,
   ) {}
 
+  /**
+   * A value that cannot be encrypted (a KMS plugin that gave no data key yet, or whose
+   * key expired while it was down) fails the write as upstream's store does
+   * (storage.NewInternalError: a 500 that says why); nothing is written.
+   */
   private async toStorage(key: string, value: Buffer): Promise<Buffer> {
-    return this.transformerFor(key).transformToStorage(value, Buffer.from(key));
+    try {
+      return await this.transformerFor(key).transformToStorage(value, Buffer.from(key));
+    } catch (err) {
+      throw new StorageError('Internal', key, err instanceof Error ? err.message : String(err), 0, { cause: err });
+    }
   }
 
   private async fromStorage(kv: KeyValue): Promise<KeyValue> {

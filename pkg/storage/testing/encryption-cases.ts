@@ -139,6 +139,24 @@ export function runEncryptionConformance(name: string, open: () => Promise<RawBa
       }
     }
 
+    it('a value the first provider cannot encrypt (a KMS plugin without a data key) fails the write with the reason; nothing is stored', async () => {
+      const dir = root('unencryptable');
+      const refusing: PrefixTransformer = {
+        prefix: Buffer.from('k8s:enc:kms:v2:down:'),
+        transformer: {
+          transformFromStorage: () => Promise.reject(new Error('cannot read')),
+          transformToStorage: () => Promise.reject(new Error('KMS v2 provider "down" cannot encrypt: got unexpected nil transformer')),
+        },
+      };
+      const { storage } = encryptedStorage(raw(), [refusing, IDENTITY_PROVIDER], false, dir);
+      await assert.rejects(storage.create(`${dir}a`, secretObject('a')), (err: unknown) => {
+        assert.ok(isStorageError(err, 'Internal'), String(err));
+        assert.equal(err.message, 'KMS v2 provider "down" cannot encrypt: got unexpected nil transformer');
+        return true;
+      });
+      assert.equal((await raw().get(`${dir}a`)).kv, undefined);
+    });
+
     it('aesgcm: a value copied under another key does not decrypt, and the error names that key', async () => {
       const dir = root('copied');
       const { storage } = encryptedStorage(raw(), [PROVIDERS['aesgcm']!('key1', randomBytes(32))], false, dir);

@@ -56,7 +56,7 @@ describe('EncryptionConfiguration', () => {
       - secretbox: {keys: [{name: "", secret: "not base64!"}]}
       - {}
       - {identity: {}, aescbc: {keys: [{name: b, secret: "${b64(32)}"}]}}
-      - kms: {apiVersion: v2, name: "x:y", endpoint: "tcp://127.0.0.1:1"}
+      - kms: {apiVersion: v2, name: "x:y", endpoint: "tcp://127.0.0.1:1", cachesize: 100}
 `);
     assert.ok(!message.includes(secret));
     for (const expected of [
@@ -70,6 +70,7 @@ describe('EncryptionConfiguration', () => {
       'more than one provider specified in a single element, should split into different list elements',
       "invalid KMS provider name x:y, must not contain ':'",
       'unsupported scheme "tcp" for KMS provider, only unix is supported',
+      'resources[0].providers[4].kms.cachesize: Invalid value: 100: cachesize is not supported in v2',
     ]) {
       assert.ok(message.includes(expected), `missing: ${expected}\nin: ${message}`);
     }

@@ -29,6 +29,8 @@ export interface KMSConfiguration {
   readonly endpoint: string;
   /** Per-call deadline in ms (default 3s, as upstream). */
   readonly timeoutMs: number;
+  /** KMS v1's DEK cache size; refused with v2 (its cache is not sized). */
+  readonly cacheSize?: unknown;
 }
 
 export interface ProviderConfiguration {
@@ -129,6 +131,7 @@ export function parseEncryptionConfiguration(
           name: asString(kms.name),
           endpoint: asString(kms.endpoint),
           timeoutMs: timeoutMs ?? DEFAULT_KMS_TIMEOUT_MS,
+          ...(kms.cachesize !== undefined ? { cacheSize: kms.cachesize } : {}),
         };
       }
       return out;
@@ -269,6 +272,9 @@ function validateKMS(kms: KMSConfiguration, path: FieldPath, names: ReadonlySet<
     if (scheme !== 'unix')
       errors.push(invalid(path.child('endpoint'), kms.endpoint, `unsupported scheme "${scheme}" for KMS provider, only unix is supported`));
   }
+  if (kms.apiVersion === 'v2' && kms.cacheSize !== undefined) {
+    errors.push(invalid(path.child('cachesize'), kms.cacheSize, 'cachesize is not supported in v2'));
+  }
   if (kms.apiVersion === 'v1') {
     // KMS v1 is off by default upstream (feature gate KMSv1) and not implemented here.
     errors.push(
@@ -286,8 +292,20 @@ export function decodeBase64Strict(text: string): Buffer | undefined {
   return Buffer.from(text, 'base64');
 }
 
-/** Makes the transformer of a kms provider (gRPC to its plugin); injected so that only a config with kms loads gRPC. */
-export type KMSTransformerFactory = (config: KMSConfiguration) => Transformer & { close?(): void };
+/** A kms provider as built from its configuration: its transformer and its plugin's health. */
+export interface KMSProvider {
+  readonly transformer: Transformer;
+  /** The provider's health check (the plugin's Status); rejects with the reason. */
+  check(): Promise<void>;
+  /** Settles once the plugin was asked once at start (whatever it answered). */
+  readonly primed: Promise<void>;
+  /** The per-call deadline: in-flight calls are done within it. */
+  readonly timeoutMs: number;
+  close(): void;
+}
+
+/** Makes a kms provider (gRPC to its plugin); injected so that storage/value does not load gRPC unless asked. */
+export type KMSTransformerFactory = (config: KMSConfiguration) => KMSProvider;
 
 function prefixed(provider: string, keys: readonly EncryptionKey[], make: (key: Buffer) => Transformer): PrefixTransformer[] {
   return keys.map((key) => ({
@@ -297,7 +315,11 @@ function prefixed(provider: string, keys: readonly EncryptionKey[], make: (key: 
 }
 
 /** The transformers one resources[] entry's providers make, in order. */
-function providerTransformers(provider: ProviderConfiguration, kms: KMSTransformerFactory | undefined): PrefixTransformer[] {
+function providerTransformers(
+  provider: ProviderConfiguration,
+  kms: KMSTransformerFactory | undefined,
+  kmsProviders: KMSProvider[],
+): PrefixTransformer[] {
   if (provider.identity) return [{ prefix: Buffer.alloc(0), transformer: IDENTITY }];
   // Each provider first tries its own keys in order; their shared prefix ends with the key name.
   const group = (name: string, keys: readonly EncryptionKey[], make: (key: Buffer) => Transformer): PrefixTransformer[] => [
@@ -314,7 +336,9 @@ function providerTransformers(provider: ProviderConfiguration, kms: KMSTransform
   if (provider.secretbox) return group('secretbox', provider.secretbox.keys, (k) => new SecretboxTransformer(k));
   if (provider.kms) {
     if (!kms) throw new EncryptionConfigError('kms providers are not available in this build');
-    return [{ prefix: Buffer.from(`k8s:enc:kms:v2:${provider.kms.name}:`), transformer: kms(provider.kms) }];
+    const made = kms(provider.kms);
+    kmsProviders.push(made);
+    return [{ prefix: Buffer.from(`k8s:enc:kms:v2:${provider.kms.name}:`), transformer: made.transformer }];
   }
   return [];
 }
@@ -322,19 +346,21 @@ function providerTransformers(provider: ProviderConfiguration, kms: KMSTransform
 /** Which transformer reads and writes each group and resource, from one configuration. */
 export class ResourceTransformers {
   private readonly overrides = new Map<string, Transformer>();
-  private readonly closers: (() => void)[] = [];
+  /** In configuration order: the health check calls them kms-provider-0, -1, ... */
+  private readonly kmsProviders: KMSProvider[] = [];
 
   constructor(config: EncryptionConfiguration, kms?: KMSTransformerFactory) {
     const chains = new Map<string, PrefixTransformer[]>();
     for (const entry of config.resources) {
       const transformers: PrefixTransformer[] = [];
       for (const provider of entry.providers) {
-        const made = providerTransformers(provider, kms);
-        for (const t of made) {
-          const closable = t.transformer as { close?: () => void };
-          if (typeof closable.close === 'function') this.closers.push(() => closable.close?.());
+        try {
+          transformers.push(...providerTransformers(provider, kms, this.kmsProviders));
+        } catch (err) {
+          // A configuration that does not build leaves no plugin connection or poll behind.
+          this.close();
+          throw err;
         }
-        transformers.push(...made);
       }
       // A resource named in several entries gets their providers in entry order.
       for (const name of entry.resources) {
@@ -356,8 +382,45 @@ export class ResourceTransformers {
     );
   }
 
-  /** Stops what the providers hold open (KMS plugin connections). */
+  get usesKMS(): boolean {
+    return this.kmsProviders.length > 0;
+  }
+
+  /** Settles once every kms plugin was asked once (so a healthy plugin has given the first DEK). */
+  async primed(): Promise<void> {
+    await Promise.all(this.kmsProviders.map((p) => p.primed));
+  }
+
+  /**
+   * The `kms-providers` health check (kmsHealthChecker): every kms provider's check,
+   * failures named `kms-provider-<n>`; nothing to check passes.
+   */
+  async checkKMS(): Promise<void> {
+    const errors: string[] = [];
+    await Promise.all(
+      this.kmsProviders.map(async (p, i) => {
+        try {
+          await p.check();
+        } catch (err) {
+          errors[i] = `kms-provider-${i}: ${err instanceof Error ? err.message : String(err)}`;
+        }
+      }),
+    );
+    const failed = errors.filter((e) => e !== undefined);
+    if (failed.length > 0) throw new Error(failed.length === 1 ? failed[0] : `[${failed.join(', ')}]`);
+  }
+
+  /**
+   * How long to keep this configuration's plugin connections after a reload replaced
+   * it: calls already started finish within their deadline (upstream: twice the sum
+   * of the kms timeouts).
+   */
+  get closeGracePeriodMs(): number {
+    return 2 * this.kmsProviders.reduce((sum, p) => sum + p.timeoutMs, 0);
+  }
+
+  /** Stops what the providers hold open (KMS plugin connections and their polls). */
   close(): void {
-    for (const close of this.closers) close();
+    for (const p of this.kmsProviders) p.close();
   }
 }

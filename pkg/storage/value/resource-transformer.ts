@@ -12,11 +12,29 @@ import { IDENTITY } from './identity.js';
 export class DynamicResourceTransformers {
   constructor(private current: ResourceTransformers | undefined) {}
 
-  /** Puts a new configuration in force and closes the old one's plugin connections. */
+  /**
+   * Puts a new configuration in force. The old one's plugin connections close once
+   * the calls it already started are done (their deadline), as upstream's
+   * DynamicTransformers.Set waits kmsCloseGracePeriod: a read that began under the
+   * old configuration is not cut off by the reload.
+   */
   set(next: ResourceTransformers): void {
     const old = this.current;
     this.current = next;
-    old?.close();
+    if (!old) return;
+    const grace = old.closeGracePeriodMs;
+    if (grace === 0) old.close();
+    else setTimeout(() => old.close(), grace).unref();
+  }
+
+  /** Whether the configuration in force has a kms provider. */
+  get usesKMS(): boolean {
+    return this.current?.usesKMS ?? false;
+  }
+
+  /** The configuration in force's `kms-providers` health check. */
+  checkKMS(): Promise<void> {
+    return this.current?.checkKMS() ?? Promise.resolve();
   }
 
   transformerFor(group: string, resource: string): Transformer {

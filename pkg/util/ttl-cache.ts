@@ -1,8 +1,8 @@
-// A small bounded cache with a time to live per entry, for the host's review
-// answers (TokenReview, SubjectAccessReview): kube-apiserver's delegating
-// authenticator and authorizer cache theirs for 10 s, so a burst of requests from
-// one caller costs the host one review, and a revoked token or binding still
-// takes effect within seconds. Concurrent look-ups of one key share one call.
+// A small bounded cache with a time to live per entry. Concurrent look-ups of one
+// key share one call. Used for the host's review answers (TokenReview,
+// SubjectAccessReview: kube-apiserver's delegating authenticator and authorizer
+// cache theirs for 10 s, so a burst of requests from one caller costs the host one
+// review) and for KMS v2 data keys unwrapped by the plugin (a day, as upstream).
 
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();

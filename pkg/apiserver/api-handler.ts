@@ -3,7 +3,7 @@
 // split, an authentication, an authorization and one registry call.
 //
 //   health, version (no authentication)
-//   -> authenticate (401) -> request info -> authorize (403)
+//   -> authenticate (401) -> request info -> max-in-flight (429) -> authorize (403)
 //   -> discovery / OpenAPI documents, or a resource verb handler, or 404
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
+import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
@@ -33,6 +34,8 @@ export interface ApiHandler {
 
 const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_REQUESTS_INFLIGHT = 400;
+const DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT = 200;
 
 /** Where the metrics are served (kube-apiserver's path; authorized as `get` on that non-resource URL). */
 const METRICS_PATH = '/metrics';
@@ -66,6 +69,7 @@ class Server implements ApiHandler {
   private readonly versionBytes: Buffer;
   private readonly metrics: RequestMetricsFilter | undefined;
   private readonly timeouts: RequestTimeoutFilter;
+  private readonly maxInflight: MaxInflightFilter | undefined;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -104,6 +108,12 @@ class Server implements ApiHandler {
     };
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
     this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.maxInflight = MaxInflightFilter.create({
+      maxRequestsInflight: config.maxRequestsInflight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
+      maxMutatingRequestsInflight: config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+      // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
+      queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
+    });
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -210,6 +220,8 @@ class Server implements ApiHandler {
     scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
     const info = newRequestInfo(method, path, () => scope.query);
     scope.info = info;
+    // Upstream's order: authentication, then max-in-flight / fair queuing, then authorization.
+    if (this.maxInflight) await this.maxInflight.admit(res, info, scope.user, () => scope.signal);
     await authorize(this.config.authorizer, attributesFor(scope.user, info));
 
     if (!info.isResourceRequest) {

@@ -72,6 +72,10 @@ export interface ApiServerConfig {
   readonly requestTimeoutMs?: number;
   /** Default 1800 s: watches without timeoutSeconds end between this and twice this. */
   readonly minRequestTimeoutSeconds?: number;
+  /** Reads executing at once (default 400; 0 = unlimited): see filters/max-inflight.ts. */
+  readonly maxRequestsInflight?: number;
+  /** Writes executing at once (default 200; 0 = unlimited). */
+  readonly maxMutatingRequestsInflight?: number;
   readonly versionInfo: VersionInfo;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];

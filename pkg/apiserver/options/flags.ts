@@ -294,6 +294,22 @@ export const FLAGS: readonly FlagSpec[] = [
     defaultText: '1800',
   },
   {
+    name: 'max-requests-inflight',
+    field: 'maxRequestsInflight',
+    kind: 'int',
+    usage:
+      'Reads (get, list) executing at once. More wait in fair queues per user, and are answered 429 Too Many Requests when their queue is full or after a quarter of --request-timeout. Watches, system:masters and platform:admins are exempt. 0 disables the limit.',
+    defaultText: '400',
+  },
+  {
+    name: 'max-mutating-requests-inflight',
+    field: 'maxMutatingRequestsInflight',
+    kind: 'int',
+    usage:
+      'Writes (create, update, patch, delete) executing at once, queued and limited as --max-requests-inflight. 0 disables the limit.',
+    defaultText: '200',
+  },
+  {
     name: 'log-level',
     field: 'logLevel',
     kind: 'string',

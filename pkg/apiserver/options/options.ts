@@ -86,6 +86,10 @@ export interface ServerOptionValues {
   requestTimeoutMs: number;
   /** Watches without timeoutSeconds end between this and twice this. */
   minRequestTimeoutSeconds: number;
+  /** Reads (get, list) executing at once; more wait in fair queues, then 429. 0 = unlimited. */
+  maxRequestsInflight: number;
+  /** Writes executing at once, likewise. 0 = unlimited. */
+  maxMutatingRequestsInflight: number;
   logLevel: string;
   /**
    * Run the in-server garbage collector (kube-controller-manager's flag name).
@@ -127,6 +131,9 @@ export const DEFAULT_OPTIONS: Readonly<ServerOptionValues> = Object.freeze({
   // kube-apiserver's --request-timeout and --min-request-timeout defaults.
   requestTimeoutMs: 60_000,
   minRequestTimeoutSeconds: 1800,
+  // kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight defaults.
+  maxRequestsInflight: 400,
+  maxMutatingRequestsInflight: 200,
   logLevel: 'info',
   enableGarbageCollector: undefined,
   encryptionProviderConfig: '',
@@ -358,6 +365,8 @@ export class ServerOptions {
         publicDocuments: [tokens.documents],
         requestTimeoutMs: options.requestTimeoutMs,
         minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+        maxRequestsInflight: options.maxRequestsInflight,
+        maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       };
       return {
         options,

@@ -154,6 +154,13 @@ function validateTokenOptions(v: ServerOptionValues): string[] {
   if (!Number.isInteger(v.minRequestTimeoutSeconds) || v.minRequestTimeoutSeconds < 1) {
     errs.push('--min-request-timeout: must be a positive number of seconds');
   }
+  // upstream's ServerRunOptions.Validate wording.
+  if (!Number.isInteger(v.maxRequestsInflight) || v.maxRequestsInflight < 0) {
+    errs.push('--max-requests-inflight can not be negative value');
+  }
+  if (!Number.isInteger(v.maxMutatingRequestsInflight) || v.maxMutatingRequestsInflight < 0) {
+    errs.push('--max-mutating-requests-inflight can not be negative value');
+  }
   if (!Number.isFinite(v.csrTimeoutMs) || v.csrTimeoutMs < 1000) {
     errs.push('--csr-timeout: must be at least 1s');
   }

@@ -15,6 +15,7 @@ import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
+import { withStorageDeadline } from '../storage/deadline.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
 import { newMethodNotAllowed } from '../apis/meta/errors.js';
@@ -70,6 +71,7 @@ class Server implements ApiHandler {
   private readonly metrics: RequestMetricsFilter | undefined;
   private readonly timeouts: RequestTimeoutFilter;
   private readonly maxInflight: MaxInflightFilter | undefined;
+  private readonly storageDeadlines: boolean;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -108,6 +110,7 @@ class Server implements ApiHandler {
     };
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
     this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.storageDeadlines = config.storageDeadlines ?? true;
     this.maxInflight = MaxInflightFilter.create({
       maxRequestsInflight: config.maxRequestsInflight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
       maxMutatingRequestsInflight: config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -258,8 +261,11 @@ class Server implements ApiHandler {
     if (!storage) throw newResourceNotFound();
     this.metrics?.route(req, res, info, scope.rawQuery);
     // Watches are long-running: they end on their own timeout (see watch.ts).
-    if (info.verb !== 'watch') this.timeouts.arm(scope);
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
-    return serveResource(scope, storage, this.env);
+    if (info.verb === 'watch') return serveResource(scope, storage, this.env);
+    const deadline = this.timeouts.arm(scope);
+    if (!this.storageDeadlines) return serveResource(scope, storage, this.env);
+    // Its storage calls work under the request's deadline.
+    return withStorageDeadline(deadline, () => serveResource(scope, storage, this.env));
   }
 }

@@ -365,6 +365,7 @@ export class ServerOptions {
         publicDocuments: [tokens.documents],
         requestTimeoutMs: options.requestTimeoutMs,
         minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+        storageDeadlines: options.storageBackend === 'etcd3',
         maxRequestsInflight: options.maxRequestsInflight,
         maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       };

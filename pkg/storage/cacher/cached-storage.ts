@@ -19,6 +19,7 @@ import type {
   Watcher,
   WatchOptions,
 } from '../interfaces.js';
+import { withoutStorageDeadline } from '../deadline.js';
 import type { KV } from '../kv.js';
 import { Cacher, directoryOf, type CacheLogger, type CacherOptions } from './cacher.js';
 import { GlobalProgress } from './global-progress.js';
@@ -191,7 +192,8 @@ export class CachedStorage implements Storage {
     if (!cacher) {
       cacher = new Cacher(prefix, this.kv, this.storage, this.revisions, this.cacherOptions);
       this.cachers.set(prefix, cacher);
-      cacher.start();
+      // Started by whichever request reads first, but it serves every later one.
+      withoutStorageDeadline(() => (cacher as Cacher).start());
     }
     return cacher;
   }

@@ -45,12 +45,12 @@ const LONG_RUNNING_SUBRESOURCES: ReadonlySet<string> = new Set(['attach', 'exec'
 const EXEMPT_GROUPS: readonly string[] = [MASTERS_GROUP, ADMINS_GROUP];
 
 /**
- * The queueing within one limit: the shape of upstream's suggested `global-default`
- * priority level (a flow per user), with fewer queues since one process serves here.
+ * The queueing within one limit: upstream's suggested `global-default` priority
+ * level holds 50 requests a queue in 128 queues; here each user's queue holds 50,
+ * and all users' together 3,200.
  */
-const QUEUES = 64;
-const HAND_SIZE = 6;
 const QUEUE_LENGTH_LIMIT = 50;
+const TOTAL_QUEUE_LIMIT = 3200;
 
 /** The flow schema every limited request falls under: one flow per user, as upstream's global-default. */
 const FLOW_SCHEMA = 'global-default';
@@ -86,8 +86,7 @@ class PriorityLevel {
     this.queueSet = new QueueSet(
       {
         concurrencyLimit: limit,
-        queues: QUEUES,
-        handSize: HAND_SIZE,
+        totalQueueLimit: TOTAL_QUEUE_LIMIT,
         queueLengthLimit: QUEUE_LENGTH_LIMIT,
         queueWaitLimitMs: options.queueWaitLimitMs,
       },

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { FakeClock } from './clock.js';
-import { dealHand, QueueSet, type Decision, type QueueSetConfig, type RejectReason, type Seat } from './queueset.js';
+import { QueueSet, type Decision, type QueueSetConfig, type RejectReason, type Seat } from './queueset.js';
 
 const CONFIG: QueueSetConfig = {
   concurrencyLimit: 2,
-  queues: 16,
-  handSize: 4,
+  totalQueueLimit: 200,
   queueLengthLimit: 50,
   queueWaitLimitMs: 15_000,
 };
@@ -67,14 +66,23 @@ describe('QueueSet', () => {
     assert.ok(lastLight < 15, `light user's last request served at ${lastLight}: ${order.join(',')}`);
   });
 
-  it('rejects with queue-full once the queue holds its limit', async () => {
+  it("rejects with queue-full once a flow's queue holds its limit, and serves other flows still", async () => {
     const clock = new FakeClock();
-    const qs = new QueueSet({ ...CONFIG, concurrencyLimit: 1, queues: 1, handSize: 1, queueLengthLimit: 3 }, {}, clock);
+    const qs = new QueueSet({ ...CONFIG, concurrencyLimit: 1, queueLengthLimit: 3 }, {}, clock);
     seatOf((await qs.admit('u')) as Decision);
     for (let i = 0; i < 3; i++) void qs.admit('u');
     const fourth = await qs.admit('u');
     assert.deepEqual(fourth, { admitted: false, reason: 'queue-full' });
     assert.equal(qs.waitingCount, 3);
+    void qs.admit('other');
+    assert.equal(qs.waitingCount, 4, "another user's request still queues");
+  });
+
+  it('rejects with queue-full once all queues together hold the total limit', async () => {
+    const qs = new QueueSet({ ...CONFIG, concurrencyLimit: 1, totalQueueLimit: 4 }, {}, new FakeClock());
+    seatOf((await qs.admit('a')) as Decision);
+    for (const flow of ['b', 'c', 'd', 'e']) void qs.admit(flow);
+    assert.deepEqual(await qs.admit('f'), { admitted: false, reason: 'queue-full' });
   });
 
   it('rejects a request with time-out once it waited the wait limit, and forgets it', async () => {
@@ -113,8 +121,8 @@ describe('QueueSet', () => {
     assert.equal(qs.waitingCount, 0);
   });
 
-  it('without queues is a plain concurrency limit (concurrency-limit)', async () => {
-    const qs = new QueueSet({ ...CONFIG, queues: 0 }, {}, new FakeClock());
+  it('without queuing is a plain concurrency limit (concurrency-limit)', async () => {
+    const qs = new QueueSet({ ...CONFIG, totalQueueLimit: 0 }, {}, new FakeClock());
     seatOf((await qs.admit('a')) as Decision);
     const second = seatOf((await qs.admit('a')) as Decision);
     assert.deepEqual(await qs.admit('b'), { admitted: false, reason: 'concurrency-limit' });
@@ -142,16 +150,5 @@ describe('QueueSet', () => {
     assert.deepEqual(seen.waiting, [1, 0]);
     assert.deepEqual(seen.executing, [1, 0, 1]);
     assert.deepEqual(seen.waited, [0, 250]);
-  });
-});
-
-describe('dealHand', () => {
-  it('deals the same distinct queues to the same flow, and different hands to different flows', () => {
-    const hand = dealHand('alice', 64, 6);
-    assert.deepEqual(dealHand('alice', 64, 6), hand);
-    assert.equal(new Set(hand).size, 6);
-    assert.ok(hand.every((i) => Number.isInteger(i) && i >= 0 && i < 64));
-    const others = ['bob', 'carol', 'dave', 'erin'].map((f) => dealHand(f, 64, 6).join());
-    assert.ok(others.some((h) => h !== hand.join()));
   });
 });

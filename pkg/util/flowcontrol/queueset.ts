@@ -1,10 +1,14 @@
 // Fair queuing for one concurrency limit: a small form of k8s.io/apiserver's API
 // Priority and Fairness queue set (pkg/util/flowcontrol/fairqueuing/queueset).
 //
-// Requests belong to flows (here: one per user). A flow is shuffle-sharded onto a
-// hand of a few queues out of a fixed deck and joins the shortest of its hand, so a
-// flooding flow fills its own few queues and rarely any other flow's whole hand.
-// Queues are bounded (a full queue rejects: queue-full), a waiting request gives up
+// Requests belong to flows (here: one per user), and each flow waiting or executing
+// has its own queue. (Upstream shuffle-shards flows onto a fixed deck of queues, a
+// hand of several per flow, to bound memory with thousands of flows; a flooding flow
+// then spreads over its whole hand and outweighs a light flow six to one when they
+// meet. One queue per flow, created when the flow arrives and dropped when it has
+// nothing waiting or executing, isolates flows fully; the total waiting over all
+// flows is bounded instead.) Queues are bounded (a full queue, or all queues holding
+// their total, rejects: queue-full), a waiting request gives up
 // after the wait limit (time-out) or when its client goes away (cancelled), and
 // seats are handed out by virtual time: each queue carries the virtual time at which
 // its next request may start, advanced by the work of every request it dispatched
@@ -24,11 +28,9 @@ export type RejectReason = 'queue-full' | 'time-out' | 'concurrency-limit' | 'ca
 export interface QueueSetConfig {
   /** Requests that may execute at once. */
   readonly concurrencyLimit: number;
-  /** Queues in the deck; 0 rejects at once whatever exceeds the limit. */
-  readonly queues: number;
-  /** Queues a flow is dealt (upstream's handSize), at most `queues`. */
-  readonly handSize: number;
-  /** Requests one queue holds. */
+  /** Requests all queues hold together; 0 = no queuing: whatever exceeds the limit is rejected at once. */
+  readonly totalQueueLimit: number;
+  /** Requests one flow's queue holds. */
   readonly queueLengthLimit: number;
   /** How long a request may wait for a seat before it is rejected. */
   readonly queueWaitLimitMs: number;
@@ -66,7 +68,7 @@ interface Waiter {
 }
 
 interface Queue {
-  readonly index: number;
+  readonly flow: string;
   readonly waiting: Waiter[];
   executing: number;
   /** The virtual time at which this queue's next request starts. */
@@ -76,15 +78,14 @@ interface Queue {
 const DEFAULT_ESTIMATED_SERVICE_MS = 3000;
 
 export class QueueSet {
-  private readonly queues: Queue[];
+  /** The queues of flows with requests waiting or executing, in arrival order. */
+  private readonly queues = new Map<string, Queue>();
   private readonly estimatedServiceMs: number;
   private executing = 0;
   private waitingTotal = 0;
   /** Virtual time: advances, per active queue, at the rate seats are shared among them. */
   private virtualTime = 0;
   private lastRealTime: number;
-  /** Where the next tie among queues is broken (upstream's robinIndex). */
-  private robin = 0;
 
   constructor(
     private readonly config: QueueSetConfig,
@@ -92,14 +93,6 @@ export class QueueSet {
     private readonly clock: Clock = realClock,
   ) {
     if (config.concurrencyLimit < 1) throw new Error('concurrencyLimit must be at least 1');
-    if (config.queues > 0 && (config.handSize < 1 || config.handSize > config.queues))
-      throw new Error('handSize must be between 1 and the number of queues');
-    this.queues = Array.from({ length: config.queues }, (_, index) => ({
-      index,
-      waiting: [],
-      executing: 0,
-      nextDispatchR: 0,
-    }));
     this.estimatedServiceMs = config.estimatedServiceMs ?? DEFAULT_ESTIMATED_SERVICE_MS;
     this.lastRealTime = clock.now();
   }
@@ -121,22 +114,29 @@ export class QueueSet {
    */
   admit(flow: string, signalOf?: () => AbortSignal): Decision | Promise<Decision> {
     this.syncTime();
-    if (this.queues.length === 0) {
+    if (this.config.totalQueueLimit <= 0) {
       if (this.executing >= this.config.concurrencyLimit) return this.reject('concurrency-limit', 0);
       return this.start(undefined, 0);
     }
-    const queue = this.pickQueue(flow);
     // A free seat and nobody waiting anywhere: no need to queue.
-    if (this.waitingTotal === 0 && this.executing < this.config.concurrencyLimit) {
-      if (queue.executing === 0) queue.nextDispatchR = Math.max(queue.nextDispatchR, this.virtualTime);
+    const free = this.waitingTotal === 0 && this.executing < this.config.concurrencyLimit;
+    const existing = this.queues.get(flow);
+    if (
+      !free &&
+      ((existing?.waiting.length ?? 0) >= this.config.queueLengthLimit ||
+        this.waitingTotal >= this.config.totalQueueLimit)
+    )
+      return this.reject('queue-full', 0);
+    const signal = free ? undefined : signalOf?.();
+    if (signal?.aborted) return this.reject('cancelled', 0);
+    // A new flow (every idle flow is new: its queue is dropped) starts at the present,
+    // so it cannot save up credit while idle.
+    const queue: Queue = existing ?? { flow, waiting: [], executing: 0, nextDispatchR: this.virtualTime };
+    if (!existing) this.queues.set(flow, queue);
+    if (free) {
       queue.nextDispatchR += this.estimatedServiceMs;
       return this.start(queue, 0);
     }
-    if (queue.waiting.length >= this.config.queueLengthLimit) return this.reject('queue-full', 0);
-    const signal = signalOf?.();
-    if (signal?.aborted) return this.reject('cancelled', 0);
-    // An idle queue starts at the present: it cannot save up credit while idle.
-    if (queue.waiting.length === 0 && queue.executing === 0) queue.nextDispatchR = this.virtualTime;
     return new Promise<Decision>((resolve) => {
       const waiter: Waiter = {
         queue,
@@ -161,17 +161,6 @@ export class QueueSet {
     });
   }
 
-  /** upstream's shuffle sharding: the flow's hand of queues, and the least loaded of them. */
-  private pickQueue(flow: string): Queue {
-    const hand = dealHand(flow, this.queues.length, this.config.handSize);
-    let best: Queue | undefined;
-    for (const index of hand) {
-      const q = this.queues[index] as Queue;
-      if (!best || q.waiting.length + q.executing < best.waiting.length + best.executing) best = q;
-    }
-    return best as Queue;
-  }
-
   /**
    * Advances virtual time by the real time passed, times the seats each active
    * queue gets (the limit shared among queues with requests waiting or executing).
@@ -181,8 +170,8 @@ export class QueueSet {
     const elapsed = now - this.lastRealTime;
     this.lastRealTime = now;
     if (elapsed <= 0) return;
-    let active = 0;
-    for (const q of this.queues) if (q.waiting.length > 0 || q.executing > 0) active++;
+    // Every queue kept has requests waiting or executing.
+    const active = this.queues.size;
     if (active === 0) return;
     const demand = Math.min(this.executing + this.waitingTotal, this.config.concurrencyLimit);
     this.virtualTime += (elapsed * demand) / active;
@@ -190,15 +179,13 @@ export class QueueSet {
 
   /** Hands free seats to waiting requests, each to the queue furthest behind in virtual time. */
   private dispatch(): void {
-    const n = this.queues.length;
     while (this.executing < this.config.concurrencyLimit && this.waitingTotal > 0) {
+      // Ties go to the flow that arrived first (the map keeps arrival order).
       let best: Queue | undefined;
-      for (let i = 0; i < n; i++) {
-        const q = this.queues[(this.robin + i) % n] as Queue;
+      for (const q of this.queues.values()) {
         if (q.waiting.length > 0 && (!best || q.nextDispatchR < best.nextDispatchR)) best = q;
       }
       if (!best) return;
-      this.robin = (best.index + 1) % n;
       const waiter = best.waiting.shift() as Waiter;
       this.waitingTotal--;
       this.observer.waiting?.(this.waitingTotal);
@@ -229,6 +216,7 @@ export class QueueSet {
           // The work was assumed; now it is known (upstream corrects the same way).
           const actual = this.clock.now() - startedAt;
           queue.nextDispatchR -= this.estimatedServiceMs - actual;
+          this.dropIfIdle(queue);
         }
         this.observer.executing?.(this.executing);
         this.dispatch();
@@ -244,41 +232,19 @@ export class QueueSet {
     waiter.unlisten();
     const at = waiter.queue.waiting.indexOf(waiter);
     if (at >= 0) waiter.queue.waiting.splice(at, 1);
+    this.dropIfIdle(waiter.queue);
     this.waitingTotal--;
     this.observer.waiting?.(this.waitingTotal);
     waiter.resolve(this.reject(reason, this.clock.now() - waiter.enqueuedAt));
+  }
+
+  /** A flow with nothing waiting or executing has no queue: memory follows the flows present. */
+  private dropIfIdle(queue: Queue): void {
+    if (queue.waiting.length === 0 && queue.executing === 0) this.queues.delete(queue.flow);
   }
 
   private reject(reason: RejectReason, waitedMs: number): Decision {
     this.observer.rejected?.(reason, waitedMs);
     return { admitted: false, reason };
   }
-}
-
-/**
- * The flow's hand: `handSize` distinct queue indices out of `deckSize`, the same for
- * the same flow (upstream's shufflesharding.Dealer: the hash read as a number in a
- * mixed radix, one digit per card dealt, each card picked among those left).
- */
-export function dealHand(flow: string, deckSize: number, handSize: number): number[] {
-  // Two 32-bit FNV-1a hashes make a 53-bit value: enough for 6 of 64 (64*63*...*59 < 2^53).
-  let value = fnv1a(flow, 0x811c9dc5) * 2 ** 21 + (fnv1a(flow, 0x050c5d1f) >>> 11);
-  const left = Array.from({ length: deckSize }, (_, i) => i);
-  const hand: number[] = [];
-  for (let i = 0; i < handSize; i++) {
-    const radix = deckSize - i;
-    const digit = value % radix;
-    value = Math.floor(value / radix);
-    hand.push(left.splice(digit, 1)[0] as number);
-  }
-  return hand;
-}
-
-function fnv1a(s: string, seed: number): number {
-  let h = seed;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }

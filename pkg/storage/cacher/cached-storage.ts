@@ -157,6 +157,23 @@ export class CachedStorage implements Storage {
     return this.revisions.current();
   }
 
+  /**
+   * Each running cache's prefix, the revision it has applied, and how far it is
+   * behind storage's current revision (-1 when storage did not answer).
+   */
+  async cacheLags(): Promise<{ prefix: string; revision: number; lag: number }[]> {
+    const cachers = [...this.cachers.values()];
+    let newest: number;
+    try {
+      newest = await this.revisions.current();
+    } catch {
+      return cachers.map((c) => ({ prefix: c.prefix, revision: c.revision, lag: -1 }));
+    }
+    return Promise.all(
+      cachers.map(async (c) => ({ prefix: c.prefix, revision: c.revision, lag: await c.lagBehind(newest) })),
+    );
+  }
+
   async compact(revision: number): Promise<void> {
     await this.storage.compact(revision);
     for (const cacher of this.cachers.values()) cacher.compact(revision);

@@ -15,7 +15,7 @@
 // and corrected by how long that work really took, and the queue furthest behind is
 // served first. So a flow that keeps many requests executing is served after a flow
 // that has none, whatever their arrival rates: one caller's flood cannot starve the
-// others. No queues at all means a plain concurrency limit (concurrency-limit).
+// others. A total queue limit of 0 means a plain concurrency limit (concurrency-limit).
 //
 // Pure: no HTTP, no metrics; time comes from a Clock and the observer is told of
 // every change, so the filter above records the metrics and tests use a fake clock.

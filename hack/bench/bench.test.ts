@@ -33,6 +33,7 @@ const COMPARED = [
   'idle-watch-heap',
   'idle-watch-rss',
   'cached-object-heap',
+  'fair-queuing',
 ];
 
 interface ReportRow {

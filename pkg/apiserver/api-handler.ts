@@ -3,7 +3,7 @@
 // split, an authentication, an authorization and one registry call.
 //
 //   health, version (no authentication)
-//   -> authenticate (401) -> request info -> authorize (403)
+//   -> authenticate (401) -> request info -> max-in-flight (429) -> authorize (403)
 //   -> discovery / OpenAPI documents, or a resource verb handler, or 404
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,9 +12,11 @@ import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
 import { ANONYMOUS_USER, AuditFilter, initAuditID } from './filters/audit.js';
+import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
+import { withStorageDeadline } from '../storage/deadline.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
 import { isApiError, newMethodNotAllowed } from '../apis/meta/errors.js';
@@ -34,6 +36,8 @@ export interface ApiHandler {
 
 const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_REQUESTS_INFLIGHT = 400;
+const DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT = 200;
 
 /** Where the metrics are served (kube-apiserver's path; authorized as `get` on that non-resource URL). */
 const METRICS_PATH = '/metrics';
@@ -68,6 +72,8 @@ class Server implements ApiHandler {
   private readonly metrics: RequestMetricsFilter | undefined;
   private readonly timeouts: RequestTimeoutFilter;
   private readonly audit: AuditFilter | undefined;
+  private readonly maxInflight: MaxInflightFilter | undefined;
+  private readonly storageDeadlines: boolean;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -107,6 +113,13 @@ class Server implements ApiHandler {
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
     this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.audit = config.audit ? new AuditFilter(config.audit, config.group) : undefined;
+    this.storageDeadlines = config.storageDeadlines ?? true;
+    this.maxInflight = MaxInflightFilter.create({
+      maxRequestsInflight: config.maxRequestsInflight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
+      maxMutatingRequestsInflight: config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+      // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
+      queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
+    });
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -232,6 +245,8 @@ class Server implements ApiHandler {
     }
     scope.info = info;
     await this.audit?.begin(scope, info, scope.user);
+    // Upstream's order: authentication, audit, then max-in-flight / fair queuing, then authorization.
+    if (this.maxInflight) await this.maxInflight.admit(res, info, scope.user, () => scope.signal);
     await authorize(this.config.authorizer, attributesFor(scope.user, info), scope.audit);
 
     if (!info.isResourceRequest) {
@@ -268,8 +283,11 @@ class Server implements ApiHandler {
     if (!storage) throw newResourceNotFound();
     this.metrics?.route(req, res, info, scope.rawQuery);
     // Watches are long-running: they end on their own timeout (see watch.ts).
-    if (info.verb !== 'watch') this.timeouts.arm(scope);
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
-    return serveResource(scope, storage, this.env);
+    if (info.verb === 'watch') return serveResource(scope, storage, this.env);
+    const deadline = this.timeouts.arm(scope);
+    if (!this.storageDeadlines) return serveResource(scope, storage, this.env);
+    // Its storage calls work under the request's deadline.
+    return withStorageDeadline(deadline, () => serveResource(scope, storage, this.env));
   }
 }

@@ -68,6 +68,16 @@ export interface ApiServerConfig {
   readonly requestTimeoutMs?: number;
   /** Default 1800 s: watches without timeoutSeconds end between this and twice this. */
   readonly minRequestTimeoutSeconds?: number;
+  /**
+   * Carry each request's deadline to its storage calls (storage/deadline.ts; default
+   * true). Off for the embedded SQLite backend, whose calls are synchronous and cannot
+   * freeze: the context costs every await of a request a little.
+   */
+  readonly storageDeadlines?: boolean;
+  /** Reads executing at once (default 400; 0 = unlimited): see filters/max-inflight.ts. */
+  readonly maxRequestsInflight?: number;
+  /** Writes executing at once (default 200; 0 = unlimited). */
+  readonly maxMutatingRequestsInflight?: number;
   readonly versionInfo: VersionInfo;
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];

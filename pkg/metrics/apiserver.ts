@@ -74,9 +74,10 @@ export const watchEventsTotal = new Counter({
 export type RequestKind = 'readOnly' | 'mutating';
 
 /**
- * In-flight requests, reported as upstream reports them: the highest count seen
- * since the last scrape (upstream: in the last second), since the instantaneous
- * count of a busy server is mostly noise. Long-running requests are not counted.
+ * In-flight (or queued) requests, reported as upstream reports them: the highest
+ * count seen since the last scrape (upstream: in the last second), since the
+ * instantaneous count of a busy server is mostly noise. Long-running requests are
+ * not counted.
  */
 export class InflightWatermark {
   private readonly current: Record<RequestKind, number> = { readOnly: 0, mutating: 0 };
@@ -91,6 +92,12 @@ export class InflightWatermark {
     this.current[kind]--;
   }
 
+  /** The count is now `n` (for a source that knows its count rather than its changes). */
+  set(kind: RequestKind, n: number): void {
+    this.current[kind] = n;
+    if (n > this.highest[kind]) this.highest[kind] = n;
+  }
+
   /** The highest count since the last call, and start the next window at the current count. */
   take(kind: RequestKind): number {
     const n = this.highest[kind];
@@ -101,13 +108,22 @@ export class InflightWatermark {
 
 export const inflight = new InflightWatermark();
 
-new Gauge({
-  name: 'apiserver_current_inflight_requests',
-  help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
-  labelNames: ['request_kind'],
-  registers: [registry],
-  collect() {
-    this.set({ request_kind: 'readOnly' }, inflight.take('readOnly'));
-    this.set({ request_kind: 'mutating' }, inflight.take('mutating'));
-  },
-});
+/** A gauge of `watermark` per request kind, read (and its window restarted) at each scrape. */
+export function registerWatermarkGauge(name: string, help: string, watermark: InflightWatermark): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['request_kind'],
+    registers: [registry],
+    collect() {
+      this.set({ request_kind: 'readOnly' }, watermark.take('readOnly'));
+      this.set({ request_kind: 'mutating' }, watermark.take('mutating'));
+    },
+  });
+}
+
+registerWatermarkGauge(
+  'apiserver_current_inflight_requests',
+  'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
+  inflight,
+);

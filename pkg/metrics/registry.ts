@@ -48,3 +48,28 @@ export async function withinMs<T>(p: Promise<T>, ms: number, fallback: T): Promi
     clearTimeout(timer);
   }
 }
+
+/**
+ * One bounded read of a dependency shared by the gauges of one scrape (they are
+ * collected one after another): a read younger than the bound is reused.
+ */
+export class ScrapeRead<T> {
+  private last: { at: number; value: Promise<T> } | undefined;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly fallback: T,
+  ) {}
+
+  get(read: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    if (this.last && now - this.last.at < this.timeoutMs) return this.last.value;
+    const value = withinMs(read(), this.timeoutMs, this.fallback);
+    this.last = { at: now, value };
+    return value;
+  }
+
+  forget(): void {
+    this.last = undefined;
+  }
+}

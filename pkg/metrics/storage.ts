@@ -6,7 +6,7 @@
 
 import { Counter, Gauge, Histogram } from 'prom-client';
 
-import { LATENCY_BUCKETS, registry, withinMs } from './registry.js';
+import { LATENCY_BUCKETS, registry, ScrapeRead, withinMs } from './registry.js';
 
 const OPERATION_LABELS = ['operation', 'group', 'resource'] as const;
 
@@ -54,20 +54,16 @@ let statsSource: StorageStatsSource | undefined;
 /** Sets (or with undefined, clears) where counts and sizes come from: the server's open storage. */
 export function setStorageStatsSource(source: StorageStatsSource | undefined): void {
   statsSource = source;
-  lastCounts = undefined;
+  lastCounts.forget();
 }
 
 /** One read serves both count gauges of a scrape. */
-let lastCounts: { at: number; counts: Promise<readonly ObjectCount[]> } | undefined;
+const lastCounts = new ScrapeRead<readonly ObjectCount[]>(STATS_TIMEOUT_MS, []);
 
 function objectCounts(): Promise<readonly ObjectCount[]> {
   const source = statsSource;
   if (!source) return Promise.resolve([]);
-  const now = Date.now();
-  if (lastCounts && now - lastCounts.at < STATS_TIMEOUT_MS) return lastCounts.counts;
-  const counts = withinMs(source.objectCounts(), STATS_TIMEOUT_MS, []);
-  lastCounts = { at: now, counts };
-  return counts;
+  return lastCounts.get(() => source.objectCounts());
 }
 
 new Gauge({

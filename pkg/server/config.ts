@@ -237,6 +237,9 @@ export async function buildServerConfig(
       publicDocuments: [tokens.documents],
       requestTimeoutMs: options.requestTimeoutMs,
       minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+      storageDeadlines: options.storageBackend === 'etcd3',
+      maxRequestsInflight: options.maxRequestsInflight,
+      maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       audit: await buildAudit(options, log.child({ component: 'audit' })),
     };
     return {

@@ -71,6 +71,14 @@ test('a frozen or killed etcd fails requests fast with 503/504 and the server re
   t.after(() => {
     if (frozen) etcd.signal('SIGCONT');
   });
+  // The request's own deadline bounds its storage calls (below the per-call bound), and
+  // a write out at that deadline says it may have been applied. First, while the etcd
+  // client still sends (after timeouts it opens its circuit and fails calls at once).
+  const short = await call(`${base}${TEAMS}?timeout=1s`, ca, token, 'POST', team('short'));
+  assert.equal(short.status, 504, JSON.stringify(short.body));
+  assert.match(short.body.message ?? '', /the operation may have succeeded/);
+  assert.ok(short.ms < STORAGE_WAIT_LIMIT_MS, `create ?timeout=1s took ${short.ms} ms`);
+  console.log(`frozen: create ?timeout=1s ${short.status} in ${short.ms} ms`);
   // A consistent read asks storage for its revision; a write needs storage.
   const read = await call(`${base}${TEAMS}/before`, ca, token);
   assertStorageFailure(read, 'get while frozen');

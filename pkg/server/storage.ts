@@ -9,6 +9,7 @@ import type { Logger } from '../util/log/index.js';
 import { prefixEnd, type KV } from '../storage/kv.js';
 import { BoundedKV } from '../storage/bounded-kv.js';
 import { MeteredKV } from '../storage/metered-kv.js';
+import { setWatchCacheSource } from '../metrics/watch-cache.js';
 import { setStorageStatsSource, type ObjectCount } from '../metrics/storage.js';
 import type { Storage } from '../storage/interfaces.js';
 import { CachedStorage, prefixAtDepth } from '../storage/cacher/index.js';
@@ -114,6 +115,14 @@ export async function openStorage(
   });
   // Every kind's cache starts now, so the first request to one need not wait for its list.
   void cached.warm(prefixes);
+  setWatchCacheSource({
+    watchCaches: async () =>
+      (await cached.cacheLags()).map(({ prefix, revision, lag }) => {
+        // <etcd prefix>/<group>/<resource>/
+        const [group = '', resource = ''] = prefix.split('/').filter(Boolean).slice(-2);
+        return { group, resource, revision, lag };
+      }),
+  });
   return cached;
 }
 

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { interpretStorageError } from '../registry/generic/errors.js';
 import { BoundedKV } from './bounded-kv.js';
+import { StorageDeadline, storageDeadline, withoutStorageDeadline, withStorageDeadline } from './deadline.js';
 import { isStorageError } from './errors.js';
 import { CompactedError, type KV } from './kv.js';
 
@@ -49,6 +50,82 @@ describe('BoundedKV', () => {
     assert.doesNotMatch((err as Error).message, /ECONNREFUSED/);
     const compacted = new BoundedKV(backend(() => Promise.reject(new CompactedError(1, 5))));
     assert.ok((await compacted.get('/a', 1).catch((e: unknown) => e)) instanceof CompactedError);
+  });
+});
+
+describe('BoundedKV under a request deadline', () => {
+  /** A frozen backend that records the deadline each call was handed. */
+  function recordingFrozen(): { kv: KV; seen: (number | undefined)[] } {
+    const seen: (number | undefined)[] = [];
+    const kv = backend(() => {
+      seen.push(storageDeadline()?.deadlineAt);
+      return new Promise<never>(() => undefined);
+    });
+    return { kv, seen };
+  }
+
+  /** Settles with the call's outcome, or 'hung' if the call outlives `ms` (generous). */
+  async function outcome(p: Promise<unknown>, ms = 20_000): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
+    try {
+      return await Promise.race([p.catch((e: unknown) => e), hung]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it("ends a call at the request's deadline, not the per-call bound, and hands the backend that deadline", async () => {
+    const { kv, seen } = recordingFrozen();
+    // A per-call bound of a minute: only the request's deadline can end this call in time.
+    const bounded = new BoundedKV(kv, 60_000);
+    const request = new StorageDeadline(Date.now() + 100);
+    const err = await outcome(withStorageDeadline(request, () => bounded.get('/registry/g/teams/a')));
+    assert.ok(isStorageError(err, 'Timeout'), String(err));
+    assert.equal(seen.length, 1);
+    assert.ok((seen[0] ?? Infinity) <= request.deadlineAt, 'the backend call ends no later than the request');
+  });
+
+  it('hands the backend the per-call bound when that ends first', async () => {
+    const { kv, seen } = recordingFrozen();
+    const request = new StorageDeadline(Date.now() + 3_600_000);
+    await outcome(withStorageDeadline(request, () => new BoundedKV(kv, 50).get('/a')));
+    assert.ok((seen[0] ?? Infinity) < request.deadlineAt - 3_000_000);
+  });
+
+  it('sends nothing for a request already answered without its work (timed out or client gone)', async () => {
+    const { kv, seen } = recordingFrozen();
+    const request = new StorageDeadline(Date.now() + 60_000, () => true);
+    const err = await outcome(
+      withStorageDeadline(request, () => new BoundedKV(kv).create('/a', Buffer.from('{}'))),
+    );
+    assert.ok(isStorageError(err, 'Timeout'));
+    // The transaction never left: its outcome is known.
+    assert.doesNotMatch((err as Error).message, /may have succeeded/);
+    assert.equal(seen.length, 0);
+  });
+
+  it('counts a write as outstanding from when it is sent until storage answers it', async () => {
+    let answer: (() => void) | undefined;
+    const kv = backend(() => new Promise<never>((_, reject) => (answer = () => reject(new Error('down')))));
+    const request = new StorageDeadline(Date.now() + 60_000);
+    const write = withStorageDeadline(request, () => new BoundedKV(kv).update('/a', Buffer.from('{}'), 1));
+    assert.equal(request.writesInFlight, 1);
+    answer?.();
+    await write.catch(() => undefined);
+    assert.equal(request.writesInFlight, 0);
+    // Timed out and still unanswered: it stays outstanding (it may yet be applied).
+    const frozenRequest = new StorageDeadline(Date.now() + 50);
+    await outcome(withStorageDeadline(frozenRequest, () => new BoundedKV(frozen).create('/b', Buffer.from('{}'))));
+    assert.equal(frozenRequest.writesInFlight, 1);
+  });
+
+  it('lets shared work run free of the request that started it', () => {
+    const request = new StorageDeadline(Date.now() + 100);
+    withStorageDeadline(request, () => {
+      assert.equal(storageDeadline(), request);
+      withoutStorageDeadline(() => assert.equal(storageDeadline(), undefined));
+    });
   });
 });
 

@@ -5,9 +5,17 @@
 // The KV contract's own errors (CompactedError, FutureRevisionError) pass through;
 // anything else a backend throws is a failure to reach or use storage.
 //
-// A call that times out is not cancelled underneath: a write sent before the
-// deadline may still be applied, which is why its error says so.
+// A call's time is the per-call bound or what is left of its request's deadline
+// (storage/deadline.ts), whichever ends first; the backend sees that deadline too.
+// A request already answered without its work (timed out, client gone) starts no
+// further call: a write abandoned before its transaction never sends it. A call
+// that times out is not cancelled underneath (the etcd3 client treats a gRPC
+// DEADLINE_EXCEEDED as a failed host: it resets the connection, watches included,
+// and opens its circuit for 5 s, which delayed recovery from a frozen etcd from
+// 0.1 s to 4.5 s when tried), so a write sent before the deadline may still be
+// applied, which is why its timeout says so.
 
+import { StorageDeadline, storageDeadline, withStorageDeadline } from './deadline.js';
 import { StorageError, storageTimeout, storageUnavailable } from './errors.js';
 import {
   CompactedError,
@@ -75,16 +83,32 @@ export class BoundedKV implements KV {
   }
 
   private bounded<T>(key: string, write: boolean, call: () => Promise<T>): Promise<T> {
+    const request = storageDeadline();
+    // Nothing was sent: the outcome is known, so no "may have succeeded".
+    if (request?.abandoned) return Promise.reject(storageTimeout(key, false));
+    const callDeadlineAt = Date.now() + this.callTimeoutMs;
+    const deadline = request ? request.narrowed(callDeadlineAt) : new StorageDeadline(callDeadlineAt);
+    // The request's timeout tells a client its write may have landed only while one is out.
+    if (write && request) request.writesInFlight++;
+    const settled = (): void => {
+      if (write && request) request.writesInFlight--;
+    };
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(storageTimeout(key, write)), this.callTimeoutMs);
-      call().then(
+      const timer = setTimeout(() => reject(storageTimeout(key, write)), deadline.remainingMs());
+      withStorageDeadline(deadline, call).then(
         (value) => {
           clearTimeout(timer);
+          settled();
           resolve(value);
         },
         (err: unknown) => {
           clearTimeout(timer);
-          reject(isContractError(err) ? err : storageUnavailable(key, err));
+          settled();
+          if (isContractError(err)) reject(err);
+          // The backend gave up at the deadline it was handed (gRPC's DEADLINE_EXCEEDED):
+          // a timeout like ours, a write's outcome unknown, not storage refusing.
+          else if (deadline.remainingMs() === 0) reject(storageTimeout(key, write));
+          else reject(storageUnavailable(key, err));
         },
       );
     });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { RequestContext } from '../../registry/rest/interfaces.js';
 import { call, GROUP, openWatch, startTestServer, type TestServer } from '../testing/fakes.js';
-import { requestedTimeoutMs } from './timeout.js';
+import { newRequestTimeout, requestedTimeoutMs } from './timeout.js';
 
 describe('?timeout=', () => {
   it('is a Go duration; zero, negative or absent means the server default', () => {
@@ -16,6 +16,19 @@ describe('?timeout=', () => {
     assert.throws(
       () => requestedTimeoutMs(new URLSearchParams('timeout=soon')),
       /^ApiError: invalid timeout specified in the request URL - time: invalid duration "soon"$/,
+    );
+  });
+});
+
+describe('the request timeout Status', () => {
+  it("says the operation may have succeeded only when a write was out to storage at the deadline", () => {
+    assert.equal(
+      newRequestTimeout().message,
+      'Timeout: request did not complete within requested timeout - context deadline exceeded',
+    );
+    assert.equal(
+      newRequestTimeout(true).message,
+      'Timeout: request did not complete within requested timeout - context deadline exceeded: the operation may have succeeded',
     );
   });
 });

@@ -6,17 +6,27 @@
 // once, the request's signal aborts so the work in progress may stop, and whatever
 // the handler answers later is dropped. Storage writes are single transactions, so
 // the abandoned write either committed or did not: never half an object.
+//
+// The deadline also bounds the request's storage calls (storage/deadline.ts): each
+// gets what is left of it, at most the per-call bound; a request answered 504 starts
+// no further call; and when a write's transaction was out at the deadline, the 504
+// says the operation may have succeeded, since it may have.
 
 import { newBadRequest, newTimeout, type ApiError } from '../../apis/meta/errors.js';
+import { StorageDeadline } from '../../storage/deadline.js';
 import { parseDuration } from '../../util/duration.js';
 import type { RequestScope } from '../scope.js';
 
 /** upstream's invalidTimeoutInURL. */
 const INVALID_TIMEOUT = 'invalid timeout specified in the request URL';
 
-/** What the finisher answers when the deadline passes (context.DeadlineExceeded's text). */
-export function newRequestTimeout(): ApiError {
-  return newTimeout('request did not complete within requested timeout - context deadline exceeded', 0);
+/**
+ * What the finisher answers when the deadline passes (context.DeadlineExceeded's
+ * text), saying so when a write had been sent to storage and not answered.
+ */
+export function newRequestTimeout(writeOutstanding = false): ApiError {
+  const outcome = writeOutstanding ? ': the operation may have succeeded' : '';
+  return newTimeout(`request did not complete within requested timeout - context deadline exceeded${outcome}`, 0);
 }
 
 /**
@@ -40,10 +50,15 @@ export class RequestTimeoutFilter {
     private readonly maximumMs: number,
   ) {}
 
-  /** Arms the deadline of a request that is not long-running; a bad ?timeout= is a 400 before any work. */
-  arm(scope: RequestScope): void {
+  /**
+   * Arms the deadline of a request that is not long-running (a bad ?timeout= is a 400
+   * before any work) and returns it for the request's storage calls.
+   */
+  arm(scope: RequestScope): StorageDeadline {
     const asked = requestedTimeoutMs(scope.hasQuery ? scope.query : undefined);
     const ms = asked === undefined || asked > this.maximumMs ? this.maximumMs : asked;
-    scope.armDeadline(ms, newRequestTimeout);
+    const deadline = new StorageDeadline(Date.now() + ms, () => scope.timedOut || scope.isClosed);
+    scope.armDeadline(ms, () => newRequestTimeout(deadline.writesInFlight > 0));
+    return deadline;
   }
 }

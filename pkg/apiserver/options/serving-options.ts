@@ -17,6 +17,10 @@ export interface ServingOptionValues {
   requestTimeoutMs: number;
   /** Watches without timeoutSeconds end between this and twice this. */
   minRequestTimeoutSeconds: number;
+  /** Reads (get, list) executing at once; more wait in fair queues, then 429. 0 = unlimited. */
+  maxRequestsInflight: number;
+  /** Writes executing at once, likewise. 0 = unlimited. */
+  maxMutatingRequestsInflight: number;
 }
 
 export const servingOptions = {
@@ -70,6 +74,24 @@ export const servingOptions = {
       // kube-apiserver's --min-request-timeout default.
       default: 1800,
     },
+    {
+      name: 'max-requests-inflight',
+      field: 'maxRequestsInflight',
+      kind: 'int',
+      usage:
+        'Reads (get, list) executing at once. More wait in fair queues per user, and are answered 429 Too Many Requests when their queue is full or after a quarter of --request-timeout. Watches, system:masters and platform:admins are exempt. 0 disables the limit.',
+      // kube-apiserver's default.
+      default: 400,
+    },
+    {
+      name: 'max-mutating-requests-inflight',
+      field: 'maxMutatingRequestsInflight',
+      kind: 'int',
+      usage:
+        'Writes (create, update, patch, delete) executing at once, queued and limited as --max-requests-inflight. 0 disables the limit.',
+      // kube-apiserver's default.
+      default: 200,
+    },
   ],
   complete(v) {
     v.bindAddress = v.bindAddress.trim();
@@ -98,6 +120,13 @@ export const servingOptions = {
     }
     if (!Number.isInteger(v.minRequestTimeoutSeconds) || v.minRequestTimeoutSeconds < 1) {
       errs.push('--min-request-timeout: must be a positive number of seconds');
+    }
+    // upstream's ServerRunOptions.Validate wording.
+    if (!Number.isInteger(v.maxRequestsInflight) || v.maxRequestsInflight < 0) {
+      errs.push('--max-requests-inflight can not be negative value');
+    }
+    if (!Number.isInteger(v.maxMutatingRequestsInflight) || v.maxMutatingRequestsInflight < 0) {
+      errs.push('--max-mutating-requests-inflight can not be negative value');
     }
     return errs;
   },

@@ -432,6 +432,8 @@ export interface StatusBody {
 
 export const ADMIN: AuthenticatedUser = { name: 'alice', groups: ['system:authenticated'] };
 export const BOB: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'] };
+/** A host cluster administrator (`root-token`): exempt from the in-flight limits, as upstream. */
+export const ROOT: AuthenticatedUser = { name: 'root', groups: ['system:masters', 'system:authenticated'] };
 
 export interface TestServer {
   readonly url: string;
@@ -450,6 +452,8 @@ export interface TestServerOptions {
   readonly readyChecks?: readonly HealthCheck[];
   readonly liveChecks?: readonly HealthCheck[];
   readonly requestTimeoutMs?: number;
+  readonly maxRequestsInflight?: number;
+  readonly maxMutatingRequestsInflight?: number;
   /** false: no request metrics (to measure what they cost). */
   readonly metrics?: boolean;
   /** Builds the handler (default: the real handler over the fake document builders). */
@@ -469,7 +473,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     group: GROUP,
     version: VERSION,
     resources: [teams, secrets],
-    authenticator: new FakeAuthenticator({ 'admin-token': ADMIN, 'bob-token': BOB }),
+    authenticator: new FakeAuthenticator({ 'admin-token': ADMIN, 'bob-token': BOB, 'root-token': ROOT }),
     authorizer,
     pathPrefixes: ['/kubernetes/management'],
     versionInfo: {
@@ -494,6 +498,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.liveChecks ? { liveChecks: options.liveChecks } : {}),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.maxRequestsInflight === undefined ? {} : { maxRequestsInflight: options.maxRequestsInflight }),
+    ...(options.maxMutatingRequestsInflight === undefined
+      ? {}
+      : { maxMutatingRequestsInflight: options.maxMutatingRequestsInflight }),
   };
   const handler = options.createHandler
     ? options.createHandler(config)

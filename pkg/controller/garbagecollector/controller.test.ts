@@ -16,7 +16,14 @@ import type { RequestContext } from '../../registry/rest/interfaces.js';
 import { SqliteKV } from '../../storage/sqlite/index.js';
 import { KVStorage } from '../../storage/store.js';
 import { silentLogger } from '../../util/log/index.js';
+import { exposition } from '../../metrics/registry.js';
+import { sample } from '../../metrics/testing.js';
 import { GarbageCollectorController } from './controller.js';
+
+/** One sample of the process's metrics (0 when the series does not exist yet). */
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return sample((await exposition()).body, name, labels) ?? 0;
+}
 
 // Gadgets are cluster-scoped, widgets namespaced: both kinds over one storage,
 // with the collector running as the server runs it.
@@ -125,12 +132,30 @@ describe('garbage collector', () => {
   });
 
   it('background: deletes a dependent once its only owner is gone', async () => {
+    const deleted = await metric('platform_garbage_collector_deleted_objects_total', { propagation_policy: 'Background' });
+    const queue = { name: 'garbage_collector_attempt_to_delete' };
+    const adds = await metric('workqueue_adds_total', queue);
+    const attempts = await metric('platform_garbage_collector_attempts_total', {
+      queue: queue.name,
+      result: 'success',
+    });
     const owner = await gadget(env, 'owner');
     await widget(env, 'dep', [ref(owner)]);
     await settle();
     assert.ok(await exists(env.widgets, 'dep', 'default'), 'a dependent of a live owner stays');
     await env.gadgets.delete(ctx(), 'owner', { ...DELETE, propagationPolicy: 'Background' });
     await eventually('the dependent is gone', async () => !(await exists(env.widgets, 'dep', 'default')));
+    // What the collector did shows in its metrics.
+    assert.equal(
+      await metric('platform_garbage_collector_deleted_objects_total', { propagation_policy: 'Background' }),
+      deleted + 1,
+    );
+    assert.ok((await metric('workqueue_adds_total', queue)) > adds);
+    assert.ok(
+      (await metric('platform_garbage_collector_attempts_total', { queue: queue.name, result: 'success' })) >
+        attempts,
+    );
+    assert.equal(await metric('workqueue_depth', queue), 0);
   });
 
   it('deletes a dependent whose owner was re-created under the same name (uid differs)', async () => {
@@ -215,6 +240,7 @@ describe('garbage collector', () => {
   });
 
   it('orphan: removes the reference from every dependent, then the finalizer, and keeps the dependents', async () => {
+    const orphaned = await metric('platform_garbage_collector_orphaned_dependents_total');
     const owner = await gadget(env, 'owner');
     const other = await gadget(env, 'other');
     await widget(env, 'd1', [ref(owner)]);
@@ -231,6 +257,7 @@ describe('garbage collector', () => {
       d2.metadata.ownerReferences?.map((r) => r.name),
       ['other'],
     );
+    assert.equal(await metric('platform_garbage_collector_orphaned_dependents_total'), orphaned + 2);
   });
 
   it('never deletes because of an invalid reference, and reports it once', async () => {

@@ -10,11 +10,34 @@ import { isApiError } from '../../apis/meta/errors.js';
 import type { KubeObject, OwnerReference, PropagationPolicy } from '../../apis/meta/types.js';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../../apis/meta/validation.js';
 import type { Logger } from '../../util/log/index.js';
+import {
+  garbageCollectorAttempts,
+  garbageCollectorDeletedObjects,
+  garbageCollectorOrphanedDependents,
+  reportWorkQueue,
+  workqueueAdds,
+  workqueueRetries,
+} from '../../metrics/garbage-collector.js';
 import type { GarbageCollectorClient } from './client.js';
 import { GraphBuilder } from './graph-builder.js';
 import type { GraphNode, ObjectIdentity } from './graph.js';
 import { InvalidOwnerReferences, type InvalidReason } from './invalid-references.js';
-import { WorkQueue } from './work-queue.js';
+import { WorkQueue, type WorkQueueOptions } from './work-queue.js';
+
+/** The queues' names, as kube-controller-manager names the collector's (workqueue_* metrics). */
+const ATTEMPT_TO_DELETE = 'garbage_collector_attempt_to_delete';
+const ATTEMPT_TO_ORPHAN = 'garbage_collector_attempt_to_orphan';
+
+function instrumentedQueue(name: string, options: WorkQueueOptions): WorkQueue<GraphNode> {
+  const added = workqueueAdds.labels({ name });
+  const retried = workqueueRetries.labels({ name });
+  const queue = new WorkQueue<GraphNode>({
+    ...options,
+    metrics: { added: () => added.inc(), retried: () => retried.inc() },
+  });
+  reportWorkQueue(name, queue);
+  return queue;
+}
 
 export interface GarbageCollectorOptions {
   readonly client: GarbageCollectorClient;
@@ -47,8 +70,8 @@ export class GarbageCollector {
 
   constructor(options: GarbageCollectorOptions) {
     const queueOptions = { baseDelayMs: 50, maxDelayMs: options.maxRetryDelayMs ?? 30_000 };
-    this.attemptToDelete = new WorkQueue<GraphNode>(queueOptions);
-    this.attemptToOrphan = new WorkQueue<GraphNode>(queueOptions);
+    this.attemptToDelete = instrumentedQueue(ATTEMPT_TO_DELETE, queueOptions);
+    this.attemptToOrphan = instrumentedQueue(ATTEMPT_TO_ORPHAN, queueOptions);
     this.client = options.client;
     this.logger = options.logger;
     this.workers = options.workers ?? 2;
@@ -60,8 +83,8 @@ export class GarbageCollector {
   run(): void {
     if (this.loops.length > 0) return;
     for (let i = 0; i < this.workers; i++) {
-      this.loops.push(this.work(this.attemptToDelete, (n) => this.attemptToDeleteItem(n)));
-      this.loops.push(this.work(this.attemptToOrphan, (n) => this.attemptToOrphanItem(n)));
+      this.loops.push(this.work(ATTEMPT_TO_DELETE, this.attemptToDelete, (n) => this.attemptToDeleteItem(n)));
+      this.loops.push(this.work(ATTEMPT_TO_ORPHAN, this.attemptToOrphan, (n) => this.attemptToOrphanItem(n)));
     }
   }
 
@@ -72,14 +95,20 @@ export class GarbageCollector {
     await Promise.all(this.loops);
   }
 
-  private async work(queue: WorkQueue<GraphNode>, process: (n: GraphNode) => Promise<void>): Promise<void> {
+  private async work(
+    name: string,
+    queue: WorkQueue<GraphNode>,
+    process: (n: GraphNode) => Promise<void>,
+  ): Promise<void> {
     for (;;) {
       const node = await queue.get();
       if (node === undefined) return;
       try {
         await process(node);
         queue.forget(node);
+        garbageCollectorAttempts.inc({ queue: name, result: 'success' });
       } catch (err) {
+        garbageCollectorAttempts.inc({ queue: name, result: 'error' });
         this.logger?.warn('garbage collector: will retry', {
           object: { ...node.identity },
           error: err instanceof Error ? err.message : String(err),
@@ -212,6 +241,7 @@ export class GarbageCollector {
         preconditions: { uid: id.uid, ...(resourceVersion ? { resourceVersion } : {}) },
         propagationPolicy: policy,
       });
+      garbageCollectorDeletedObjects.inc({ propagation_policy: policy });
     } catch (err) {
       if (isApiError(err) && err.reason === 'NotFound') return;
       if (!isApiError(err) || err.reason !== 'Conflict' || !resourceVersion) throw err;
@@ -223,6 +253,7 @@ export class GarbageCollector {
       )
         throw err;
       await this.client.delete(id, { preconditions: { uid: id.uid }, propagationPolicy: policy });
+      garbageCollectorDeletedObjects.inc({ propagation_policy: policy });
     }
   }
 
@@ -232,7 +263,8 @@ export class GarbageCollector {
     const failures: string[] = [];
     for (const dep of [...owner.dependents]) {
       try {
-        await this.removeOwnerReferences(dep.identity, (ref) => ref.uid === owner.identity.uid);
+        if (await this.removeOwnerReferences(dep.identity, (ref) => ref.uid === owner.identity.uid))
+          garbageCollectorOrphanedDependents.inc();
       } catch (err) {
         failures.push(`${dep.identity.name}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -244,7 +276,7 @@ export class GarbageCollector {
   // ---- writes ------------------------------------------------------------------
 
   /** Drops the matching owner references with a merge patch that carries the resourceVersion read. */
-  private removeOwnerReferences(id: ObjectIdentity, drop: (ref: OwnerReference) => boolean): Promise<void> {
+  private removeOwnerReferences(id: ObjectIdentity, drop: (ref: OwnerReference) => boolean): Promise<boolean> {
     return this.patchMetadata(id, (meta) => {
       const refs = meta.ownerReferences ?? [];
       const kept = refs.filter((r) => !drop(r));
@@ -253,7 +285,7 @@ export class GarbageCollector {
   }
 
   /** Sets blockOwnerDeletion false on every reference (patch.go unblockOwnerReferences). */
-  private unblockOwnerReferences(id: ObjectIdentity): Promise<void> {
+  private unblockOwnerReferences(id: ObjectIdentity): Promise<boolean> {
     return this.patchMetadata(id, (meta) => {
       const refs = meta.ownerReferences ?? [];
       if (!refs.some((r) => r.blockOwnerDeletion === true)) return undefined;
@@ -262,7 +294,7 @@ export class GarbageCollector {
   }
 
   /** operations.go removeFinalizer: a merge patch of the finalizers, with the resourceVersion read. */
-  private removeFinalizer(id: ObjectIdentity, finalizer: string): Promise<void> {
+  private removeFinalizer(id: ObjectIdentity, finalizer: string): Promise<boolean> {
     return this.patchMetadata(id, (meta) => {
       const finalizers = meta.finalizers ?? [];
       if (!finalizers.includes(finalizer)) return undefined;
@@ -274,24 +306,24 @@ export class GarbageCollector {
   /**
    * Reads the object, asks `change` for the metadata to merge (undefined: nothing
    * to do), and patches with the resourceVersion read, retrying a conflict with a
-   * fresh read. A vanished or re-created object needs nothing.
+   * fresh read. A vanished or re-created object needs nothing. True when it patched.
    */
   private async patchMetadata(
     id: ObjectIdentity,
     change: (meta: KubeObject['metadata']) => Record<string, unknown> | undefined,
-  ): Promise<void> {
+  ): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       const latest = await this.client.get(id);
-      if (!latest || latest.metadata.uid !== id.uid) return;
+      if (!latest || latest.metadata.uid !== id.uid) return false;
       const metadata = change(latest.metadata);
-      if (!metadata) return;
+      if (!metadata) return false;
       try {
         await this.client.mergePatch(id, {
           metadata: { resourceVersion: latest.metadata.resourceVersion, ...metadata },
         });
-        return;
+        return true;
       } catch (err) {
-        if (isApiError(err) && err.reason === 'NotFound') return;
+        if (isApiError(err) && err.reason === 'NotFound') return false;
         if (!isApiError(err) || err.reason !== 'Conflict' || attempt >= CONFLICT_RETRIES) throw err;
       }
     }

@@ -36,4 +36,24 @@ describe('WorkQueue', () => {
     q.add('ignored');
     assert.equal(q.length, 0);
   });
+
+  it('counts each item once when queued however often it is added, and each retry (workqueue metrics)', async () => {
+    const counts = { added: 0, retried: 0 };
+    const q = new WorkQueue<string>({
+      baseDelayMs: 1,
+      metrics: { added: () => counts.added++, retried: () => counts.retried++ },
+    });
+    q.add('a');
+    q.add('a');
+    const item = await q.get();
+    q.add('a'); // added again while in hand: queued once it is done
+    q.done(item as string);
+    assert.equal(q.length, 1);
+    assert.deepEqual(counts, { added: 2, retried: 0 });
+    const again = await q.get();
+    q.addRateLimited(again as string);
+    q.done(again as string);
+    assert.equal(counts.retried, 1);
+    q.shutDown();
+  });
 });

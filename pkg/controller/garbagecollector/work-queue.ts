@@ -10,6 +10,8 @@ export interface WorkQueueOptions {
   readonly baseDelayMs?: number;
   /** Longest retry delay (client-go's controller default: 1000 s; far shorter here). */
   readonly maxDelayMs?: number;
+  /** Told of each item newly queued and each retry scheduled (client-go's workqueue metrics). */
+  readonly metrics?: { added(): void; retried(): void };
 }
 
 export class WorkQueue<T> {
@@ -23,10 +25,12 @@ export class WorkQueue<T> {
   private shuttingDown = false;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly metrics: WorkQueueOptions['metrics'];
 
   constructor(options: WorkQueueOptions = {}) {
     this.baseDelayMs = options.baseDelayMs ?? 5;
     this.maxDelayMs = options.maxDelayMs ?? 30_000;
+    this.metrics = options.metrics;
   }
 
   get length(): number {
@@ -35,6 +39,11 @@ export class WorkQueue<T> {
 
   add(item: T): void {
     if (this.shuttingDown || this.dirty.has(item)) return;
+    this.metrics?.added();
+    this.enqueue(item);
+  }
+
+  private enqueue(item: T): void {
     this.dirty.add(item);
     if (this.processing.has(item)) return;
     const waiter = this.waiters.shift();
@@ -50,6 +59,7 @@ export class WorkQueue<T> {
   /** Adds the item again after its backoff: base * 2^failures, capped. */
   addRateLimited(item: T): void {
     if (this.shuttingDown || this.timers.has(item)) return;
+    this.metrics?.retried();
     const failures = this.failures.get(item) ?? 0;
     this.failures.set(item, failures + 1);
     const delay = Math.min(this.baseDelayMs * 2 ** failures, this.maxDelayMs);
@@ -80,9 +90,10 @@ export class WorkQueue<T> {
 
   done(item: T): void {
     this.processing.delete(item);
-    if (this.dirty.has(item)) {
+    // Added again while in hand: queued now (and counted when it was added).
+    if (this.dirty.has(item) && !this.shuttingDown) {
       this.dirty.delete(item);
-      this.add(item);
+      this.enqueue(item);
     }
   }
 

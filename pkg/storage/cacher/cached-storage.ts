@@ -19,6 +19,7 @@ import type {
   Watcher,
   WatchOptions,
 } from '../interfaces.js';
+import { withoutStorageDeadline } from '../deadline.js';
 import type { KV } from '../kv.js';
 import type { Logger } from '../../util/log/index.js';
 import { Cacher, directoryOf, type CacherOptions } from './cacher.js';
@@ -157,6 +158,23 @@ export class CachedStorage implements Storage {
     return this.revisions.current();
   }
 
+  /**
+   * Each running cache's prefix, the revision it has applied, and how far it is
+   * behind storage's current revision (-1 when storage did not answer).
+   */
+  async cacheLags(): Promise<{ prefix: string; revision: number; lag: number }[]> {
+    const cachers = [...this.cachers.values()];
+    let newest: number;
+    try {
+      newest = await this.revisions.current();
+    } catch {
+      return cachers.map((c) => ({ prefix: c.prefix, revision: c.revision, lag: -1 }));
+    }
+    return Promise.all(
+      cachers.map(async (c) => ({ prefix: c.prefix, revision: c.revision, lag: await c.lagBehind(newest) })),
+    );
+  }
+
   async compact(revision: number): Promise<void> {
     await this.storage.compact(revision);
     for (const cacher of this.cachers.values()) cacher.compact(revision);
@@ -192,7 +210,8 @@ export class CachedStorage implements Storage {
     if (!cacher) {
       cacher = new Cacher(prefix, this.kv, this.storage, this.revisions, this.cacherOptions);
       this.cachers.set(prefix, cacher);
-      cacher.start();
+      // Started by whichever request reads first, but it serves every later one.
+      withoutStorageDeadline(() => (cacher as Cacher).start());
     }
     return cacher;
   }

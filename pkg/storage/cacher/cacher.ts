@@ -123,6 +123,21 @@ export class Cacher {
     return this.isReady;
   }
 
+  /** The revision this cache has applied (for metrics). */
+  get revision(): number {
+    return this.cache.revision;
+  }
+
+  /**
+   * Revisions this cache is behind `revision`: 0 once it has applied everything up
+   * to it, or proves it has (asking storage for progress, as a consistent read
+   * waits, and for no longer).
+   */
+  async lagBehind(revision: number): Promise<number> {
+    if (this.isReady && (await this.waitFresh(revision))) return 0;
+    return Math.max(0, revision - this.cache.revision);
+  }
+
   /** Objects cached (for tests and metrics). */
   get size(): number {
     return this.cache.size;

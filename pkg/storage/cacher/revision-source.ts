@@ -5,6 +5,8 @@
 // flight returns. However many reads arrive, storage sees at most one revision
 // request per round trip, and each caller waits at most two.
 
+import { withoutStorageDeadline } from '../deadline.js';
+
 export class RevisionSource {
   private running: Promise<number> | undefined;
   private queued: Promise<number> | undefined;
@@ -27,7 +29,8 @@ export class RevisionSource {
   }
 
   private start(): Promise<number> {
-    const p = this.fetch();
+    // Shared by every caller that joins it: no one request's deadline applies.
+    const p = withoutStorageDeadline(() => this.fetch());
     this.running = p;
     const clear = (): void => {
       if (this.running === p) this.running = undefined;

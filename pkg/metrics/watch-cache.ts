@@ -1,0 +1,67 @@
+// How current the watch caches are: upstream's apiserver_watch_cache_resource_version
+// (pkg/storage/cacher/metrics: the revision each resource's cache has applied, by
+// group and resource), and the platform's own lag, the revisions a cache is behind
+// the newest revision storage reports, 0 once it has applied (or can prove it has)
+// everything up to it. A cache lagging for long serves stale lists and delays
+// watches: the lag is what an alert watches. Read when scraped, bounded in time.
+
+import { Gauge } from 'prom-client';
+
+import { registry, ScrapeRead } from './registry.js';
+
+export interface WatchCacheState {
+  readonly group: string;
+  readonly resource: string;
+  /** The revision the cache has applied. */
+  readonly revision: number;
+  /** Revisions behind the newest revision storage reports; -1 when storage did not answer. */
+  readonly lag: number;
+}
+
+/** What the storage layer tells the scrape. */
+export interface WatchCacheSource {
+  watchCaches(): Promise<readonly WatchCacheState[]>;
+}
+
+/** As the other storage gauges: a scrape waits at most this for storage. */
+const TIMEOUT_MS = 1000;
+
+let source: WatchCacheSource | undefined;
+/** One look serves both gauges of a scrape. */
+const last = new ScrapeRead<readonly WatchCacheState[]>(TIMEOUT_MS, []);
+
+/** Sets (or with undefined, clears) where the caches' states come from. */
+export function setWatchCacheSource(s: WatchCacheSource | undefined): void {
+  source = s;
+  last.forget();
+}
+
+function states(): Promise<readonly WatchCacheState[]> {
+  const s = source;
+  return s ? last.get(() => s.watchCaches()) : Promise.resolve([]);
+}
+
+/** A gauge by group and resource of one figure of each cache. */
+function cacheGauge(name: string, help: string, figure: (c: WatchCacheState) => number): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['group', 'resource'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const c of await states()) this.set({ group: c.group, resource: c.resource }, figure(c));
+    },
+  });
+}
+
+cacheGauge(
+  'apiserver_watch_cache_resource_version',
+  'Current resource version of watch cache broken by resource type.',
+  (c) => c.revision,
+);
+cacheGauge(
+  'platform_watch_cache_resource_version_lag',
+  'Revisions each watch cache is behind the newest revision storage reports (0 when current; -1 when storage did not answer).',
+  (c) => c.lag,
+);

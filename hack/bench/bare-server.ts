@@ -1,10 +1,11 @@
 // The raw HTTP baselines: a bare node:https server (no routing, no authentication,
 // no storage) with the same certificate as the API server. It answers every request
 // with fixed bytes, or by serializing a list of objects, or holds the response open
-// as an idle watch would. Run as a forked child; measured through IPC.
+// as an idle watch would, or stands in for the API server's watch fan-out (the limit
+// of Node and TLS on this machine). Run as a forked child; measured through IPC.
 
 import { createServer, type Server } from 'node:https';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { memory } from './memory.js';
 import { profile, type ProfileCommand } from './profiler.js';
@@ -15,7 +16,15 @@ export type BareMode =
       readonly mode: 'list';
       readonly list: { kind: string; apiVersion: string; metadata: unknown; items: unknown[] };
     }
-  | { readonly mode: 'stream' };
+  | { readonly mode: 'stream' }
+  /**
+   * The watch fan-out's fair baseline: a GET with `watch=1` is held as a watch stream,
+   * any other GET answers an empty list, and a POST is a "write": answered with its
+   * resourceVersion, then the event (`event` with `@RV@` replaced) is framed once as an
+   * HTTP/1.1 chunk and the same bytes written to every stream's socket, as the API server
+   * does with a shared event.
+   */
+  | { readonly mode: 'broadcast'; readonly event: string };
 
 export interface BareStart {
   readonly certPem: string;
@@ -37,35 +46,75 @@ let parsed: unknown[] = [];
 let server: Server | undefined;
 const held: ServerResponse[] = [];
 
-function handlerFor(b: BareMode): (res: ServerResponse) => void {
+function handlerFor(b: BareMode): (req: IncomingMessage, res: ServerResponse) => void {
   switch (b.mode) {
     case 'bytes': {
       const body = Buffer.from(b.body);
-      return (res) => {
+      return (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
         res.end(body);
       };
     }
     case 'list':
-      return (res) => {
+      return (_req, res) => {
         const body = `${JSON.stringify(b.list)}\n`;
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
         res.end(body);
       };
     case 'stream':
-      return (res) => {
+      return (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
         res.flushHeaders();
         held.push(res);
       };
+    case 'broadcast':
+      return broadcaster(b.event);
   }
+}
+
+function broadcaster(event: string): (req: IncomingMessage, res: ServerResponse) => void {
+  const streams = new Set<ServerResponse>();
+  let revision = 0;
+  const answer = (res: ServerResponse, status: number, body: string): void => {
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  return (req, res) => {
+    if (req.method === 'POST') {
+      req.on('end', () => {
+        const rv = String(++revision);
+        answer(res, 201, `{"metadata":{"resourceVersion":"${rv}"}}`);
+        const line = Buffer.from(`${event.replaceAll('@RV@', rv)}\n`);
+        const frame = Buffer.concat([
+          Buffer.from(`${line.length.toString(16)}\r\n`),
+          line,
+          Buffer.from('\r\n'),
+        ]);
+        for (const stream of streams) stream.socket?.write(frame);
+      });
+      return;
+    }
+    if (!req.url?.includes('watch=1')) {
+      answer(
+        res,
+        200,
+        `{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"${revision}"},"items":[]}`,
+      );
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+    streams.add(res);
+    held.push(res);
+    res.on('close', () => streams.delete(res));
+  };
 }
 
 async function start(s: BareStart): Promise<{ origin: string }> {
   const handle = handlerFor(s.behaviour);
   server = createServer({ cert: s.certPem, key: s.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
     req.resume();
-    handle(res);
+    handle(req, res);
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return { origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}` };

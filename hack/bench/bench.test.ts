@@ -27,6 +27,8 @@ const COMPARED = [
   'list-vs-etcd',
   'get-etcd3',
   'watch-fanout',
+  'watch-fanout-etcd',
+  'watch-fanout-saturation',
   'authz-scale',
   'get-sqlite',
   'create-sqlite',

@@ -38,6 +38,7 @@ export type Job =
       kind: 'watch-fanout';
       target: HttpTarget;
       watchers: number;
+      /** 0: saturation, each write sent as soon as the last was answered. */
       writesPerSecond: number;
       durationMs: number;
       namePrefix: string;
@@ -358,7 +359,8 @@ async function watchFanout(job: Extract<Job, { kind: 'watch-fanout' }>): Promise
   });
   const acks = new Map<number, number>();
   const wh = headers(job.target, true);
-  const interval = 1000 / job.writesPerSecond;
+  const saturate = job.writesPerSecond <= 0;
+  const interval = saturate ? 0 : 1000 / job.writesPerSecond;
   const start = performance.now();
   let i = 0;
   const writes: Promise<void>[] = [];
@@ -366,6 +368,8 @@ async function watchFanout(job: Extract<Job, { kind: 'watch-fanout' }>): Promise
     const due = start + i * interval;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // At saturation the next write waits for the last one's answer (one writer).
+    if (saturate && writes.length > 0) await writes[writes.length - 1];
     const n = i++;
     writes.push(
       (async () => {
@@ -394,6 +398,14 @@ async function watchFanout(job: Extract<Job, { kind: 'watch-fanout' }>): Promise
   while (!complete() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const latency = new Latencies();
   let incomplete = 0;
+  // Events delivered per second, from the first write to the last event received.
+  let delivered = 0;
+  let lastEvent = start;
+  for (const s of seen.values()) {
+    delivered += s.count;
+    if (s.last > lastEvent) lastEvent = s.last;
+  }
+  const eventsPerSecond = lastEvent > start ? Math.round(delivered / ((lastEvent - start) / 1000)) : 0;
   for (const [r, ack] of acks) {
     const s = seen.get(r);
     if (!s || s.count < job.watchers) {
@@ -410,6 +422,7 @@ async function watchFanout(job: Extract<Job, { kind: 'watch-fanout' }>): Promise
     watchers: job.watchers,
     writes: acks.size,
     incomplete,
+    eventsPerSecond,
   });
 }
 

@@ -22,9 +22,9 @@ import type {
 import { withoutStorageDeadline } from '../deadline.js';
 import type { KV } from '../kv.js';
 import type { Logger } from '../../util/log/index.js';
+import { RevisionBatcher, type RevisionReader } from '../revision-batcher.js';
 import { Cacher, directoryOf, type CacherOptions } from './cacher.js';
 import { GlobalProgress } from './global-progress.js';
-import { RevisionSource } from './revision-source.js';
 
 export interface CachedStorageOptions {
   /** What writes and uncached reads go to. */
@@ -48,6 +48,12 @@ export interface CachedStorageOptions {
   /** How long a read waits for a cache (to start, or to catch up) before asking storage. Default 3 s. */
   readonly freshnessTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * How consistent reads learn storage's current revision from `read`. Default: a
+   * RevisionBatcher (one revision read in flight, shared by every reader that
+   * arrived before it began). Benchmarks pass one read per reader to measure that.
+   */
+  readonly revisionReader?: (read: () => Promise<number>) => RevisionReader;
 }
 
 /**
@@ -72,7 +78,7 @@ export class CachedStorage implements Storage {
   private readonly storage: Storage;
   private readonly kv: KV;
   private readonly cachers = new Map<string, Cacher>();
-  private readonly revisions: RevisionSource;
+  private readonly revisions: RevisionReader;
   private readonly cacherOptions: CacherOptions;
   private readonly freshnessTimeoutMs: number;
   private closed = false;
@@ -81,7 +87,8 @@ export class CachedStorage implements Storage {
   constructor(private readonly options: CachedStorageOptions) {
     this.storage = options.storage;
     this.kv = options.kv;
-    this.revisions = new RevisionSource(() => this.storage.currentResourceVersion());
+    const read = (): Promise<number> => this.storage.currentResourceVersion();
+    this.revisions = options.revisionReader ? options.revisionReader(read) : new RevisionBatcher(read);
     this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? 3000;
     // Used only by caches whose storage watch cannot answer progress requests (older etcd).
     this.globalProgress = new GlobalProgress(options.kv, options.resourcePrefix, options.logger);

@@ -35,11 +35,11 @@ import { EVERYTHING } from '../interfaces.js';
 import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
+import type { RevisionReader } from '../revision-batcher.js';
 import { tooOldResourceVersionStatus } from '../store-watcher.js';
 import type { Logger } from '../../util/log/index.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
 import type { GlobalProgress } from './global-progress.js';
-import type { RevisionSource } from './revision-source.js';
 import { CacheEntry, deepFreeze, WatchCache, type Snapshot } from './watch-cache.js';
 
 export interface CacherOptions {
@@ -108,7 +108,7 @@ export class Cacher {
     readonly prefix: string,
     private readonly kv: KV,
     private readonly storage: Storage,
-    private readonly revisions: RevisionSource,
+    private readonly revisions: RevisionReader,
     private readonly options: CacherOptions,
   ) {
     this.cache = new WatchCache(options.historyCapacity);

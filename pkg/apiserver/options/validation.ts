@@ -4,17 +4,16 @@
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { isDNS1123Label, isDNS1123Subdomain } from '../../apis/meta/validation.js';
 import { isLogLevel, LOG_LEVELS } from './logger.js';
 import type { ServerOptionValues } from './options.js';
 
 export const STORAGE_BACKENDS = ['sqlite', 'etcd3'] as const;
 export type StorageBackend = (typeof STORAGE_BACKENDS)[number];
 
-const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
-
-export function isDNS1123Subdomain(value: string): boolean {
-  return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
+/** A flag's value is a DNS-1123 subdomain (apimachinery's IsDNS1123Subdomain finds no problem). */
+function isSubdomain(value: string): boolean {
+  return isDNS1123Subdomain(value).length === 0;
 }
 
 /** Room left in an object name after the admin user's name, for `<admin>-bootstrap`. */
@@ -66,7 +65,7 @@ export function validateOptions(v: ServerOptionValues): string[] {
   }
   if (!v.etcdPrefix.startsWith('/')) errs.push(`--etcd-prefix: "${v.etcdPrefix}" must start with "/"`);
 
-  if (!isDNS1123Subdomain(v.apiGroup) || !v.apiGroup.includes('.')) {
+  if (!isSubdomain(v.apiGroup) || !v.apiGroup.includes('.')) {
     errs.push(
       `--api-group: "${v.apiGroup}" must be a DNS subdomain with at least one dot (lower case letters, digits, '-' and '.', e.g. management.example.com)`,
     );
@@ -83,7 +82,7 @@ export function validateOptions(v: ServerOptionValues): string[] {
     if (problem) errs.push(`${flag}: ${problem}`);
   }
 
-  if (!isDNS1123Subdomain(v.adminUsername) || v.adminUsername.length + BOOTSTRAP_SUFFIX.length > 253) {
+  if (!isSubdomain(v.adminUsername) || v.adminUsername.length + BOOTSTRAP_SUFFIX.length > 253) {
     errs.push(
       `--admin-username: "${v.adminUsername}" must be a valid user name (lower case letters, digits, '-' and '.', at most ${253 - BOOTSTRAP_SUFFIX.length} characters)`,
     );
@@ -101,7 +100,6 @@ export function validateOptions(v: ServerOptionValues): string[] {
   return errs;
 }
 
-const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL}$`);
 /** `<domain>/<path>`, as Kubernetes signer names are (kubernetes.io/kube-apiserver-client). */
 const SIGNER_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_./]+$/;
 
@@ -110,7 +108,7 @@ function validateTokenOptions(v: ServerOptionValues): string[] {
   const errs: string[] = [];
   if (v.signingKeySecret !== '') {
     const [namespace = '', name = '', ...rest] = v.signingKeySecret.split('/');
-    if (rest.length > 0 || !DNS1123_LABEL_RE.test(namespace) || !isDNS1123Subdomain(name)) {
+    if (rest.length > 0 || isDNS1123Label(namespace).length > 0 || !isSubdomain(name)) {
       errs.push(`--signing-key-secret: "${v.signingKeySecret}" must be <namespace>/<name> of a Secret`);
     }
   }
@@ -140,7 +138,7 @@ function validateTokenOptions(v: ServerOptionValues): string[] {
   } else if (v.projectNamespacePrefix.length > 62) {
     errs.push('--project-namespace-prefix: must leave room for a project name in 63 characters');
   }
-  if (v.ingressSuffix !== '' && !isDNS1123Subdomain(v.ingressSuffix)) {
+  if (v.ingressSuffix !== '' && !isSubdomain(v.ingressSuffix)) {
     errs.push(`--ingress-suffix: "${v.ingressSuffix}" must be a DNS domain, e.g. vcluster.example.com`);
   }
   if (!SIGNER_NAME.test(v.csrSignerName)) {

@@ -8,6 +8,7 @@
 // front-proxy flags can turn anything on; the identity headers are stripped either way.
 
 import { accessSync, constants, statSync } from 'node:fs';
+import { parseNamespacedName } from '../../apis/meta/namespaced-name.js';
 import { FrontProxyAuthenticator } from '../../authentication/front-proxy.js';
 import {
   ConfigMapRequestHeaderSource,
@@ -70,13 +71,6 @@ export interface HostServices {
   stop(): Promise<void>;
 }
 
-/** `<namespace>/<name>`, or undefined when malformed. */
-export function parseSecretRef(ref: string): { namespace: string; name: string } | undefined {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(ref);
-  if (!m || (m[1] ?? '').length > 63 || (m[3] ?? '').length > 253) return undefined;
-  return { namespace: m[1] ?? '', name: m[3] ?? '' };
-}
-
 /** Problems with the host flags (validate() reports them with the rest). */
 export function validateHostOptions(v: HostOptionValues): string[] {
   const errs: string[] = [];
@@ -93,7 +87,7 @@ export function validateHostOptions(v: HostOptionValues): string[] {
       errs.push(`${flag}: cannot read "${file}"`);
     }
   }
-  if (v.bootstrapSecret !== '' && !parseSecretRef(v.bootstrapSecret)) {
+  if (v.bootstrapSecret !== '' && !parseNamespacedName(v.bootstrapSecret)) {
     errs.push(
       `--bootstrap-secret: "${v.bootstrapSecret}" must be <namespace>/<name> (a namespace and a Secret name in lower case)`,
     );
@@ -171,7 +165,7 @@ export function buildHostServices(
     : undefined;
   const tokenReview = host ? new TokenReviewAuthenticator(host, { logger: log }) : undefined;
   const subjectAccessReview = host ? new SubjectAccessReviewAuthorizer(host, { logger: log }) : undefined;
-  const secretRef = options.bootstrapSecret ? parseSecretRef(options.bootstrapSecret) : undefined;
+  const secretRef = options.bootstrapSecret ? parseNamespacedName(options.bootstrapSecret) : undefined;
   if (options.bootstrapSecret && !host)
     log.warn(
       '--bootstrap-secret needs a host cluster; the admin key goes to the admin kube config file instead',

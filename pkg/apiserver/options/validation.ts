@@ -4,7 +4,8 @@
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { isDNS1123Label, isDNS1123Subdomain } from '../../apis/meta/validation.js';
+import { parseNamespacedName } from '../../apis/meta/namespaced-name.js';
+import { isDNS1123Subdomain } from '../../apis/meta/validation.js';
 import { isLogLevel, LOG_LEVELS } from './logger.js';
 import type { ServerOptionValues } from './options.js';
 
@@ -107,8 +108,7 @@ const SIGNER_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_./]+$/;
 function validateTokenOptions(v: ServerOptionValues): string[] {
   const errs: string[] = [];
   if (v.signingKeySecret !== '') {
-    const [namespace = '', name = '', ...rest] = v.signingKeySecret.split('/');
-    if (rest.length > 0 || isDNS1123Label(namespace).length > 0 || !isSubdomain(name)) {
+    if (!parseNamespacedName(v.signingKeySecret)) {
       errs.push(`--signing-key-secret: "${v.signingKeySecret}" must be <namespace>/<name> of a Secret`);
     }
   }

@@ -9,8 +9,8 @@ import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { kindComponent } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
-import { PRETTY } from './parameters.js';
-import { groupVersionRoutes, type Route } from './routes.js';
+import { pathItems, type PathParameterName } from './paths.js';
+import { groupVersionRoutes, type GroupVersionRoutes, type Route } from './routes.js';
 
 export interface OpenAPIV3Root {
   paths: Record<string, { serverRelativeURL: string }>;
@@ -42,9 +42,7 @@ function queryParameter(p: QueryParameter): JSONSchema {
   };
 }
 
-function pathParameter(name: 'namespace' | 'name', kind: string): JSONSchema {
-  const description =
-    name === 'name' ? `name of the ${kind}` : 'object name and auth scope, such as for teams and projects';
+function pathParameter(name: PathParameterName, description: string): JSONSchema {
   return { name, in: 'path', description, required: true, schema: { type: 'string', uniqueItems: true } };
 }
 
@@ -88,21 +86,13 @@ export function openAPIV3GroupVersion(
   version: string,
   resources: readonly RESTStorage[],
 ): JSONSchema {
-  const { routes, kinds } = groupVersionRoutes(group, version, resources);
-  const paths: Record<string, JSONSchema> = {};
-  for (const route of routes) {
-    let item = paths[route.path];
-    if (!item) {
-      item = {
-        parameters: [
-          ...route.pathParameters.map((p) => pathParameter(p, route.gvk.kind)),
-          queryParameter(PRETTY),
-        ],
-      };
-      paths[route.path] = item;
-    }
-    item[route.method] = operation(route);
-  }
+  return openAPIV3Document(group, version, groupVersionRoutes(group, version, resources));
+}
+
+/** The v3 document of routes already built (openAPIDocuments builds them once for both). */
+export function openAPIV3Document(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
+  const { routes, kinds } = gv;
+  const paths = pathItems(routes, { pathParameter, queryParameter, operation });
   const schemas: Record<string, JSONSchema> = {};
   for (const k of kinds) schemas[k.model] = kindComponent(k, ref, 'v3');
   Object.assign(schemas, metaSchemas(group, ref));

@@ -36,6 +36,7 @@ import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
 import { tooOldResourceVersionStatus } from '../store-watcher.js';
+import { Reflector, type WatchEnd } from '../../util/reflector.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
 import type { GlobalProgress } from './global-progress.js';
 import type { RevisionSource } from './revision-source.js';
@@ -103,9 +104,9 @@ export class Cacher {
   private freshWaiters: FreshWaiter[] = [];
   private progressTimer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private loop: Promise<void> | undefined;
-  private endWatch: (() => void) | undefined;
-  private wakeRetry: (() => void) | undefined;
+  private readonly reflector: Reflector;
+  /** Objects the last list found (for the ready log line). */
+  private listedObjects = 0;
 
   constructor(
     /** The resource's prefix, ending with "/". */
@@ -116,11 +117,25 @@ export class Cacher {
     private readonly options: CacherOptions,
   ) {
     this.cache = new WatchCache(options.historyCapacity);
+    this.reflector = new Reflector({
+      listerWatcher: {
+        list: () => this.relist(),
+        watch: (rv, _observe, signal) => this.follow(parseResourceVersion(rv), signal),
+      },
+      initialBackoffMs: 100,
+      maxBackoffMs: MAX_RETRY_DELAY_MS,
+      onFailure: (err, retryInMs) =>
+        options.logger?.warn('watch cache lost its watch; relisting', {
+          prefix: this.prefix,
+          error: err instanceof Error ? err.message : String(err),
+          retryInMs,
+        }),
+    });
   }
 
   /** Begins listing and watching; idempotent. */
   start(): void {
-    this.loop ??= this.run();
+    this.reflector.start();
   }
 
   get ready(): boolean {
@@ -169,10 +184,9 @@ export class Cacher {
     this.stopped = true;
     this.options.globalProgress?.detach(this.wakeFreshWaiters);
     this.setReady(false);
-    this.endWatch?.();
-    this.wakeRetry?.();
+    const stopped = this.reflector.stop();
     for (const watcher of [...this.watchers]) watcher.stop();
-    await this.loop;
+    await stopped;
   }
 
   // ---- reads ------------------------------------------------------------------
@@ -436,54 +450,49 @@ export class Cacher {
 
   // ---- the reflector ------------------------------------------------------------
 
-  private async run(): Promise<void> {
-    const log = this.options.logger;
-    let delay = 100;
-    while (!this.stopped) {
-      let failure: unknown;
-      try {
-        const { entries, revision } = await this.listAll();
-        if (this.stopped) break;
-        this.cache.replace(entries, revision);
-        delay = 100;
-        failure = await new Promise<unknown>((resolve) => {
-          this.endWatch = () => resolve(undefined);
-          this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
-            onEvents: (events) => this.onEvents(events),
-            onProgress: (rev) => this.onProgress(rev),
-            onError: (err) => resolve(err),
-          });
-          if (this.kvWatch.requestProgress === undefined) {
-            this.options.globalProgress?.attach(this.wakeFreshWaiters, revision);
-          }
-          this.setReady(true);
-          log?.info('watch cache ready', { prefix: this.prefix, objects: entries.length, revision });
-        });
-      } catch (err) {
-        failure = err;
+  /** Lists the prefix into the cache (the reflector's list); the revision to watch after. */
+  private async relist(): Promise<string> {
+    const { entries, revision } = await this.listAll();
+    if (!this.stopped) this.cache.replace(entries, revision);
+    this.listedObjects = entries.length;
+    return formatResourceVersion(revision);
+  }
+
+  /**
+   * Follows storage from the listed revision, the cache ready meanwhile. Any end but
+   * stop() makes the reflector list again: the cache is marked not ready and its
+   * watchers are stopped when the watch goes, so there is no state to resume on.
+   */
+  private async follow(revision: number, signal: AbortSignal): Promise<WatchEnd> {
+    let batches = 0;
+    const failure = await new Promise<unknown>((resolve) => {
+      const onAbort = (): void => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) return resolve(undefined);
+      this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
+        onEvents: (events) => {
+          batches++;
+          this.onEvents(events);
+        },
+        onProgress: (rev) => this.onProgress(rev),
+        onError: (err) => resolve(err),
+      });
+      if (this.kvWatch.requestProgress === undefined) {
+        this.options.globalProgress?.attach(this.wakeFreshWaiters, revision);
       }
-      this.kvWatch?.cancel();
-      this.kvWatch = undefined;
-      this.endWatch = undefined;
-      this.setReady(false);
-      // Their resume points may predate the next list: they re-watch (and relist if told 410).
-      for (const watcher of [...this.watchers]) watcher.stop();
-      if (this.stopped) break;
-      log?.warn('watch cache lost its watch; relisting', {
+      this.setReady(true);
+      this.options.logger?.info('watch cache ready', {
         prefix: this.prefix,
-        error: failure instanceof Error ? failure.message : String(failure),
-        retryInMs: delay,
+        objects: this.listedObjects,
+        revision,
       });
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.wakeRetry = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeRetry = undefined;
-      delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
-    }
+    });
+    this.kvWatch?.cancel();
+    this.kvWatch = undefined;
+    this.setReady(false);
+    // Their resume points may predate the next list: they re-watch (and relist if told 410).
+    for (const watcher of [...this.watchers]) watcher.stop();
+    return failure === undefined ? { events: batches, relist: true } : { events: batches, relist: true, error: failure };
   }
 
   /** Reads the whole prefix at one revision, a batch at a time. */

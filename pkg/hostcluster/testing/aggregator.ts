@@ -59,13 +59,7 @@ import { createServer, request, Agent, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-// The gnostic encoding and media-type negotiation are the server's own, reused here: what this double adds is the
-// negotiation the real aggregator does for the merged document.
-import {
-  encodeOpenAPIV2Proto,
-  OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
-  prefersOpenAPIV2Protobuf,
-} from '../../apiserver/openapi/openapi-v2-proto.js';
+import { serveMergedOpenAPIV2 } from './aggregator-openapi.js';
 import {
   ACCEPT_DISCOVERY_V2,
   authProxyHeaders,
@@ -829,22 +823,7 @@ export class AggregatorDouble {
     }
     // kube-openapi's handler serves the merged document as JSON or, to kubectl up to
     // 1.2x, as gnostic protobuf (a representation with its own ETag).
-    const protobuf = prefersOpenAPIV2Protobuf(req.headers.accept);
-    const etag = protobuf ? `"proto-${doc.served.replace(/"/g, '')}"` : doc.served;
-    res.setHeader('Vary', 'Accept');
-    res.setHeader('ETag', etag);
-    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
-      res.writeHead(304);
-      res.end();
-      return;
-    }
-    if (protobuf) {
-      const bytes = encodeOpenAPIV2Proto(JSON.parse(doc.body));
-      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF_MEDIA_TYPE, 'Content-Length': bytes.length });
-      res.end(bytes);
-      return;
-    }
-    writeBody(res, 200, 'application/json', doc.body);
+    serveMergedOpenAPIV2(req, res, doc);
   }
 
   private apiServiceObject(): Record<string, unknown> {

@@ -24,6 +24,18 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
 import { KUBE_APISERVER_CLIENT_SIGNER, signCertificateRequest } from './csr-signer.js';
+import {
+  answerTokenReview,
+  reviewByGrants,
+  subjectAccessReviewErrors,
+  subjectAccessReviewResponse,
+  subjectAccessReviewSpec,
+  type AccessGrant,
+  type DoubleToken,
+  type DoubleUser,
+  type ReceivedSubjectAccessReview,
+  type SubjectAccessReviewer,
+} from './host-reviews.js';
 import { ObjectStore, type StoredObject, type WatchFilter } from './object-store.js';
 import {
   issueClientCertificate,
@@ -39,44 +51,6 @@ export const AUTHENTICATION_CONFIGMAP_NAME = 'extension-apiserver-authentication
 export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
 /** The identity the double's kubeconfig() gives the platform server by default. */
 export const DEFAULT_CLIENT_USER = 'system:serviceaccount:platform-system:platform-apiserver';
-
-export interface DoubleUser {
-  readonly username: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-}
-
-/** The spec of a SubjectAccessReview as received. */
-export interface ReceivedSubjectAccessReview {
-  readonly user?: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-  readonly resourceAttributes?: Readonly<Record<string, string>>;
-  readonly nonResourceAttributes?: Readonly<Record<string, string>>;
-}
-
-export interface SubjectAccessReviewAnswer {
-  readonly allowed: boolean;
-  readonly denied?: boolean;
-  readonly reason?: string;
-}
-
-export type SubjectAccessReviewer = (spec: ReceivedSubjectAccessReview) => SubjectAccessReviewAnswer;
-
-/** An RBAC-like grant the default reviewer answers from. Empty lists match nothing; "*" matches all. */
-export interface AccessGrant {
-  readonly users?: readonly string[];
-  readonly groups?: readonly string[];
-  readonly verbs: readonly string[];
-  readonly apiGroups?: readonly string[];
-  /** `resource` or `resource/subresource`. */
-  readonly resources?: readonly string[];
-  readonly resourceNames?: readonly string[];
-  /** Paths; a trailing `*` matches a prefix. */
-  readonly nonResourceURLs?: readonly string[];
-}
 
 export interface ClientRequest {
   readonly verb: string;
@@ -172,9 +146,9 @@ export class HostClusterDouble {
 
   private frontProxy: { ca: CertificateAuthority; bundlePem: string; client: IssuedCertificate };
   private readonly store = new ObjectStore();
-  private readonly tokens = new Map<string, { user: DoubleUser; audiences?: readonly string[] }>();
+  private readonly tokens = new Map<string, DoubleToken>();
   private readonly grants: AccessGrant[] = [];
-  private reviewer: SubjectAccessReviewer = (spec) => this.reviewByGrants(spec);
+  private reviewer: SubjectAccessReviewer = (spec) => reviewByGrants(this.grants, spec);
   private clientAuthorizer: ClientAuthorizer = () => true;
   private readonly signerBehaviour = new Map<string, SignerBehaviour>();
   private readonly sockets = new Set<Socket>();
@@ -326,7 +300,7 @@ export class HostClusterDouble {
 
   /** Replaces the SubjectAccessReview policy; `undefined` restores the grant-based default. */
   setSubjectAccessReviewer(reviewer: SubjectAccessReviewer | undefined): void {
-    this.reviewer = reviewer ?? ((spec) => this.reviewByGrants(spec));
+    this.reviewer = reviewer ?? ((spec) => reviewByGrants(this.grants, spec));
   }
 
   /** Decides what callers of the double may do (e.g. simulate a missing RBAC rule); undefined allows all. */
@@ -619,50 +593,13 @@ export class HostClusterDouble {
 
   private tokenReview(body: Record<string, unknown>): Record<string, unknown> {
     this.calls.tokenReviews++;
-    const spec = asRecord(body.spec);
-    const token = typeof spec.token === 'string' ? spec.token : '';
-    const requested = Array.isArray(spec.audiences)
-      ? spec.audiences.filter((a): a is string => typeof a === 'string')
-      : [];
-    const entry = this.tokens.get(token);
-    const base = {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenReview',
-      metadata: { creationTimestamp: null },
-      spec,
-    };
-    if (!entry) return { ...base, status: { user: {} } };
-    const tokenAudiences = entry.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
-    const audiences =
-      requested.length > 0 ? requested.filter((a) => tokenAudiences.includes(a)) : tokenAudiences;
-    if (requested.length > 0 && audiences.length === 0)
-      return { ...base, status: { user: {}, error: 'token audiences are invalid' } };
-    const u = entry.user;
-    return {
-      ...base,
-      status: {
-        authenticated: true,
-        user: {
-          username: u.username,
-          ...(u.uid ? { uid: u.uid } : {}),
-          groups: [...(u.groups ?? []), 'system:authenticated'],
-          ...(u.extra ? { extra: u.extra } : {}),
-        },
-        audiences,
-      },
-    };
+    return answerTokenReview(body, this.tokens);
   }
 
   private subjectAccessReview(body: Record<string, unknown>): Record<string, unknown> {
     this.calls.subjectAccessReviews++;
-    const spec = asRecord(body.spec) as ReceivedSubjectAccessReview & Record<string, unknown>;
-    const errs: string[] = [];
-    if ((spec.resourceAttributes === undefined) === (spec.nonResourceAttributes === undefined))
-      errs.push(
-        'spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
-      );
-    if (!spec.user && (!spec.groups || spec.groups.length === 0))
-      errs.push('spec.user: Invalid value: "": at least one of user or group must be specified');
+    const spec = subjectAccessReviewSpec(body);
+    const errs = subjectAccessReviewErrors(spec);
     if (errs.length > 0)
       throw new StatusError(
         422,
@@ -670,51 +607,7 @@ export class HostClusterDouble {
         `SubjectAccessReview.authorization.k8s.io "" is invalid: ${errs.join(', ')}`,
       );
     this.subjectAccessReviews.push(structuredClone(spec));
-    const answer = this.reviewer(spec);
-    return {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      metadata: { creationTimestamp: null },
-      spec,
-      status: {
-        allowed: answer.allowed,
-        ...(answer.denied ? { denied: true } : {}),
-        ...(answer.reason ? { reason: answer.reason } : {}),
-      },
-    };
-  }
-
-  private reviewByGrants(spec: ReceivedSubjectAccessReview): SubjectAccessReviewAnswer {
-    const groups = spec.groups ?? [];
-    if (groups.includes('system:masters')) return { allowed: true };
-    const wild = (list: readonly string[] | undefined, value: string): boolean =>
-      (list ?? []).some((v) => v === '*' || v === value);
-    for (const g of this.grants) {
-      const subject = wild(g.users, spec.user ?? '') || (g.groups ?? []).some((x) => groups.includes(x));
-      if (!subject) continue;
-      if (spec.resourceAttributes) {
-        const a = spec.resourceAttributes;
-        const resource = a.subresource ? `${a.resource ?? ''}/${a.subresource}` : (a.resource ?? '');
-        if (
-          wild(g.verbs, a.verb ?? '') &&
-          wild(g.apiGroups, a.group ?? '') &&
-          wild(g.resources, resource) &&
-          (g.resourceNames === undefined ||
-            g.resourceNames.length === 0 ||
-            g.resourceNames.includes(a.name ?? ''))
-        )
-          return { allowed: true, reason: 'granted by the test double' };
-      } else if (spec.nonResourceAttributes) {
-        const a = spec.nonResourceAttributes;
-        const path = a.path ?? '';
-        const urlMatch = (g.nonResourceURLs ?? []).some((u) =>
-          u.endsWith('*') ? path.startsWith(u.slice(0, -1)) : u === path,
-        );
-        if (wild(g.verbs, a.verb ?? '') && urlMatch)
-          return { allowed: true, reason: 'granted by the test double' };
-      }
-    }
-    return { allowed: false };
+    return subjectAccessReviewResponse(spec, this.reviewer(spec));
   }
 
   private serveWatch(

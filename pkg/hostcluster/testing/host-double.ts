@@ -23,7 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-import { KUBE_APISERVER_CLIENT_SIGNER, signCertificateRequest } from './csr-signer.js';
+import { KUBE_APISERVER_CLIENT_SIGNER } from './csr-signer.js';
 import {
   answerTokenReview,
   reviewByGrants,
@@ -36,6 +36,14 @@ import {
   type ReceivedSubjectAccessReview,
   type SubjectAccessReviewer,
 } from './host-reviews.js';
+import {
+  prepareCertificateSigningRequest,
+  signApprovedRequest,
+  updateCertificateSigningRequest,
+  withDeniedCondition,
+  type SignerBehaviour,
+} from './host-csr.js';
+import { StatusError } from './host-errors.js';
 import { ObjectStore, type StoredObject, type WatchFilter } from './object-store.js';
 import {
   issueClientCertificate,
@@ -44,7 +52,6 @@ import {
   type CertificateAuthority,
   type IssuedCertificate,
 } from './pki.js';
-import { CertificateRequestError, parseCertificateRequest } from '../certificate-request.js';
 
 export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTHENTICATION_CONFIGMAP_NAME = 'extension-apiserver-authentication';
@@ -63,12 +70,6 @@ export interface ClientRequest {
 /** Decides whether a caller of the double may make a request (default: every authenticated caller). */
 export type ClientAuthorizer = (user: DoubleUser, request: ClientRequest) => boolean;
 
-/**
- * What happens to requests for a signer: `sign` approved ones, `fail` them (Failed
- * condition), `ignore` them (no signer answers), or `deny` every new request at
- * once, as an approving controller with a policy would (so approving it fails).
- */
-export type SignerBehaviour = 'sign' | 'fail' | 'ignore' | 'deny';
 
 export interface HostClusterDoubleOptions {
   /** Signers whose approved requests the double signs (default: kubernetes.io/kube-apiserver-client). */
@@ -115,17 +116,6 @@ const KINDS: Record<string, KindInfo> = {
 
 const YEAR_SECONDS = 365 * 24 * 3600;
 const MAX_BODY = 3 * 1024 * 1024;
-
-class StatusError extends Error {
-  constructor(
-    readonly code: number,
-    readonly reason: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
 
 export class HostClusterDouble {
   /** https://127.0.0.1:<port> */
@@ -375,10 +365,7 @@ export class HostClusterDouble {
   denyCertificateSigningRequest(name: string, reason = 'AdminDenied', message = 'denied by the test'): void {
     const csr = this.store.get('certificatesigningrequests', '', name);
     if (!csr) throw new Error(`no certificate signing request ${name}`);
-    const status = asRecord(csr.status);
-    const conditions = Array.isArray(status.conditions) ? [...(status.conditions as unknown[])] : [];
-    conditions.push(condition('Denied', reason, message));
-    this.store.update('certificatesigningrequests', { ...csr, status: { ...status, conditions } });
+    this.store.update('certificatesigningrequests', withDeniedCondition(csr, reason, message));
   }
 
   // ---- HTTP ----
@@ -610,6 +597,19 @@ export class HostClusterDouble {
     return subjectAccessReviewResponse(spec, this.reviewer(spec));
   }
 
+  /** The signing controller: issue or fail approved requests for signers the double serves. */
+  private runSigner(name: string): void {
+    const csr = this.store.get('certificatesigningrequests', '', name);
+    if (!csr) return;
+    const next = signApprovedRequest(
+      csr,
+      (signer) => this.signerBehaviour.get(signer),
+      this.clientCa,
+      this.options.maxSigningDurationSeconds,
+    );
+    if (next) this.store.update('certificatesigningrequests', next);
+  }
+
   private serveWatch(
     req: IncomingMessage,
     res: ServerResponse,
@@ -702,7 +702,7 @@ export class HostClusterDouble {
     delete obj.metadata.resourceVersion;
     delete obj.metadata.uid;
     if (resource === 'secrets') normalizeSecret(obj);
-    if (resource === 'certificatesigningrequests') this.prepareCertificateSigningRequest(obj, user);
+    if (resource === 'certificatesigningrequests') prepareCertificateSigningRequest(obj, user);
     const created = this.store.create(resource, obj);
     if (!created)
       throw new StatusError(409, 'AlreadyExists', `${info.qualified} "${name}" already exists`, {
@@ -745,7 +745,7 @@ export class HostClusterDouble {
       );
     let next: StoredObject;
     if (resource === 'certificatesigningrequests') {
-      next = this.updateCertificateSigningRequest(current, subresource, body);
+      next = updateCertificateSigningRequest(current, subresource, body);
     } else {
       next = {
         ...body,
@@ -761,132 +761,7 @@ export class HostClusterDouble {
     return updated;
   }
 
-  private prepareCertificateSigningRequest(obj: StoredObject, user: DoubleUser): void {
-    const spec = asRecord(obj.spec);
-    const errs: string[] = [];
-    const request = typeof spec.request === 'string' ? spec.request : '';
-    if (request === '') errs.push('spec.request: Required value');
-    else {
-      try {
-        parseCertificateRequest(Buffer.from(request, 'base64').toString('utf8'));
-      } catch (err) {
-        if (!(err instanceof CertificateRequestError)) throw err;
-        errs.push(`spec.request: Invalid value: []byte{...}: ${err.message}`);
-      }
-    }
-    if (typeof spec.signerName !== 'string' || spec.signerName === '')
-      errs.push('spec.signerName: Required value');
-    if (!Array.isArray(spec.usages) || spec.usages.length === 0) errs.push('spec.usages: Required value');
-    const exp = spec.expirationSeconds;
-    if (exp !== undefined && (typeof exp !== 'number' || exp < 600))
-      errs.push(
-        `spec.expirationSeconds: Invalid value: ${String(exp)}: may not specify a duration less than 600 seconds (10 minutes)`,
-      );
-    if (errs.length > 0)
-      throw new StatusError(
-        422,
-        'Invalid',
-        `CertificateSigningRequest.certificates.k8s.io "${obj.metadata.name}" is invalid: ${errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`}`,
-      );
-    // Who asked is recorded by the API server, never taken from the client.
-    obj.spec = {
-      ...spec,
-      username: user.username,
-      groups: [...(user.groups ?? [])],
-      ...(user.uid ? { uid: user.uid } : {}),
-      ...(user.extra ? { extra: user.extra } : {}),
-    };
-    obj.status = {};
-  }
 
-  private updateCertificateSigningRequest(
-    current: StoredObject,
-    subresource: string,
-    body: Record<string, unknown>,
-  ): StoredObject {
-    const meta = asRecord(body.metadata);
-    if (subresource === '') {
-      // The main resource only takes metadata changes: spec is immutable and status has its own endpoints.
-      return {
-        ...current,
-        metadata: { ...current.metadata, labels: meta.labels, annotations: meta.annotations },
-      } as StoredObject;
-    }
-    const currentStatus = asRecord(current.status);
-    const bodyStatus = asRecord(body.status);
-    if (subresource === 'status') return { ...current, status: bodyStatus };
-
-    // approval: only conditions change; Approved and Denied are exclusive and, once set, stay.
-    const conditions = (Array.isArray(bodyStatus.conditions) ? bodyStatus.conditions : []).map((c) => {
-      const cond = asRecord(c);
-      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-      return {
-        ...cond,
-        lastUpdateTime: cond.lastUpdateTime ?? now,
-        lastTransitionTime: cond.lastTransitionTime ?? now,
-      };
-    });
-    const has = (list: unknown[], type: string): boolean =>
-      list.some((c) => asRecord(c).type === type && asRecord(c).status === 'True');
-    const before = Array.isArray(currentStatus.conditions) ? currentStatus.conditions : [];
-    const errs: string[] = [];
-    if (has(conditions, 'Approved') && has(conditions, 'Denied'))
-      errs.push(
-        'status.conditions[1].type: Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
-      );
-    for (const type of ['Approved', 'Denied'])
-      if (has(before, type) && !has(conditions, type))
-        errs.push(`status.conditions: Forbidden: updates may not remove a condition of type "${type}"`);
-    if (errs.length > 0)
-      throw new StatusError(
-        422,
-        'Invalid',
-        `CertificateSigningRequest.certificates.k8s.io "${current.metadata.name}" is invalid: ${errs.join(', ')}`,
-      );
-    return { ...current, status: { ...currentStatus, conditions } };
-  }
-
-  /** The signing controller: issue or fail approved requests for signers the double serves. */
-  private runSigner(name: string): void {
-    const csr = this.store.get('certificatesigningrequests', '', name);
-    if (!csr) return;
-    const spec = asRecord(csr.spec);
-    const status = asRecord(csr.status);
-    const conditions = Array.isArray(status.conditions) ? (status.conditions as unknown[]) : [];
-    const has = (type: string): boolean =>
-      conditions.some((c) => asRecord(c).type === type && asRecord(c).status === 'True');
-    if (!has('Approved') || has('Denied') || has('Failed') || typeof status.certificate === 'string') return;
-    const signerName = typeof spec.signerName === 'string' ? spec.signerName : '';
-    const behaviour = this.signerBehaviour.get(signerName) ?? 'ignore';
-    if (behaviour === 'ignore' || behaviour === 'deny') return;
-    const outcome =
-      behaviour === 'fail'
-        ? ({ kind: 'failed', reason: 'SignerFailure', message: 'the signer failed (test double)' } as const)
-        : signCertificateRequest(
-            this.clientCa,
-            {
-              signerName,
-              requestPem: Buffer.from(String(spec.request ?? ''), 'base64').toString('utf8'),
-              usages: Array.isArray(spec.usages)
-                ? spec.usages.filter((u): u is string => typeof u === 'string')
-                : [],
-              ...(typeof spec.expirationSeconds === 'number'
-                ? { expirationSeconds: spec.expirationSeconds }
-                : {}),
-            },
-            { maxDurationSeconds: this.options.maxSigningDurationSeconds },
-          );
-    const next =
-      outcome.kind === 'issued'
-        ? { ...status, certificate: Buffer.from(outcome.certificatePem, 'utf8').toString('base64') }
-        : { ...status, conditions: [...conditions, condition('Failed', outcome.reason, outcome.message)] };
-    this.store.update('certificatesigningrequests', { ...csr, status: next });
-  }
-}
-
-function condition(type: string, reason: string, message: string): Record<string, string> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  return { type, status: 'True', reason, message, lastUpdateTime: now, lastTransitionTime: now };
 }
 
 function normalizeSecret(obj: StoredObject): void {

@@ -2,5 +2,6 @@
 // certificate helpers tests need. Never imported by production code.
 export * from './host-double.js';
 export * from './host-reviews.js';
+export type { SignerBehaviour } from './host-csr.js';
 export * from './pki.js';
 export { KUBE_APISERVER_CLIENT_SIGNER, signCertificateRequest } from './csr-signer.js';

@@ -22,3 +22,17 @@ export function openAPIDocuments(
   const routes = groupVersionRoutes(group, version, resources);
   return { v2: swaggerDocument(group, version, routes), v3: openAPIV3Document(group, version, routes) };
 }
+
+/** `/openapi/v2` alone (tests and tools that want one document). */
+export function openAPIV2(group: string, version: string, resources: readonly RESTStorage[]): JSONSchema {
+  return openAPIDocuments(group, version, resources).v2;
+}
+
+/** `/openapi/v3/apis/<group>/<version>` alone. */
+export function openAPIV3GroupVersion(
+  group: string,
+  version: string,
+  resources: readonly RESTStorage[],
+): JSONSchema {
+  return openAPIDocuments(group, version, resources).v3;
+}

@@ -3,12 +3,11 @@
 // and `produces` on operations and `#/definitions/` references.
 
 import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { kindComponent, stripNullable } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
 import { pathItems, type PathParameterName } from './paths.js';
-import { groupVersionRoutes, type GroupVersionRoutes, type Route } from './routes.js';
+import type { GroupVersionRoutes, Route } from './routes.js';
 
 const ref: Ref = (model) => ({ $ref: `#/definitions/${model}` });
 
@@ -53,12 +52,7 @@ function operation(route: Route): JSONSchema {
   return op;
 }
 
-/** `/openapi/v2`: the group version as a Swagger 2.0 document. */
-export function openAPIV2(group: string, version: string, resources: readonly RESTStorage[]): JSONSchema {
-  return swaggerDocument(group, version, groupVersionRoutes(group, version, resources));
-}
-
-/** The Swagger 2.0 document of routes already built (openAPIDocuments builds them once for both). */
+/** `/openapi/v2`: the group version's routes as a Swagger 2.0 document. */
 export function swaggerDocument(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
   const { routes, kinds } = gv;
   const paths = pathItems(routes, { pathParameter, queryParameter, operation });

@@ -5,12 +5,11 @@
 import { createHash } from 'node:crypto';
 
 import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { kindComponent } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
 import { pathItems, type PathParameterName } from './paths.js';
-import { groupVersionRoutes, type GroupVersionRoutes, type Route } from './routes.js';
+import type { GroupVersionRoutes, Route } from './routes.js';
 
 export interface OpenAPIV3Root {
   paths: Record<string, { serverRelativeURL: string }>;
@@ -80,16 +79,7 @@ function operation(route: Route): JSONSchema {
   return op;
 }
 
-/** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version. */
-export function openAPIV3GroupVersion(
-  group: string,
-  version: string,
-  resources: readonly RESTStorage[],
-): JSONSchema {
-  return openAPIV3Document(group, version, groupVersionRoutes(group, version, resources));
-}
-
-/** The v3 document of routes already built (openAPIDocuments builds them once for both). */
+/** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version's routes. */
 export function openAPIV3Document(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
   const { routes, kinds } = gv;
   const paths = pathItems(routes, { pathParameter, queryParameter, operation });

@@ -40,3 +40,28 @@ export function pathItems(routes: readonly Route[], dialect: PathDialect): Recor
   }
   return paths;
 }
+
+/** The extensions kubectl reads on every operation: its action and group-version-kind. */
+export function kubernetesExtensions(route: Route): JSONSchema {
+  return {
+    'x-kubernetes-action': route.action,
+    'x-kubernetes-group-version-kind': {
+      group: route.gvk.group,
+      version: route.gvk.version,
+      kind: route.gvk.kind,
+    },
+  };
+}
+
+/** The document's title and version, the same in v2 and v3. */
+export function documentInfo(group: string, version: string): JSONSchema {
+  return { title: 'Platform management API', version: `${group}/${version}` };
+}
+
+/** Access keys go in the Authorization header: the security scheme both versions declare. */
+export const BEARER_TOKEN_SCHEME: JSONSchema = {
+  type: 'apiKey',
+  description: 'Bearer token (an access key)',
+  name: 'authorization',
+  in: 'header',
+};

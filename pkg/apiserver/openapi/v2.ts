@@ -6,7 +6,13 @@ import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
 import { kindComponent, stripNullable } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
-import { pathItems, type PathParameterName } from './paths.js';
+import {
+  BEARER_TOKEN_SCHEME,
+  documentInfo,
+  kubernetesExtensions,
+  pathItems,
+  type PathParameterName,
+} from './paths.js';
 import type { GroupVersionRoutes, Route } from './routes.js';
 
 const ref: Ref = (model) => ({ $ref: `#/definitions/${model}` });
@@ -42,12 +48,7 @@ function operation(route: Route): JSONSchema {
     operationId: route.operationId,
     parameters,
     responses,
-    'x-kubernetes-action': route.action,
-    'x-kubernetes-group-version-kind': {
-      group: route.gvk.group,
-      version: route.gvk.version,
-      kind: route.gvk.kind,
-    },
+    ...kubernetesExtensions(route),
   };
   return op;
 }
@@ -63,16 +64,11 @@ export function swaggerDocument(group: string, version: string, gv: GroupVersion
   }
   return {
     swagger: '2.0',
-    info: { title: 'Platform management API', version: `${group}/${version}` },
+    info: documentInfo(group, version),
     paths,
     definitions,
     securityDefinitions: {
-      BearerToken: {
-        type: 'apiKey',
-        description: 'Bearer token (an access key)',
-        name: 'authorization',
-        in: 'header',
-      },
+      BearerToken: BEARER_TOKEN_SCHEME,
     },
     security: [{ BearerToken: [] }],
   };

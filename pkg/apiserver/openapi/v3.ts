@@ -8,7 +8,13 @@ import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
 import { kindComponent } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
-import { pathItems, type PathParameterName } from './paths.js';
+import {
+  BEARER_TOKEN_SCHEME,
+  documentInfo,
+  kubernetesExtensions,
+  pathItems,
+  type PathParameterName,
+} from './paths.js';
 import type { GroupVersionRoutes, Route } from './routes.js';
 
 export interface OpenAPIV3Root {
@@ -70,13 +76,7 @@ function operation(route: Route): JSONSchema {
   }
   responses['401'] = { description: 'Unauthorized' };
   op['responses'] = responses;
-  op['x-kubernetes-action'] = route.action;
-  op['x-kubernetes-group-version-kind'] = {
-    group: route.gvk.group,
-    version: route.gvk.version,
-    kind: route.gvk.kind,
-  };
-  return op;
+  return { ...op, ...kubernetesExtensions(route) };
 }
 
 /** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version's routes. */
@@ -88,17 +88,12 @@ export function openAPIV3Document(group: string, version: string, gv: GroupVersi
   Object.assign(schemas, metaSchemas(group, ref));
   return {
     openapi: '3.0.0',
-    info: { title: 'Platform management API', version: `${group}/${version}` },
+    info: documentInfo(group, version),
     paths,
     components: {
       schemas,
       securitySchemes: {
-        BearerToken: {
-          type: 'apiKey',
-          description: 'Bearer token (an access key)',
-          name: 'authorization',
-          in: 'header',
-        },
+        BearerToken: BEARER_TOKEN_SCHEME,
       },
     },
     security: [{ BearerToken: [] }],

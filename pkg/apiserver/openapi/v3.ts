@@ -8,13 +8,8 @@ import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
 import { kindComponent } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
-import {
-  BEARER_TOKEN_SCHEME,
-  documentInfo,
-  kubernetesExtensions,
-  pathItems,
-  type PathParameterName,
-} from './paths.js';
+import { BEARER_TOKEN_SCHEME, documentInfo, kubernetesExtensions, pathItems } from './paths.js';
+import type { PathParameterName } from './paths.js';
 import type { GroupVersionRoutes, Route } from './routes.js';
 
 export interface OpenAPIV3Root {

@@ -9,6 +9,7 @@ import type { Logger } from '../apiserver/config.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { Storage } from '../storage/interfaces.js';
 import { Reflector, type WatchEnd } from '../util/reflector.js';
+import { settlesWithin } from '../util/within.js';
 
 export interface InformerHandler {
   /** The whole collection, from a (re)list: replace everything known. */
@@ -61,21 +62,12 @@ export class Informer {
 
   /** Resolves true once the first list has been handed over, or false after `timeoutMs`. */
   async waitForSync(timeoutMs: number): Promise<boolean> {
-    if (this.synced) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    try {
-      return await Promise.race([this.syncedPromise.then(() => true), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.synced || settlesWithin(this.syncedPromise, timeoutMs);
   }
 
   /** Ends the watch; resolves when the loop has finished (or after a few seconds if storage hangs). */
   async stop(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.reflector.stop(), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
-    clearTimeout(timer);
+    await settlesWithin(this.reflector.stop(), 5000);
   }
 
   private async list(): Promise<string> {

@@ -37,6 +37,7 @@ import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
 import { tooOldResourceVersionStatus } from '../store-watcher.js';
 import { Reflector, type WatchEnd } from '../../util/reflector.js';
+import { settlesWithin } from '../../util/within.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
 import type { GlobalProgress } from './global-progress.js';
 import type { RevisionSource } from './revision-source.js';
@@ -155,17 +156,12 @@ export class Cacher {
   async waitReady(timeoutMs: number): Promise<boolean> {
     if (this.isReady) return true;
     if (this.stopped) return false;
-    let timer: NodeJS.Timeout | undefined;
     let wake!: () => void;
-    const arrived = new Promise<boolean>((resolve) => (wake = () => resolve(true)));
+    const arrived = new Promise<void>((resolve) => (wake = resolve));
     this.readyWaiters.push(wake);
     try {
-      return await Promise.race([
-        arrived,
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-      ]);
+      return await settlesWithin(arrived, timeoutMs);
     } finally {
-      clearTimeout(timer);
       this.readyWaiters = this.readyWaiters.filter((w) => w !== wake);
     }
   }

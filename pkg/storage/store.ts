@@ -22,14 +22,13 @@ import type {
   GetOptions,
   ListOptions,
   ListResult,
-  Predicate,
   Storage,
   UpdateFunc,
   ValidateDeletion,
   Watcher,
   WatchOptions,
 } from './interfaces.js';
-import { EVERYTHING } from './interfaces.js';
+import { EVERYTHING, selects } from './interfaces.js';
 import type { KeyValue, KV, RangeResult } from './kv.js';
 import { CompactedError, FutureRevisionError, prefixEnd } from './kv.js';
 import { formatResourceVersion, parseResourceVersion } from './resource-version.js';
@@ -95,15 +94,6 @@ function checkPreconditions(
   }
 }
 
-function matches(predicate: Predicate, obj: KubeObject): boolean {
-  if (predicate.empty) return true;
-  try {
-    return predicate.matches(obj);
-  } catch {
-    // A selector that cannot evaluate an object does not select it (upstream ignores the error too).
-    return false;
-  }
-}
 
 /** The list prefix for a recursive read: always a directory, so `/x/ns` never matches `/x/ns-other`. */
 function directoryOf(key: string): string {
@@ -197,7 +187,7 @@ export class KVStorage implements Storage {
       const items: KubeObject[] = [];
       if (read.kv) {
         const obj = decodeKeyValue(read.kv);
-        if (matches(predicate, obj)) items.push(obj);
+        if (selects(predicate, obj)) items.push(obj);
       }
       return { items, resourceVersion: formatResourceVersion(read.revision) };
     }
@@ -249,7 +239,7 @@ export class KVStorage implements Storage {
           if (!corrupt.add(err)) throw err;
           continue;
         }
-        if (matches(predicate, obj)) items.push(obj);
+        if (selects(predicate, obj)) items.push(obj);
       }
       hasMore = page.more || limitReached;
       if (limitReached || !page.more) break;

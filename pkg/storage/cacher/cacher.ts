@@ -31,7 +31,7 @@ import type {
   Watcher,
   WatchOptions,
 } from '../interfaces.js';
-import { EVERYTHING } from '../interfaces.js';
+import { EVERYTHING, selects } from '../interfaces.js';
 import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
@@ -81,14 +81,6 @@ export function directoryOf(key: string): string {
   return key.endsWith('/') ? key : `${key}/`;
 }
 
-function matches(predicate: Predicate, obj: KubeObject): boolean {
-  if (predicate.empty) return true;
-  try {
-    return predicate.matches(obj);
-  } catch {
-    return false;
-  }
-}
 
 type ReadPoint =
   | { readonly kind: 'latest' }
@@ -251,7 +243,7 @@ export class Cacher {
     if (!recursive) {
       const entry = snapshot.get(key);
       const items: KubeObject[] = [];
-      if (entry && matches(predicate, entry.object())) items.push(entry.object());
+      if (entry && selects(predicate, entry.object())) items.push(entry.object());
       return { items, resourceVersion: formatResourceVersion(at) };
     }
     return this.listRange(snapshot, keyPrefix, start, predicate, limit);
@@ -282,7 +274,7 @@ export class Cacher {
         if (!corrupt.add(err)) throw err;
         continue;
       }
-      if (matches(predicate, obj)) items.push(obj);
+      if (selects(predicate, obj)) items.push(obj);
     }
     corrupt.throwIfAny();
     const result: {

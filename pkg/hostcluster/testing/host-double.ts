@@ -44,6 +44,7 @@ import {
   type SignerBehaviour,
 } from './host-csr.js';
 import { StatusError } from './host-errors.js';
+import { KINDS, normalizeSecret, notFound, withKind, type KindInfo } from './host-kinds.js';
 import { ObjectStore, type StoredObject, type WatchFilter } from './object-store.js';
 import {
   issueClientCertificate,
@@ -70,7 +71,6 @@ export interface ClientRequest {
 /** Decides whether a caller of the double may make a request (default: every authenticated caller). */
 export type ClientAuthorizer = (user: DoubleUser, request: ClientRequest) => boolean;
 
-
 export interface HostClusterDoubleOptions {
   /** Signers whose approved requests the double signs (default: kubernetes.io/kube-apiserver-client). */
   readonly signers?: readonly string[];
@@ -81,38 +81,6 @@ export interface HostClusterDoubleOptions {
   /** Publish kube-system/extension-apiserver-authentication (default true). */
   readonly publishAuthenticationConfigMap?: boolean;
 }
-
-interface KindInfo {
-  readonly kind: string;
-  readonly apiVersion: string;
-  /** As in error messages: `configmaps`, `certificatesigningrequests.certificates.k8s.io`. */
-  readonly qualified: string;
-  readonly namespaced: boolean;
-}
-
-const KINDS: Record<string, KindInfo> = {
-  configmaps: { kind: 'ConfigMap', apiVersion: 'v1', qualified: 'configmaps', namespaced: true },
-  secrets: { kind: 'Secret', apiVersion: 'v1', qualified: 'secrets', namespaced: true },
-  // Added for the CLI's virtual cluster connection RBAC (issue 6): plain CRUD, no RBAC evaluation.
-  roles: {
-    kind: 'Role',
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    qualified: 'roles.rbac.authorization.k8s.io',
-    namespaced: true,
-  },
-  rolebindings: {
-    kind: 'RoleBinding',
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    qualified: 'rolebindings.rbac.authorization.k8s.io',
-    namespaced: true,
-  },
-  certificatesigningrequests: {
-    kind: 'CertificateSigningRequest',
-    apiVersion: 'certificates.k8s.io/v1',
-    qualified: 'certificatesigningrequests.certificates.k8s.io',
-    namespaced: false,
-  },
-};
 
 const YEAR_SECONDS = 365 * 24 * 3600;
 const MAX_BODY = 3 * 1024 * 1024;
@@ -760,19 +728,6 @@ export class HostClusterDouble {
     if (resource === 'certificatesigningrequests') setImmediate(() => this.runSigner(name));
     return updated;
   }
-
-
-}
-
-function normalizeSecret(obj: StoredObject): void {
-  const data: Record<string, string> = {};
-  for (const [k, v] of Object.entries(asRecord(obj.data))) if (typeof v === 'string') data[k] = v;
-  // stringData is write-only: folded into data, as the API server does.
-  for (const [k, v] of Object.entries(asRecord(obj.stringData)))
-    if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
-  delete obj.stringData;
-  obj.data = data;
-  if (typeof obj.type !== 'string' || obj.type === '') obj.type = 'Opaque';
 }
 
 function fieldSelectorName(selector: string | null): string | undefined {
@@ -784,19 +739,8 @@ function fieldSelectorName(selector: string | null): string | undefined {
   return undefined;
 }
 
-function withKind(info: KindInfo, obj: StoredObject): StoredObject {
-  return { ...obj, apiVersion: info.apiVersion, kind: info.kind };
-}
-
 function asRecord(v: unknown): Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function notFound(info: KindInfo, name: string): StatusError {
-  return new StatusError(404, 'NotFound', `${info.qualified} "${name}" not found`, {
-    name,
-    kind: info.qualified.split('.')[0],
-  });
 }
 
 function notFoundPage(): StatusError {

@@ -6,7 +6,7 @@
 
 import type { KubeObject, Preconditions } from '../apis/meta/types.js';
 import { cloneObject, decodeKeyValue, decodeObject, encodeObject } from './codec.js';
-import { continuePoint, encodeContinue } from './continue.js';
+import { encodeContinue } from './continue.js';
 import {
   CorruptObjects,
   expired,
@@ -15,7 +15,6 @@ import {
   keyExists,
   keyNotFound,
   resourceVersionSetOnCreate,
-  StorageError,
   tooLargeResourceVersion,
 } from './errors.js';
 import type {
@@ -29,6 +28,7 @@ import type {
   WatchOptions,
 } from './interfaces.js';
 import { EVERYTHING, selects } from './interfaces.js';
+import { listReadPoint } from './list-read-point.js';
 import type { KeyValue, KV, RangeResult } from './kv.js';
 import { CompactedError, FutureRevisionError, prefixEnd } from './kv.js';
 import { formatResourceVersion, parseResourceVersion } from './resource-version.js';
@@ -141,38 +141,10 @@ export class KVStorage implements Storage {
     const predicate = options.predicate ?? EVERYTHING;
     const limit = Math.max(0, options.limit ?? 0);
     const keyPrefix = recursive ? directoryOf(key) : key;
-    const rv = options.resourceVersion ?? '';
-
-    let withRev = 0;
-    let continueKey: string | undefined;
-    let minimum = 0;
-    if (recursive && options.continue) {
-      // A revision pins the page to the first page's; 0 continues at the latest.
-      const resume = continuePoint(options.continue, keyPrefix, rv);
-      continueKey = resume.key;
-      withRev = resume.revision;
-    } else if (rv !== '') {
-      const parsed = parseResourceVersion(rv);
-      switch (options.resourceVersionMatch ?? '') {
-        case 'NotOlderThan':
-          minimum = parsed;
-          break;
-        case 'Exact':
-          withRev = parsed;
-          break;
-        case '':
-          // Legacy: a resourceVersion with a limit means "exactly at", without one "not older than".
-          if (recursive && limit > 0 && parsed > 0) withRev = parsed;
-          else minimum = parsed;
-          break;
-        default:
-          throw new StorageError(
-            'InvalidError',
-            '',
-            `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`,
-          );
-      }
-    }
+    const read = listReadPoint(options, keyPrefix, recursive, limit);
+    const { continueKey, minimum } = read;
+    // Pinned to the first batch's revision below when the options do not pin it.
+    let withRev = read.exact;
 
     const readError = (err: unknown): unknown => this.listReadError(err, withRev, keyPrefix, continueKey);
 

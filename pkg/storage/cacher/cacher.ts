@@ -20,7 +20,7 @@
 import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { decodeKeyValue } from '../codec.js';
-import { continuePoint, encodeContinue } from '../continue.js';
+import { encodeContinue } from '../continue.js';
 import { CorruptObjects, keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
 import type {
   GetOptions,
@@ -32,6 +32,7 @@ import type {
   WatchOptions,
 } from '../interfaces.js';
 import { EVERYTHING, selects } from '../interfaces.js';
+import { listReadPoint } from '../list-read-point.js';
 import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
@@ -202,37 +203,16 @@ export class Cacher {
     const predicate = options.predicate ?? EVERYTHING;
     const limit = Math.max(0, options.limit ?? 0);
     const keyPrefix = recursive ? directoryOf(key) : key;
-    const given = options.resourceVersion ?? '';
-
-    let point: ReadPoint = { kind: 'latest' };
-    let start = keyPrefix;
-    if (recursive && options.continue) {
-      // A revision pins the page to the first page's; 0 continues at the latest.
-      const resume = continuePoint(options.continue, keyPrefix, given);
-      start = resume.key;
-      if (resume.revision > 0) point = { kind: 'exact', revision: resume.revision };
-    } else if (given !== '') {
-      const parsed = parseResourceVersion(given);
-      switch (options.resourceVersionMatch ?? '') {
-        case 'NotOlderThan':
-          point = parsed === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: parsed };
-          break;
-        case 'Exact':
-          if (parsed > 0) point = { kind: 'exact', revision: parsed };
-          break;
-        case '':
-          // Legacy: a resourceVersion with a limit means "exactly at", without one "not older than".
-          if (recursive && limit > 0 && parsed > 0) point = { kind: 'exact', revision: parsed };
-          else point = parsed === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: parsed };
-          break;
-        default:
-          throw new StorageError(
-            'InvalidError',
-            '',
-            `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`,
-          );
-      }
-    }
+    const read = listReadPoint(options, keyPrefix, recursive, limit);
+    const start = read.continueKey ?? keyPrefix;
+    const point: ReadPoint =
+      read.exact > 0
+        ? { kind: 'exact', revision: read.exact }
+        : read.latest
+          ? { kind: 'latest' }
+          : read.minimum > 0
+            ? { kind: 'notOlderThan', revision: read.minimum }
+            : { kind: 'any' };
 
     if (!(await this.catchUp(point))) return this.storage.getList(key, options);
     // From here on everything is synchronous: the snapshot is only valid until the next event.

@@ -10,7 +10,7 @@ import {
   etagOf,
 } from './discovery/discovery.js';
 import type { DocumentBuilders } from './documents.js';
-import { openAPIV2, openAPIV3GroupVersion, openAPIV3Root } from './openapi/index.js';
+import { openAPIDocuments, openAPIV3Root } from './openapi/index.js';
 
 export const defaultDocumentBuilders: DocumentBuilders = {
   apiVersions,
@@ -19,7 +19,6 @@ export const defaultDocumentBuilders: DocumentBuilders = {
   apiResourceList,
   aggregatedDiscovery,
   etagOf,
-  openAPIV2,
-  openAPIV3GroupVersion,
+  openAPIDocuments,
   openAPIV3Root,
 };

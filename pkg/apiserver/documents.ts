@@ -32,8 +32,12 @@ export interface DocumentBuilders {
   aggregatedDiscovery(group: string, version: string, resources: readonly RESTStorage[]): unknown;
   /** Quoted hex digest of a serialized document. */
   etagOf(json: string): string;
-  openAPIV2(group: string, version: string, resources: readonly RESTStorage[]): unknown;
-  openAPIV3GroupVersion(group: string, version: string, resources: readonly RESTStorage[]): unknown;
+  /** `/openapi/v2` and the group version's `/openapi/v3` document, from one walk of the routes. */
+  openAPIDocuments(
+    group: string,
+    version: string,
+    resources: readonly RESTStorage[],
+  ): { readonly v2: unknown; readonly v3: unknown };
   openAPIV3Root(group: string, version: string, hash: string): unknown;
 }
 
@@ -116,8 +120,9 @@ export class Documents {
     this.aggregated = cache(aggregated, etagOf);
     this.apiGroup = cache(builders.apiGroup(group, version), etagOf);
     this.apiResourceList = cache(builders.apiResourceList(group, version, resources), etagOf);
-    this.openAPIV2 = cache(builders.openAPIV2(group, version, resources), etagOf);
-    this.openAPIV3 = cache(builders.openAPIV3GroupVersion(group, version, resources), etagOf);
+    const openAPI = builders.openAPIDocuments(group, version, resources);
+    this.openAPIV2 = cache(openAPI.v2, etagOf);
+    this.openAPIV3 = cache(openAPI.v3, etagOf);
     this.openAPIV3Hash = unquote(this.openAPIV3.etag);
     this.openAPIV3Root = cache(builders.openAPIV3Root(group, version, this.openAPIV3Hash), etagOf);
   }

@@ -1,9 +1,11 @@
 // Keeps one named object of the host in view: list it (by metadata.name field
 // selector), then watch from the list's resourceVersion, and start over whenever
 // the watch ends - the server closes watches every few minutes, networks break,
-// and a resourceVersion that is too old (410 Gone) needs a fresh list. The handler
-// hears the object only when it changed, so reconnects are silent.
+// and a resourceVersion that is too old (410 Gone) needs a fresh list (the one
+// reflector loop, pkg/util/reflector.ts). The handler hears the object only when it
+// changed, so reconnects are silent.
 
+import { Reflector, type ListerWatcher } from '../util/reflector.js';
 import type { ObjectHandler, WatchHandle } from './types.js';
 
 export interface RawObject {
@@ -45,11 +47,7 @@ export interface WatchObjectOptions<T> {
 export function watchObject<T>(options: WatchObjectOptions<T>): WatchHandle {
   const { name, source, convert, handler } = options;
   const fieldSelector = `metadata.name=${name}`;
-  const initialBackoff = options.initialBackoffMs ?? 500;
-  const maxBackoff = options.maxBackoffMs ?? 30_000;
   let stopped = false;
-  let abort = new AbortController();
-  let wake: (() => void) | undefined;
   /** What the handler last heard: a resourceVersion, '' for "absent", undefined before the first call. */
   let lastSeen: string | undefined;
 
@@ -65,49 +63,39 @@ export function watchObject<T>(options: WatchObjectOptions<T>): WatchHandle {
     }
   };
 
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  const loop = async (): Promise<void> => {
-    let resourceVersion: string | undefined;
-    let backoff = initialBackoff;
-    while (!stopped) {
-      const started = Date.now();
+  const listerWatcher: ListerWatcher = {
+    async list() {
+      const listed = await source.list(fieldSelector);
+      if (!stopped) deliver(listed.items.find((i) => (i as RawObject).metadata?.name === name));
+      return listed.resourceVersion;
+    },
+    async watch(resourceVersion, observe, signal) {
       let events = 0;
+      let gone = false;
+      // Ended early by stop() or by an ERROR event.
+      const abort = new AbortController();
+      const onStop = (): void => abort.abort();
+      signal.addEventListener('abort', onStop);
       try {
-        if (resourceVersion === undefined) {
-          const listed = await source.list(fieldSelector);
-          if (stopped) break;
-          const item = listed.items.find((i) => (i as RawObject).metadata?.name === name);
-          deliver(item);
-          resourceVersion = listed.resourceVersion;
-        }
-        let gone = false;
-        abort = new AbortController();
         await source.watch(
           fieldSelector,
           resourceVersion,
           (event) => {
             events++;
-            const obj = event.object as RawObject & { code?: unknown };
+            const obj = event.object as RawObject;
+            const rv = obj.metadata?.resourceVersion;
             switch (event.type) {
               case 'ADDED':
               case 'MODIFIED':
-                if (obj.metadata?.resourceVersion) resourceVersion = obj.metadata.resourceVersion;
+                if (rv) observe(rv);
                 if (obj.metadata?.name === name) deliver(obj);
                 break;
               case 'DELETED':
-                if (obj.metadata?.resourceVersion) resourceVersion = obj.metadata.resourceVersion;
+                if (rv) observe(rv);
                 if (obj.metadata?.name === name) deliver(undefined);
                 break;
               case 'BOOKMARK':
-                if (obj.metadata?.resourceVersion) resourceVersion = obj.metadata.resourceVersion;
+                if (rv) observe(rv);
                 break;
               case 'ERROR':
                 // 410 Gone: our resourceVersion was compacted away; anything else also restarts cleanly.
@@ -118,29 +106,24 @@ export function watchObject<T>(options: WatchObjectOptions<T>): WatchHandle {
           },
           abort.signal,
         );
-        if (gone) resourceVersion = undefined;
-        // A watch that ends at once with nothing to say is a server in trouble: do not spin.
-        if (events === 0 && Date.now() - started < 1000) {
-          await sleep(backoff);
-          backoff = Math.min(backoff * 2, maxBackoff);
-        } else backoff = initialBackoff;
-      } catch (err) {
-        if (stopped) break;
-        options.onError?.(err instanceof Error ? err : new Error(String(err)));
-        resourceVersion = undefined;
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, maxBackoff);
+      } finally {
+        signal.removeEventListener('abort', onStop);
       }
-    }
+      return { events, relist: gone };
+    },
   };
 
-  const done = loop();
+  const reflector = new Reflector({
+    listerWatcher,
+    initialBackoffMs: options.initialBackoffMs ?? 500,
+    maxBackoffMs: options.maxBackoffMs ?? 30_000,
+    onFailure: (err) => options.onError?.(err instanceof Error ? err : new Error(String(err))),
+  });
+  reflector.start();
   return {
     async stop(): Promise<void> {
       stopped = true;
-      abort.abort();
-      wake?.();
-      await done;
+      await reflector.stop();
     },
   };
 }

@@ -12,6 +12,7 @@ import { isObject, type KubeObject } from '../apis/meta/types.js';
 import type { Storage } from '../storage/interfaces.js';
 import { Informer, type InformerHandler } from './informer.js';
 import { specString, specStrings, TeamIndex, UserGroupIndex } from './membership.js';
+import { settlesWithin } from '../util/within.js';
 
 export const USERS = 'users';
 export const TEAMS = 'teams';
@@ -153,21 +154,16 @@ export class IdentityCache {
    */
   async waitFor(ready: () => boolean, timeoutMs: number): Promise<boolean> {
     if (ready()) return true;
-    let timer: NodeJS.Timeout | undefined;
     let check!: () => void;
-    const arrived = new Promise<boolean>((resolve) => {
+    const arrived = new Promise<void>((resolve) => {
       check = () => {
-        if (ready()) resolve(true);
+        if (ready()) resolve();
       };
     });
     this.waiters.add(check);
     try {
-      return await Promise.race([
-        arrived,
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-      ]);
+      return await settlesWithin(arrived, timeoutMs);
     } finally {
-      clearTimeout(timer);
       this.waiters.delete(check);
     }
   }

@@ -1,12 +1,15 @@
 // A list and a watch of one storage prefix, kept going for the life of the server
 // (an informer, in client-go terms). The first list replaces the handler's state
-// in one step, then every watch event is handed over in revision order. A watch
-// that ends or fails (compaction: 410) is replaced by a fresh list and watch;
-// readers keep using the last good state meanwhile.
+// in one step, then every watch event is handed over in revision order. The loop is
+// the one reflector (pkg/util/reflector.ts): a watch that ends is resumed from the
+// last resourceVersion, one that fails (compaction: 410) is replaced by a fresh
+// list and watch; readers keep using the last good state meanwhile.
 
 import type { Logger } from '../util/log/index.js';
 import type { KubeObject } from '../apis/meta/types.js';
-import type { Storage, Watcher } from '../storage/interfaces.js';
+import type { Storage } from '../storage/interfaces.js';
+import { Reflector, type WatchEnd } from '../util/reflector.js';
+import { settlesWithin } from '../util/within.js';
 
 export interface InformerHandler {
   /** The whole collection, from a (re)list: replace everything known. */
@@ -28,20 +31,31 @@ export interface InformerOptions {
 }
 
 export class Informer {
-  private watcher: Watcher | undefined;
-  private stopped = false;
-  private loop: Promise<void> | undefined;
   private synced = false;
   private lastFailure: string | undefined;
   private resolveSynced!: () => void;
   private readonly syncedPromise = new Promise<void>((resolve) => (this.resolveSynced = resolve));
-  private wakeRetry: (() => void) | undefined;
+  private readonly reflector: Reflector;
 
-  constructor(private readonly options: InformerOptions) {}
+  constructor(private readonly options: InformerOptions) {
+    this.reflector = new Reflector({
+      listerWatcher: { list: () => this.list(), watch: (rv, observe, signal) => this.watch(rv, observe, signal) },
+      initialBackoffMs: 100,
+      maxBackoffMs: options.maxRetryDelayMs ?? 5000,
+      onFailure: (err, retryInMs) => {
+        this.lastFailure = describe(err);
+        options.logger?.warn('list/watch failed; retrying', {
+          informer: options.name,
+          error: describe(err),
+          retryInMs,
+        });
+      },
+    });
+  }
 
   /** Starts listing and watching; idempotent. */
   start(): void {
-    this.loop ??= this.run();
+    this.reflector.start();
   }
 
   /** True once the first list has been handed over. */
@@ -56,86 +70,63 @@ export class Informer {
 
   /** Resolves true once the first list has been handed over, or false after `timeoutMs`. */
   async waitForSync(timeoutMs: number): Promise<boolean> {
-    if (this.synced) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    try {
-      return await Promise.race([this.syncedPromise.then(() => true), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.synced || settlesWithin(this.syncedPromise, timeoutMs);
   }
 
   /** Ends the watch; resolves when the loop has finished (or after a few seconds if storage hangs). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.watcher?.stop();
-    this.wakeRetry?.();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.loop, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
-    clearTimeout(timer);
+    await settlesWithin(this.reflector.stop(), 5000);
   }
 
-  private async run(): Promise<void> {
+  private async list(): Promise<string> {
     const { storage, prefix, logger, handler, name } = this.options;
-    const maxDelay = this.options.maxRetryDelayMs ?? 5000;
-    let delay = 100;
-    while (!this.stopped) {
-      try {
-        const list = await storage.getList(prefix, { recursive: true });
-        this.lastFailure = undefined;
-        // Synced before the hand-over, so that listeners told of this first
-        // replace already see every collection that is complete as complete.
-        const first = !this.synced;
-        this.synced = true;
-        handler.replace(list.items);
-        if (first) {
-          this.resolveSynced();
-          logger?.info('informer synced', { informer: name, items: list.items.length });
+    const list = await storage.getList(prefix, { recursive: true });
+    this.lastFailure = undefined;
+    // Synced before the hand-over, so that listeners told of this first
+    // replace already see every collection that is complete as complete.
+    const first = !this.synced;
+    this.synced = true;
+    handler.replace(list.items);
+    if (first) {
+      this.resolveSynced();
+      logger?.info('informer synced', { informer: name, items: list.items.length });
+    }
+    return list.resourceVersion;
+  }
+
+  private async watch(
+    resourceVersion: string,
+    observe: (resourceVersion: string) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd> {
+    const { storage, prefix, logger, handler, name } = this.options;
+    const watcher = await storage.watch(prefix, { recursive: true, resourceVersion });
+    const stop = (): void => watcher.stop();
+    signal.addEventListener('abort', stop);
+    if (signal.aborted) watcher.stop();
+    let events = 0;
+    try {
+      for await (const event of watcher) {
+        events++;
+        if (event.type === 'ERROR') {
+          // Usually 410 Expired after compaction: relist to catch up.
+          logger?.warn('watch ended with an error; relisting', {
+            informer: name,
+            message: event.object['message'],
+          });
+          // Anything but 410 Gone is a failure: back off before the list.
+          const gone = event.object['code'] === 410;
+          return gone ? { events, relist: true } : { events, relist: true, error: new Error(String(event.object['message'] ?? 'watch error')) };
         }
-        if (this.stopped) break;
-        const watcher = await storage.watch(prefix, {
-          recursive: true,
-          resourceVersion: list.resourceVersion,
-        });
-        this.watcher = watcher;
-        if (this.stopped) watcher.stop();
-        let healthy = false;
-        for await (const event of watcher) {
-          if (event.type === 'ERROR') {
-            // Usually 410 Expired after compaction: relist to catch up.
-            logger?.warn('watch ended with an error; relisting', {
-              informer: name,
-              message: event.object['message'],
-            });
-            break;
-          }
-          healthy = true;
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') handler.upsert(event.object);
-          else if (event.type === 'DELETED') handler.remove(event.object);
-        }
-        watcher.stop();
-        this.watcher = undefined;
-        if (healthy) delay = 100;
-      } catch (err) {
-        if (this.stopped) break;
-        this.lastFailure = describe(err);
-        logger?.warn('list/watch failed; retrying', {
-          informer: name,
-          error: describe(err),
-          retryInMs: delay,
-        });
+        if (event.type === 'ADDED' || event.type === 'MODIFIED') handler.upsert(event.object);
+        else if (event.type === 'DELETED') handler.remove(event.object);
+        const rv = event.object.metadata?.resourceVersion;
+        if (rv) observe(rv);
       }
-      if (this.stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.wakeRetry = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeRetry = undefined;
-      delay = Math.min(delay * 2, maxDelay);
+      return { events };
+    } finally {
+      signal.removeEventListener('abort', stop);
+      watcher.stop();
     }
   }
 }

@@ -7,6 +7,7 @@
 // named by flags are read again when they change. Without a host cluster only the
 // front-proxy flags can turn anything on; the identity headers are stripped either way.
 
+import { parseNamespacedName } from '../apis/meta/namespaced-name.js';
 import { FrontProxyAuthenticator } from '../authentication/front-proxy.js';
 import {
   ConfigMapRequestHeaderSource,
@@ -24,7 +25,7 @@ import type { HostCluster } from '../hostcluster/types.js';
 import type { HealthCheck } from '../apiserver/config.js';
 import type { Logger } from '../util/log/index.js';
 import type { AuthenticationOptionValues } from '../apiserver/options/authentication-options.js';
-import { parseSecretRef, type HostOptionValues } from '../apiserver/options/host-options.js';
+import type { HostOptionValues } from '../apiserver/options/host-options.js';
 
 export interface HostServices {
   /** The host cluster, when one is configured. */
@@ -109,7 +110,7 @@ export function buildHostServices(
     : undefined;
   const tokenReview = host ? new TokenReviewAuthenticator(host, { logger: log }) : undefined;
   const subjectAccessReview = host ? new SubjectAccessReviewAuthorizer(host, { logger: log }) : undefined;
-  const secretRef = options.bootstrapSecret ? parseSecretRef(options.bootstrapSecret) : undefined;
+  const secretRef = options.bootstrapSecret ? parseNamespacedName(options.bootstrapSecret) : undefined;
   if (options.bootstrapSecret && !host)
     log.warn(
       '--bootstrap-secret needs a host cluster; the admin key goes to the admin kube config file instead',

@@ -16,6 +16,7 @@ import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
+import { isDNS1123Subdomain } from '../apis/meta/validation.js';
 import type { Logger } from '../util/log/index.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
@@ -44,10 +45,7 @@ export function desiredSANs(bindAddress: string, hostName = osHostname()): { dns
   const dns = ['localhost'];
   const host = hostName.toLowerCase();
   // A host name that is not a valid DNS name cannot go in a SAN; skip it rather than fail.
-  if (
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(host) &&
-    host !== 'localhost'
-  ) {
+  if (isDNS1123Subdomain(host).length === 0 && host !== 'localhost') {
     dns.push(host);
   }
   const ips = ['127.0.0.1', '::1'];

@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
+import { parseNamespacedName } from '../apis/meta/namespaced-name.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { AccessKeyUsability } from '../authentication/access-key-usability.js';
 import { EndpointTokenAuthenticator } from '../authentication/endpoint-token.js';
@@ -148,8 +149,8 @@ function keyStore(
   host: HostCluster | undefined,
   logger: Logger,
 ): SigningKeyStore {
-  const [namespace, name] = options.signingKeySecret.split('/');
-  if (namespace && name && host) return new SecretKeyStore(hostSecrets(host), namespace, name);
+  const secret = parseNamespacedName(options.signingKeySecret);
+  if (secret && host) return new SecretKeyStore(hostSecrets(host), secret.namespace, secret.name);
   if (options.signingKeySecret !== '') {
     logger.warn('no host cluster is configured: keeping the token signing key in the data directory', {
       signingKeySecret: options.signingKeySecret,

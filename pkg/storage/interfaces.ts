@@ -14,6 +14,19 @@ export interface Predicate {
 
 export const EVERYTHING: Predicate = { empty: true, matches: () => true };
 
+/**
+ * Whether a list selects `obj`. A selector that cannot evaluate an object does not
+ * select it (upstream ignores the error too), so one odd object never fails a list.
+ */
+export function selects(predicate: Predicate, obj: KubeObject): boolean {
+  if (predicate.empty) return true;
+  try {
+    return predicate.matches(obj);
+  } catch {
+    return false;
+  }
+}
+
 export type ResourceVersionMatch = '' | 'NotOlderThan' | 'Exact';
 
 export interface GetOptions {

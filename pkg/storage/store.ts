@@ -6,7 +6,7 @@
 
 import type { KubeObject, Preconditions } from '../apis/meta/types.js';
 import { cloneObject, decodeKeyValue, decodeObject, encodeObject } from './codec.js';
-import { continuePoint, encodeContinue } from './continue.js';
+import { encodeContinue } from './continue.js';
 import {
   CorruptObjects,
   expired,
@@ -15,21 +15,20 @@ import {
   keyExists,
   keyNotFound,
   resourceVersionSetOnCreate,
-  StorageError,
   tooLargeResourceVersion,
 } from './errors.js';
 import type {
   GetOptions,
   ListOptions,
   ListResult,
-  Predicate,
   Storage,
   UpdateFunc,
   ValidateDeletion,
   Watcher,
   WatchOptions,
 } from './interfaces.js';
-import { EVERYTHING } from './interfaces.js';
+import { EVERYTHING, selects } from './interfaces.js';
+import { listReadPoint } from './list-read-point.js';
 import type { KeyValue, KV, RangeResult } from './kv.js';
 import { CompactedError, FutureRevisionError, prefixEnd } from './kv.js';
 import { formatResourceVersion, parseResourceVersion } from './resource-version.js';
@@ -95,15 +94,6 @@ function checkPreconditions(
   }
 }
 
-function matches(predicate: Predicate, obj: KubeObject): boolean {
-  if (predicate.empty) return true;
-  try {
-    return predicate.matches(obj);
-  } catch {
-    // A selector that cannot evaluate an object does not select it (upstream ignores the error too).
-    return false;
-  }
-}
 
 /** The list prefix for a recursive read: always a directory, so `/x/ns` never matches `/x/ns-other`. */
 function directoryOf(key: string): string {
@@ -151,38 +141,10 @@ export class KVStorage implements Storage {
     const predicate = options.predicate ?? EVERYTHING;
     const limit = Math.max(0, options.limit ?? 0);
     const keyPrefix = recursive ? directoryOf(key) : key;
-    const rv = options.resourceVersion ?? '';
-
-    let withRev = 0;
-    let continueKey: string | undefined;
-    let minimum = 0;
-    if (recursive && options.continue) {
-      // A revision pins the page to the first page's; 0 continues at the latest.
-      const resume = continuePoint(options.continue, keyPrefix, rv);
-      continueKey = resume.key;
-      withRev = resume.revision;
-    } else if (rv !== '') {
-      const parsed = parseResourceVersion(rv);
-      switch (options.resourceVersionMatch ?? '') {
-        case 'NotOlderThan':
-          minimum = parsed;
-          break;
-        case 'Exact':
-          withRev = parsed;
-          break;
-        case '':
-          // Legacy: a resourceVersion with a limit means "exactly at", without one "not older than".
-          if (recursive && limit > 0 && parsed > 0) withRev = parsed;
-          else minimum = parsed;
-          break;
-        default:
-          throw new StorageError(
-            'InvalidError',
-            '',
-            `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`,
-          );
-      }
-    }
+    const read = listReadPoint(options, keyPrefix, recursive, limit);
+    const { continueKey, minimum } = read;
+    // Pinned to the first batch's revision below when the options do not pin it.
+    let withRev = read.exact;
 
     const readError = (err: unknown): unknown => this.listReadError(err, withRev, keyPrefix, continueKey);
 
@@ -197,7 +159,7 @@ export class KVStorage implements Storage {
       const items: KubeObject[] = [];
       if (read.kv) {
         const obj = decodeKeyValue(read.kv);
-        if (matches(predicate, obj)) items.push(obj);
+        if (selects(predicate, obj)) items.push(obj);
       }
       return { items, resourceVersion: formatResourceVersion(read.revision) };
     }
@@ -249,7 +211,7 @@ export class KVStorage implements Storage {
           if (!corrupt.add(err)) throw err;
           continue;
         }
-        if (matches(predicate, obj)) items.push(obj);
+        if (selects(predicate, obj)) items.push(obj);
       }
       hasMore = page.more || limitReached;
       if (limitReached || !page.more) break;

@@ -12,6 +12,7 @@
 // the default is resolved then; nothing issues or verifies a token before that.
 
 import { isIP } from 'node:net';
+import { isDNS1123Subdomain } from '../apis/meta/validation.js';
 
 export interface ServingAddress {
   /** --bind-address: used as the host when it is one address, not "every interface". */
@@ -24,8 +25,6 @@ export interface ServingAddress {
   readonly pathPrefix: string;
 }
 
-const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 function isEveryInterface(address: string): boolean {
   return address === '' || address === '0.0.0.0' || address === '::' || /^[0:]+$/.test(address);
 }
@@ -37,7 +36,7 @@ export function defaultIssuerUrl(address: ServingAddress): string {
   else {
     const name = address.hostName.toLowerCase();
     // The generated serving certificate covers a host name only when it is a DNS name.
-    host = DNS_NAME.test(name) ? name : 'localhost';
+    host = isDNS1123Subdomain(name).length === 0 ? name : 'localhost';
   }
   const hostPart = isIP(host) === 6 ? `[${host}]` : host;
   const prefix = address.pathPrefix.replace(/\/+$/, '');

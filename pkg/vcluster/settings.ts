@@ -7,6 +7,7 @@ import { parseDocument } from 'yaml';
 import type { FieldError } from '../apis/meta/field-errors.js';
 import { FieldPath, invalid, typeInvalid } from '../apis/meta/field-errors.js';
 import { isObject } from '../apis/meta/types.js';
+import { isDNS1123Label, isDNS1123Subdomain } from '../apis/meta/validation.js';
 
 /** The secret a virtual cluster looks for when its settings name none. */
 export const DEFAULT_SECRET_NAME = 'vc-platform-api-key';
@@ -52,15 +53,15 @@ export interface SettingsResult {
   readonly errors: FieldError[];
 }
 
-// A DNS-1123 label: what a namespace name must be. Secret names are subdomains.
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+// A namespace (and a project, a namespace's suffix) is a DNS-1123 label; a Secret's
+// name is a subdomain. The limit goes in the message because it is the one a user misses.
+const DNS_LABEL = { validate: isDNS1123Label, maxLength: 63 };
+const DNS_SUBDOMAIN = { validate: isDNS1123Subdomain, maxLength: 253 };
 
 function optionalString(
   value: unknown,
   path: FieldPath,
-  pattern: RegExp,
-  maxLength: number,
+  rule: { validate: (value: string) => string[]; maxLength: number },
   errors: FieldError[],
 ): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
@@ -68,8 +69,8 @@ function optionalString(
     errors.push(typeInvalid(path, value, 'must be a string'));
     return undefined;
   }
-  if (value.length > maxLength || !pattern.test(value)) {
-    errors.push(invalid(path, value, `must be a lower-case DNS name of at most ${maxLength} characters`));
+  if (rule.validate(value).length > 0) {
+    errors.push(invalid(path, value, `must be a lower-case DNS name of at most ${rule.maxLength} characters`));
     return undefined;
   }
   return value;
@@ -100,7 +101,7 @@ export function connectionSettingsFrom(config: unknown): SettingsResult {
     return { settings: DEFAULT_SETTINGS, errors };
   }
   const platformObj = platform ?? {};
-  const project = optionalString(platformObj.project, platformPath.child('project'), DNS_LABEL, 63, errors);
+  const project = optionalString(platformObj.project, platformPath.child('project'), DNS_LABEL, errors);
 
   const apiKeyPath = platformPath.child('apiKey');
   const apiKey = platformObj.apiKey;
@@ -115,10 +116,9 @@ export function connectionSettingsFrom(config: unknown): SettingsResult {
         apiKey.secretName,
         apiKeyPath.child('secretName'),
         DNS_SUBDOMAIN,
-        253,
         errors,
       );
-      namespace = optionalString(apiKey.namespace, apiKeyPath.child('namespace'), DNS_LABEL, 63, errors);
+      namespace = optionalString(apiKey.namespace, apiKeyPath.child('namespace'), DNS_LABEL, errors);
       if (apiKey.createRBAC !== undefined && apiKey.createRBAC !== null) {
         if (typeof apiKey.createRBAC === 'boolean') createRBAC = apiKey.createRBAC;
         else

@@ -58,20 +58,32 @@ export function isDNS1123Label(value: string): string[] {
   return errs;
 }
 
-export function isDNS1123Subdomain(value: string): string[] {
+/** apimachinery's pattern checks: the length problem, then the pattern's own message. */
+function lengthAndPattern(value: string, maxLength: number, pattern: RegExp, message: string): string[] {
   const errs: string[] = [];
-  if (value.length > 253) errs.push(maxLenError(253));
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) {
-    errs.push(
-      regexError(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        DNS1123_SUBDOMAIN_FMT,
-        'example.com',
-      ),
-    );
-  }
+  if (value.length > maxLength) errs.push(maxLenError(maxLength));
+  if (!pattern.test(value)) errs.push(message);
   return errs;
 }
+
+const DNS1123_SUBDOMAIN_ERROR = regexError(
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+  DNS1123_SUBDOMAIN_FMT,
+  'example.com',
+);
+
+export function isDNS1123Subdomain(value: string): string[] {
+  return lengthAndPattern(value, 253, DNS1123_SUBDOMAIN_RE, DNS1123_SUBDOMAIN_ERROR);
+}
+
+/** The label key rule (a qualified name's name part). */
+const LABEL_KEY_ERROR = regexError(
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+  LABEL_KEY_FMT,
+  'MyName',
+  'my.name',
+  '123-abc',
+);
 
 /** A "qualified name" (label key, annotation key, finalizer): `[prefix/]name`. */
 export function isQualifiedName(value: string): string[] {
@@ -87,46 +99,25 @@ export function isQualifiedName(value: string): string[] {
     else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
   } else {
     return [
-      `a valid label key ${regexError(
-        "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        LABEL_KEY_FMT,
-        'MyName',
-        'my.name',
-        '123-abc',
-      )} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+      `a valid label key ${LABEL_KEY_ERROR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (name.length > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (!LABEL_KEY_RE.test(name)) {
-    errs.push(
-      `name part ${regexError(
-        "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        LABEL_KEY_FMT,
-        'MyName',
-        'my.name',
-        '123-abc',
-      )}`,
-    );
-  }
+  if (!LABEL_KEY_RE.test(name)) errs.push(`name part ${LABEL_KEY_ERROR}`);
   return errs;
 }
 
+const LABEL_VALUE_ERROR = regexError(
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+  LABEL_VALUE_FMT,
+  'MyValue',
+  'my_value',
+  '12345',
+);
+
 export function isValidLabelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 63) errs.push(maxLenError(63));
-  if (!LABEL_VALUE_RE.test(value)) {
-    errs.push(
-      regexError(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        LABEL_VALUE_FMT,
-        'MyValue',
-        'my_value',
-        '12345',
-      ),
-    );
-  }
-  return errs;
+  return lengthAndPattern(value, 63, LABEL_VALUE_RE, LABEL_VALUE_ERROR);
 }
 
 /** Whether a name can be used as one segment of a URL path or a storage key. */

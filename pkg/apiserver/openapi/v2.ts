@@ -3,11 +3,12 @@
 // and `produces` on operations and `#/definitions/` references.
 
 import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { kindComponent, stripNullable } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
-import { PRETTY, type QueryParameter } from './parameters.js';
-import { groupVersionRoutes, type Route } from './routes.js';
+import type { QueryParameter } from './parameters.js';
+import { BEARER_TOKEN_SCHEME, documentInfo, kubernetesExtensions, pathItems } from './paths.js';
+import type { PathParameterName } from './paths.js';
+import type { GroupVersionRoutes, Route } from './routes.js';
 
 const ref: Ref = (model) => ({ $ref: `#/definitions/${model}` });
 
@@ -15,9 +16,7 @@ function queryParameter(p: QueryParameter): JSONSchema {
   return { uniqueItems: true, type: p.type, description: p.description, name: p.name, in: 'query' };
 }
 
-function pathParameter(name: 'namespace' | 'name', kind: string): JSONSchema {
-  const description =
-    name === 'name' ? `name of the ${kind}` : 'object name and auth scope, such as for teams and projects';
+function pathParameter(name: PathParameterName, description: string): JSONSchema {
   return { uniqueItems: true, type: 'string', description, name, in: 'path', required: true };
 }
 
@@ -44,33 +43,15 @@ function operation(route: Route): JSONSchema {
     operationId: route.operationId,
     parameters,
     responses,
-    'x-kubernetes-action': route.action,
-    'x-kubernetes-group-version-kind': {
-      group: route.gvk.group,
-      version: route.gvk.version,
-      kind: route.gvk.kind,
-    },
+    ...kubernetesExtensions(route),
   };
   return op;
 }
 
-/** `/openapi/v2`: the group version as a Swagger 2.0 document. */
-export function openAPIV2(group: string, version: string, resources: readonly RESTStorage[]): JSONSchema {
-  const { routes, kinds } = groupVersionRoutes(group, version, resources);
-  const paths: Record<string, JSONSchema> = {};
-  for (const route of routes) {
-    let item = paths[route.path];
-    if (!item) {
-      item = {
-        parameters: [
-          ...route.pathParameters.map((p) => pathParameter(p, route.gvk.kind)),
-          queryParameter(PRETTY),
-        ],
-      };
-      paths[route.path] = item;
-    }
-    item[route.method] = operation(route);
-  }
+/** `/openapi/v2`: the group version's routes as a Swagger 2.0 document. */
+export function swaggerDocument(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
+  const { routes, kinds } = gv;
+  const paths = pathItems(routes, { pathParameter, queryParameter, operation });
   const definitions: Record<string, JSONSchema> = {};
   for (const k of kinds) definitions[k.model] = kindComponent(k, ref, 'v2');
   for (const [name, schema] of Object.entries(metaSchemas(group, ref))) {
@@ -78,16 +59,11 @@ export function openAPIV2(group: string, version: string, resources: readonly RE
   }
   return {
     swagger: '2.0',
-    info: { title: 'Platform management API', version: `${group}/${version}` },
+    info: documentInfo(group, version),
     paths,
     definitions,
     securityDefinitions: {
-      BearerToken: {
-        type: 'apiKey',
-        description: 'Bearer token (an access key)',
-        name: 'authorization',
-        in: 'header',
-      },
+      BearerToken: BEARER_TOKEN_SCHEME,
     },
     security: [{ BearerToken: [] }],
   };

@@ -5,12 +5,12 @@
 import { createHash } from 'node:crypto';
 
 import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
-import type { RESTStorage } from '../../registry/rest/interfaces.js';
 import { kindComponent } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
-import { PRETTY } from './parameters.js';
-import { groupVersionRoutes, type Route } from './routes.js';
+import { BEARER_TOKEN_SCHEME, documentInfo, kubernetesExtensions, pathItems } from './paths.js';
+import type { PathParameterName } from './paths.js';
+import type { GroupVersionRoutes, Route } from './routes.js';
 
 export interface OpenAPIV3Root {
   paths: Record<string, { serverRelativeURL: string }>;
@@ -42,9 +42,7 @@ function queryParameter(p: QueryParameter): JSONSchema {
   };
 }
 
-function pathParameter(name: 'namespace' | 'name', kind: string): JSONSchema {
-  const description =
-    name === 'name' ? `name of the ${kind}` : 'object name and auth scope, such as for teams and projects';
+function pathParameter(name: PathParameterName, description: string): JSONSchema {
   return { name, in: 'path', description, required: true, schema: { type: 'string', uniqueItems: true } };
 }
 
@@ -73,52 +71,24 @@ function operation(route: Route): JSONSchema {
   }
   responses['401'] = { description: 'Unauthorized' };
   op['responses'] = responses;
-  op['x-kubernetes-action'] = route.action;
-  op['x-kubernetes-group-version-kind'] = {
-    group: route.gvk.group,
-    version: route.gvk.version,
-    kind: route.gvk.kind,
-  };
-  return op;
+  return { ...op, ...kubernetesExtensions(route) };
 }
 
-/** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version. */
-export function openAPIV3GroupVersion(
-  group: string,
-  version: string,
-  resources: readonly RESTStorage[],
-): JSONSchema {
-  const { routes, kinds } = groupVersionRoutes(group, version, resources);
-  const paths: Record<string, JSONSchema> = {};
-  for (const route of routes) {
-    let item = paths[route.path];
-    if (!item) {
-      item = {
-        parameters: [
-          ...route.pathParameters.map((p) => pathParameter(p, route.gvk.kind)),
-          queryParameter(PRETTY),
-        ],
-      };
-      paths[route.path] = item;
-    }
-    item[route.method] = operation(route);
-  }
+/** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version's routes. */
+export function openAPIV3Document(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
+  const { routes, kinds } = gv;
+  const paths = pathItems(routes, { pathParameter, queryParameter, operation });
   const schemas: Record<string, JSONSchema> = {};
   for (const k of kinds) schemas[k.model] = kindComponent(k, ref, 'v3');
   Object.assign(schemas, metaSchemas(group, ref));
   return {
     openapi: '3.0.0',
-    info: { title: 'Platform management API', version: `${group}/${version}` },
+    info: documentInfo(group, version),
     paths,
     components: {
       schemas,
       securitySchemes: {
-        BearerToken: {
-          type: 'apiKey',
-          description: 'Bearer token (an access key)',
-          name: 'authorization',
-          in: 'header',
-        },
+        BearerToken: BEARER_TOKEN_SCHEME,
       },
     },
     security: [{ BearerToken: [] }],

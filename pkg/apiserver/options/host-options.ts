@@ -1,6 +1,7 @@
 // The host cluster this server is aggregated into, and where the first
 // administrator's key goes when there is one (issue 3).
 
+import { parseNamespacedName } from '../../apis/meta/namespaced-name.js';
 import type { OptionGroup } from './option-group.js';
 import { fileProblems } from './validation.js';
 
@@ -9,13 +10,6 @@ export interface HostOptionValues {
   hostKubeconfig: string;
   /** Host Secret `<ns>/<name>` the bootstrap admin key is written to ('' = the admin kube config file). */
   bootstrapSecret: string;
-}
-
-/** `<namespace>/<name>`, or undefined when malformed. */
-export function parseSecretRef(ref: string): { namespace: string; name: string } | undefined {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(ref);
-  if (!m || (m[1] ?? '').length > 63 || (m[3] ?? '').length > 253) return undefined;
-  return { namespace: m[1] ?? '', name: m[3] ?? '' };
 }
 
 export const hostOptions = {
@@ -41,7 +35,7 @@ export const hostOptions = {
   complete() {},
   validate(v) {
     const errs = fileProblems([['--host-kubeconfig', v.hostKubeconfig]]);
-    if (v.bootstrapSecret !== '' && !parseSecretRef(v.bootstrapSecret)) {
+    if (v.bootstrapSecret !== '' && !parseNamespacedName(v.bootstrapSecret)) {
       errs.push(
         `--bootstrap-secret: "${v.bootstrapSecret}" must be <namespace>/<name> (a namespace and a Secret name in lower case)`,
       );

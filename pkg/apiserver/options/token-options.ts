@@ -3,7 +3,8 @@
 // instance (its host name, its client certificate from the host's signer).
 
 import type { OptionGroup } from './option-group.js';
-import { DNS1123_LABEL_RE, isDNS1123Subdomain } from './validation.js';
+import { parseNamespacedName } from '../../apis/meta/namespaced-name.js';
+import { isDNS1123Subdomain } from './validation.js';
 
 export interface TokenOptionValues {
   /** Host Secret `<ns>/<name>` for the token signing keys ('' = the data directory). */
@@ -98,8 +99,7 @@ export const tokenOptions = {
   validate(v) {
     const errs: string[] = [];
     if (v.signingKeySecret !== '') {
-      const [namespace = '', name = '', ...rest] = v.signingKeySecret.split('/');
-      if (rest.length > 0 || !DNS1123_LABEL_RE.test(namespace) || !isDNS1123Subdomain(name)) {
+      if (!parseNamespacedName(v.signingKeySecret)) {
         errs.push(`--signing-key-secret: "${v.signingKeySecret}" must be <namespace>/<name> of a Secret`);
       }
     }

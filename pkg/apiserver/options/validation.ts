@@ -4,13 +4,11 @@
 // looking at the files the flags name.
 
 import { accessSync, constants, statSync } from 'node:fs';
+import { isDNS1123Subdomain as dns1123SubdomainProblems } from '../../apis/meta/validation.js';
 
-const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
-export const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL}$`);
-
+/** A flag's value is a DNS-1123 subdomain (apimachinery's IsDNS1123Subdomain finds no problem). */
 export function isDNS1123Subdomain(value: string): boolean {
-  return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
+  return dns1123SubdomainProblems(value).length === 0;
 }
 
 /** What keeps `file` from being read as a file, or undefined when it can be. */

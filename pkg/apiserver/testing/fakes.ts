@@ -395,8 +395,7 @@ export const fakeDocumentBuilders: DocumentBuilders = {
     items: [{ metadata: { name: group } }],
   }),
   etagOf: (json) => `"${Buffer.from(json).toString('base64url').slice(0, 16)}"`,
-  openAPIV2: () => ({ swagger: '2.0', paths: {} }),
-  openAPIV3GroupVersion: () => ({ openapi: '3.0.0', paths: {} }),
+  openAPIDocuments: () => ({ v2: { swagger: '2.0', paths: {} }, v3: { openapi: '3.0.0', paths: {} } }),
   openAPIV3Root: (group, version, hash) => ({
     paths: {
       [`apis/${group}/${version}`]: {

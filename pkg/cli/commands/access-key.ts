@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { AccessKeyScope, AccessKeyScopeRole } from '../../apis/management/v1/common.js';
 import type { OwnedAccessKey } from '../../apis/management/v1/owned-access-key.js';
 import { age } from '../../apis/meta/duration.js';
+import { parseNamespacedName } from '../../apis/meta/namespaced-name.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { KubeList, PlatformApi } from '../api-client.js';
 import { formatSeconds, parseDurationSeconds } from '../duration.js';
@@ -25,9 +26,11 @@ export interface VirtualClusterName {
 }
 
 export function parseVirtualClusterName(text: string, flag: string): VirtualClusterName {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(text.trim());
-  if (!m || !m[1] || !m[3]) throw new UsageError(`${flag}: "${text}" is not <project>/<virtual cluster>`);
-  return { project: m[1], name: m[3] };
+  // A project is a namespace's suffix and a virtual cluster an object in it: the
+  // rule of every `<namespace>/<name>`.
+  const ref = parseNamespacedName(text.trim());
+  if (!ref) throw new UsageError(`${flag}: "${text}" is not <project>/<virtual cluster>`);
+  return { project: ref.namespace, name: ref.name };
 }
 
 /**

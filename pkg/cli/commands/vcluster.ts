@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { isObject } from '../../apis/meta/types.js';
 import { fieldErrorString } from '../../apis/meta/field-errors.js';
+import { parseNamespacedName, type NamespacedName } from '../../apis/meta/namespaced-name.js';
 import {
   DEFAULT_SECRET_NAME,
   IncompleteSourceError,
@@ -169,10 +170,10 @@ async function applyAll(
   }
 }
 
-function parseVirtualClusterRef(text: string, flag: string): { namespace: string; name: string } {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(text.trim());
-  if (!m || !m[1] || !m[3]) throw new UsageError(`${flag}: "${text}" is not <namespace>/<virtual cluster>`);
-  return { namespace: m[1], name: m[3] };
+function parseVirtualClusterRef(text: string, flag: string): NamespacedName {
+  const ref = parseNamespacedName(text.trim());
+  if (!ref) throw new UsageError(`${flag}: "${text}" is not <namespace>/<virtual cluster>`);
+  return ref;
 }
 
 // ---- create-secret (shared mode) ----

@@ -59,19 +59,18 @@ import { createServer, request, Agent, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-// The gnostic encoding and media-type negotiation are the server's own, reused here: what this double adds is the
-// negotiation the real aggregator does for the merged document.
 import {
-  encodeOpenAPIV2Proto,
-  OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
-  prefersOpenAPIV2Protobuf,
-} from '../../apiserver/openapi/openapi-v2-proto.js';
+  APIREGISTRATION,
+  apiServiceResponse,
+  type APIServiceCondition,
+  type APIServiceSpec,
+} from './aggregator-apiservice.js';
+import { serveMergedOpenAPIV2 } from './aggregator-openapi.js';
 import {
   ACCEPT_DISCOVERY_V2,
   authProxyHeaders,
   convertLegacyResources,
   HOP_BY_HOP,
-  humanAge,
   ifNoneMatchHits,
   isDiscoveryV2ContentType,
   isDroppedRequestHeader,
@@ -84,24 +83,7 @@ import {
 } from './aggregator-wire.js';
 import { issueServingCertificate, newCertificateAuthority, type CertificateAuthority } from './pki.js';
 
-export interface APIServiceSpec {
-  readonly group: string;
-  readonly version: string;
-  readonly service: { readonly namespace: string; readonly name: string; readonly port?: number };
-  /** PEM of the CA that signed the aggregated server's serving certificate. */
-  readonly caBundle?: string;
-  readonly insecureSkipTLSVerify?: boolean;
-  readonly groupPriorityMinimum: number;
-  readonly versionPriority: number;
-}
-
-export interface APIServiceCondition {
-  readonly type: 'Available';
-  readonly status: 'True' | 'False' | 'Unknown';
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-}
+export type { APIServiceCondition, APIServiceSpec } from './aggregator-apiservice.js';
 
 /** A user the double authenticates by bearer token. */
 export interface AggregatorUser {
@@ -154,7 +136,6 @@ const PROBE_ATTEMPTS = 5;
 const OPENAPI_TIMEOUT_MS = 60_000;
 /** kube-aggregator marks ETags it computed itself with this prefix and never sends them. */
 const LOCAL_ETAG_PREFIX = '"6E8F849B434D4B98A569B9D7718876E9-';
-const APIREGISTRATION = 'apiregistration.k8s.io';
 
 interface Captured {
   status: number;
@@ -829,100 +810,21 @@ export class AggregatorDouble {
     }
     // kube-openapi's handler serves the merged document as JSON or, to kubectl up to
     // 1.2x, as gnostic protobuf (a representation with its own ETag).
-    const protobuf = prefersOpenAPIV2Protobuf(req.headers.accept);
-    const etag = protobuf ? `"proto-${doc.served.replace(/"/g, '')}"` : doc.served;
-    res.setHeader('Vary', 'Accept');
-    res.setHeader('ETag', etag);
-    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
-      res.writeHead(304);
-      res.end();
-      return;
-    }
-    if (protobuf) {
-      const bytes = encodeOpenAPIV2Proto(JSON.parse(doc.body));
-      res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF_MEDIA_TYPE, 'Content-Length': bytes.length });
-      res.end(bytes);
-      return;
-    }
-    writeBody(res, 200, 'application/json', doc.body);
+    serveMergedOpenAPIV2(req, res, doc);
   }
 
-  private apiServiceObject(): Record<string, unknown> {
-    const spec = this.options.apiService;
-    return {
-      kind: 'APIService',
-      apiVersion: `${APIREGISTRATION}/v1`,
-      metadata: {
-        name: this.apiServiceName,
-        uid: this.uid,
-        resourceVersion: String(this.resourceVersion),
-        creationTimestamp: this.created.toISOString().replace('.000Z', 'Z'),
-      },
-      spec: {
-        service: {
-          namespace: spec.service.namespace,
-          name: spec.service.name,
-          port: spec.service.port ?? 443,
-        },
-        group: spec.group,
-        version: spec.version,
-        ...(spec.caBundle ? { caBundle: Buffer.from(spec.caBundle).toString('base64') } : {}),
-        ...(spec.insecureSkipTLSVerify ? { insecureSkipTLSVerify: true } : {}),
-        groupPriorityMinimum: spec.groupPriorityMinimum,
-        versionPriority: spec.versionPriority,
-      },
-      status: this.condition ? { conditions: [this.condition] } : {},
-    };
-  }
-
-  /** kube-aggregator's table: Name, Service, Available ("True", or "<status> (<reason>)"), Age. */
+  /** The APIService as kube-aggregator's registry serves it: object, list or Table. */
   private writeAPIServices(res: ServerResponse, accept: string, name: string | undefined): void {
-    const obj = this.apiServiceObject();
-    if (/(^|[;,\s])as=Table(\s*[;,]|$)/.test(accept)) {
-      const c = this.condition;
-      const available = !c
-        ? 'Unknown'
-        : c.status === 'True' || !c.reason
-          ? c.status
-          : `${c.status} (${c.reason})`;
-      const column = (n: string, format = ''): Record<string, unknown> => ({
-        name: n,
-        type: 'string',
-        format,
-        description: '',
-        priority: 0,
-      });
-      writeJSON(res, 200, {
-        kind: 'Table',
-        apiVersion: 'meta.k8s.io/v1',
-        metadata: { resourceVersion: String(this.resourceVersion) },
-        columnDefinitions: [column('Name', 'name'), column('Service'), column('Available'), column('Age')],
-        rows: [
-          {
-            cells: [
-              this.apiServiceName,
-              this.serviceKey(),
-              available,
-              humanAge(Date.now() - this.created.getTime()),
-            ],
-            object: {
-              kind: 'PartialObjectMetadata',
-              apiVersion: 'meta.k8s.io/v1',
-              metadata: obj['metadata'],
-            },
-          },
-        ],
-      });
-      return;
-    }
-    if (name) writeJSON(res, 200, obj);
-    else
-      writeJSON(res, 200, {
-        kind: 'APIServiceList',
-        apiVersion: `${APIREGISTRATION}/v1`,
-        metadata: { resourceVersion: String(this.resourceVersion) },
-        items: [obj],
-      });
+    const state = {
+      name: this.apiServiceName,
+      uid: this.uid,
+      resourceVersion: this.resourceVersion,
+      created: this.created,
+      spec: this.options.apiService,
+      condition: this.condition,
+      serviceKey: this.serviceKey(),
+    };
+    writeJSON(res, 200, apiServiceResponse(state, accept, name !== undefined));
   }
 }
 

@@ -23,7 +23,28 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
-import { KUBE_APISERVER_CLIENT_SIGNER, signCertificateRequest } from './csr-signer.js';
+import { KUBE_APISERVER_CLIENT_SIGNER } from './csr-signer.js';
+import {
+  answerTokenReview,
+  reviewByGrants,
+  subjectAccessReviewErrors,
+  subjectAccessReviewResponse,
+  subjectAccessReviewSpec,
+  type AccessGrant,
+  type DoubleToken,
+  type DoubleUser,
+  type ReceivedSubjectAccessReview,
+  type SubjectAccessReviewer,
+} from './host-reviews.js';
+import {
+  prepareCertificateSigningRequest,
+  signApprovedRequest,
+  updateCertificateSigningRequest,
+  withDeniedCondition,
+  type SignerBehaviour,
+} from './host-csr.js';
+import { StatusError } from './host-errors.js';
+import { KINDS, normalizeSecret, notFound, withKind, type KindInfo } from './host-kinds.js';
 import { ObjectStore, type StoredObject, type WatchFilter } from './object-store.js';
 import {
   issueClientCertificate,
@@ -32,51 +53,12 @@ import {
   type CertificateAuthority,
   type IssuedCertificate,
 } from './pki.js';
-import { CertificateRequestError, parseCertificateRequest } from '../certificate-request.js';
 
 export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTHENTICATION_CONFIGMAP_NAME = 'extension-apiserver-authentication';
 export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
 /** The identity the double's kubeconfig() gives the platform server by default. */
 export const DEFAULT_CLIENT_USER = 'system:serviceaccount:platform-system:platform-apiserver';
-
-export interface DoubleUser {
-  readonly username: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-}
-
-/** The spec of a SubjectAccessReview as received. */
-export interface ReceivedSubjectAccessReview {
-  readonly user?: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-  readonly resourceAttributes?: Readonly<Record<string, string>>;
-  readonly nonResourceAttributes?: Readonly<Record<string, string>>;
-}
-
-export interface SubjectAccessReviewAnswer {
-  readonly allowed: boolean;
-  readonly denied?: boolean;
-  readonly reason?: string;
-}
-
-export type SubjectAccessReviewer = (spec: ReceivedSubjectAccessReview) => SubjectAccessReviewAnswer;
-
-/** An RBAC-like grant the default reviewer answers from. Empty lists match nothing; "*" matches all. */
-export interface AccessGrant {
-  readonly users?: readonly string[];
-  readonly groups?: readonly string[];
-  readonly verbs: readonly string[];
-  readonly apiGroups?: readonly string[];
-  /** `resource` or `resource/subresource`. */
-  readonly resources?: readonly string[];
-  readonly resourceNames?: readonly string[];
-  /** Paths; a trailing `*` matches a prefix. */
-  readonly nonResourceURLs?: readonly string[];
-}
 
 export interface ClientRequest {
   readonly verb: string;
@@ -89,13 +71,6 @@ export interface ClientRequest {
 /** Decides whether a caller of the double may make a request (default: every authenticated caller). */
 export type ClientAuthorizer = (user: DoubleUser, request: ClientRequest) => boolean;
 
-/**
- * What happens to requests for a signer: `sign` approved ones, `fail` them (Failed
- * condition), `ignore` them (no signer answers), or `deny` every new request at
- * once, as an approving controller with a policy would (so approving it fails).
- */
-export type SignerBehaviour = 'sign' | 'fail' | 'ignore' | 'deny';
-
 export interface HostClusterDoubleOptions {
   /** Signers whose approved requests the double signs (default: kubernetes.io/kube-apiserver-client). */
   readonly signers?: readonly string[];
@@ -107,51 +82,8 @@ export interface HostClusterDoubleOptions {
   readonly publishAuthenticationConfigMap?: boolean;
 }
 
-interface KindInfo {
-  readonly kind: string;
-  readonly apiVersion: string;
-  /** As in error messages: `configmaps`, `certificatesigningrequests.certificates.k8s.io`. */
-  readonly qualified: string;
-  readonly namespaced: boolean;
-}
-
-const KINDS: Record<string, KindInfo> = {
-  configmaps: { kind: 'ConfigMap', apiVersion: 'v1', qualified: 'configmaps', namespaced: true },
-  secrets: { kind: 'Secret', apiVersion: 'v1', qualified: 'secrets', namespaced: true },
-  // Added for the CLI's virtual cluster connection RBAC (issue 6): plain CRUD, no RBAC evaluation.
-  roles: {
-    kind: 'Role',
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    qualified: 'roles.rbac.authorization.k8s.io',
-    namespaced: true,
-  },
-  rolebindings: {
-    kind: 'RoleBinding',
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    qualified: 'rolebindings.rbac.authorization.k8s.io',
-    namespaced: true,
-  },
-  certificatesigningrequests: {
-    kind: 'CertificateSigningRequest',
-    apiVersion: 'certificates.k8s.io/v1',
-    qualified: 'certificatesigningrequests.certificates.k8s.io',
-    namespaced: false,
-  },
-};
-
 const YEAR_SECONDS = 365 * 24 * 3600;
 const MAX_BODY = 3 * 1024 * 1024;
-
-class StatusError extends Error {
-  constructor(
-    readonly code: number,
-    readonly reason: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
 
 export class HostClusterDouble {
   /** https://127.0.0.1:<port> */
@@ -172,9 +104,9 @@ export class HostClusterDouble {
 
   private frontProxy: { ca: CertificateAuthority; bundlePem: string; client: IssuedCertificate };
   private readonly store = new ObjectStore();
-  private readonly tokens = new Map<string, { user: DoubleUser; audiences?: readonly string[] }>();
+  private readonly tokens = new Map<string, DoubleToken>();
   private readonly grants: AccessGrant[] = [];
-  private reviewer: SubjectAccessReviewer = (spec) => this.reviewByGrants(spec);
+  private reviewer: SubjectAccessReviewer = (spec) => reviewByGrants(this.grants, spec);
   private clientAuthorizer: ClientAuthorizer = () => true;
   private readonly signerBehaviour = new Map<string, SignerBehaviour>();
   private readonly sockets = new Set<Socket>();
@@ -326,7 +258,7 @@ export class HostClusterDouble {
 
   /** Replaces the SubjectAccessReview policy; `undefined` restores the grant-based default. */
   setSubjectAccessReviewer(reviewer: SubjectAccessReviewer | undefined): void {
-    this.reviewer = reviewer ?? ((spec) => this.reviewByGrants(spec));
+    this.reviewer = reviewer ?? ((spec) => reviewByGrants(this.grants, spec));
   }
 
   /** Decides what callers of the double may do (e.g. simulate a missing RBAC rule); undefined allows all. */
@@ -401,10 +333,7 @@ export class HostClusterDouble {
   denyCertificateSigningRequest(name: string, reason = 'AdminDenied', message = 'denied by the test'): void {
     const csr = this.store.get('certificatesigningrequests', '', name);
     if (!csr) throw new Error(`no certificate signing request ${name}`);
-    const status = asRecord(csr.status);
-    const conditions = Array.isArray(status.conditions) ? [...(status.conditions as unknown[])] : [];
-    conditions.push(condition('Denied', reason, message));
-    this.store.update('certificatesigningrequests', { ...csr, status: { ...status, conditions } });
+    this.store.update('certificatesigningrequests', withDeniedCondition(csr, reason, message));
   }
 
   // ---- HTTP ----
@@ -619,50 +548,13 @@ export class HostClusterDouble {
 
   private tokenReview(body: Record<string, unknown>): Record<string, unknown> {
     this.calls.tokenReviews++;
-    const spec = asRecord(body.spec);
-    const token = typeof spec.token === 'string' ? spec.token : '';
-    const requested = Array.isArray(spec.audiences)
-      ? spec.audiences.filter((a): a is string => typeof a === 'string')
-      : [];
-    const entry = this.tokens.get(token);
-    const base = {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenReview',
-      metadata: { creationTimestamp: null },
-      spec,
-    };
-    if (!entry) return { ...base, status: { user: {} } };
-    const tokenAudiences = entry.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
-    const audiences =
-      requested.length > 0 ? requested.filter((a) => tokenAudiences.includes(a)) : tokenAudiences;
-    if (requested.length > 0 && audiences.length === 0)
-      return { ...base, status: { user: {}, error: 'token audiences are invalid' } };
-    const u = entry.user;
-    return {
-      ...base,
-      status: {
-        authenticated: true,
-        user: {
-          username: u.username,
-          ...(u.uid ? { uid: u.uid } : {}),
-          groups: [...(u.groups ?? []), 'system:authenticated'],
-          ...(u.extra ? { extra: u.extra } : {}),
-        },
-        audiences,
-      },
-    };
+    return answerTokenReview(body, this.tokens);
   }
 
   private subjectAccessReview(body: Record<string, unknown>): Record<string, unknown> {
     this.calls.subjectAccessReviews++;
-    const spec = asRecord(body.spec) as ReceivedSubjectAccessReview & Record<string, unknown>;
-    const errs: string[] = [];
-    if ((spec.resourceAttributes === undefined) === (spec.nonResourceAttributes === undefined))
-      errs.push(
-        'spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
-      );
-    if (!spec.user && (!spec.groups || spec.groups.length === 0))
-      errs.push('spec.user: Invalid value: "": at least one of user or group must be specified');
+    const spec = subjectAccessReviewSpec(body);
+    const errs = subjectAccessReviewErrors(spec);
     if (errs.length > 0)
       throw new StatusError(
         422,
@@ -670,51 +562,20 @@ export class HostClusterDouble {
         `SubjectAccessReview.authorization.k8s.io "" is invalid: ${errs.join(', ')}`,
       );
     this.subjectAccessReviews.push(structuredClone(spec));
-    const answer = this.reviewer(spec);
-    return {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      metadata: { creationTimestamp: null },
-      spec,
-      status: {
-        allowed: answer.allowed,
-        ...(answer.denied ? { denied: true } : {}),
-        ...(answer.reason ? { reason: answer.reason } : {}),
-      },
-    };
+    return subjectAccessReviewResponse(spec, this.reviewer(spec));
   }
 
-  private reviewByGrants(spec: ReceivedSubjectAccessReview): SubjectAccessReviewAnswer {
-    const groups = spec.groups ?? [];
-    if (groups.includes('system:masters')) return { allowed: true };
-    const wild = (list: readonly string[] | undefined, value: string): boolean =>
-      (list ?? []).some((v) => v === '*' || v === value);
-    for (const g of this.grants) {
-      const subject = wild(g.users, spec.user ?? '') || (g.groups ?? []).some((x) => groups.includes(x));
-      if (!subject) continue;
-      if (spec.resourceAttributes) {
-        const a = spec.resourceAttributes;
-        const resource = a.subresource ? `${a.resource ?? ''}/${a.subresource}` : (a.resource ?? '');
-        if (
-          wild(g.verbs, a.verb ?? '') &&
-          wild(g.apiGroups, a.group ?? '') &&
-          wild(g.resources, resource) &&
-          (g.resourceNames === undefined ||
-            g.resourceNames.length === 0 ||
-            g.resourceNames.includes(a.name ?? ''))
-        )
-          return { allowed: true, reason: 'granted by the test double' };
-      } else if (spec.nonResourceAttributes) {
-        const a = spec.nonResourceAttributes;
-        const path = a.path ?? '';
-        const urlMatch = (g.nonResourceURLs ?? []).some((u) =>
-          u.endsWith('*') ? path.startsWith(u.slice(0, -1)) : u === path,
-        );
-        if (wild(g.verbs, a.verb ?? '') && urlMatch)
-          return { allowed: true, reason: 'granted by the test double' };
-      }
-    }
-    return { allowed: false };
+  /** The signing controller: issue or fail approved requests for signers the double serves. */
+  private runSigner(name: string): void {
+    const csr = this.store.get('certificatesigningrequests', '', name);
+    if (!csr) return;
+    const next = signApprovedRequest(
+      csr,
+      (signer) => this.signerBehaviour.get(signer),
+      this.clientCa,
+      this.options.maxSigningDurationSeconds,
+    );
+    if (next) this.store.update('certificatesigningrequests', next);
   }
 
   private serveWatch(
@@ -809,7 +670,7 @@ export class HostClusterDouble {
     delete obj.metadata.resourceVersion;
     delete obj.metadata.uid;
     if (resource === 'secrets') normalizeSecret(obj);
-    if (resource === 'certificatesigningrequests') this.prepareCertificateSigningRequest(obj, user);
+    if (resource === 'certificatesigningrequests') prepareCertificateSigningRequest(obj, user);
     const created = this.store.create(resource, obj);
     if (!created)
       throw new StatusError(409, 'AlreadyExists', `${info.qualified} "${name}" already exists`, {
@@ -852,7 +713,7 @@ export class HostClusterDouble {
       );
     let next: StoredObject;
     if (resource === 'certificatesigningrequests') {
-      next = this.updateCertificateSigningRequest(current, subresource, body);
+      next = updateCertificateSigningRequest(current, subresource, body);
     } else {
       next = {
         ...body,
@@ -867,144 +728,6 @@ export class HostClusterDouble {
     if (resource === 'certificatesigningrequests') setImmediate(() => this.runSigner(name));
     return updated;
   }
-
-  private prepareCertificateSigningRequest(obj: StoredObject, user: DoubleUser): void {
-    const spec = asRecord(obj.spec);
-    const errs: string[] = [];
-    const request = typeof spec.request === 'string' ? spec.request : '';
-    if (request === '') errs.push('spec.request: Required value');
-    else {
-      try {
-        parseCertificateRequest(Buffer.from(request, 'base64').toString('utf8'));
-      } catch (err) {
-        if (!(err instanceof CertificateRequestError)) throw err;
-        errs.push(`spec.request: Invalid value: []byte{...}: ${err.message}`);
-      }
-    }
-    if (typeof spec.signerName !== 'string' || spec.signerName === '')
-      errs.push('spec.signerName: Required value');
-    if (!Array.isArray(spec.usages) || spec.usages.length === 0) errs.push('spec.usages: Required value');
-    const exp = spec.expirationSeconds;
-    if (exp !== undefined && (typeof exp !== 'number' || exp < 600))
-      errs.push(
-        `spec.expirationSeconds: Invalid value: ${String(exp)}: may not specify a duration less than 600 seconds (10 minutes)`,
-      );
-    if (errs.length > 0)
-      throw new StatusError(
-        422,
-        'Invalid',
-        `CertificateSigningRequest.certificates.k8s.io "${obj.metadata.name}" is invalid: ${errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`}`,
-      );
-    // Who asked is recorded by the API server, never taken from the client.
-    obj.spec = {
-      ...spec,
-      username: user.username,
-      groups: [...(user.groups ?? [])],
-      ...(user.uid ? { uid: user.uid } : {}),
-      ...(user.extra ? { extra: user.extra } : {}),
-    };
-    obj.status = {};
-  }
-
-  private updateCertificateSigningRequest(
-    current: StoredObject,
-    subresource: string,
-    body: Record<string, unknown>,
-  ): StoredObject {
-    const meta = asRecord(body.metadata);
-    if (subresource === '') {
-      // The main resource only takes metadata changes: spec is immutable and status has its own endpoints.
-      return {
-        ...current,
-        metadata: { ...current.metadata, labels: meta.labels, annotations: meta.annotations },
-      } as StoredObject;
-    }
-    const currentStatus = asRecord(current.status);
-    const bodyStatus = asRecord(body.status);
-    if (subresource === 'status') return { ...current, status: bodyStatus };
-
-    // approval: only conditions change; Approved and Denied are exclusive and, once set, stay.
-    const conditions = (Array.isArray(bodyStatus.conditions) ? bodyStatus.conditions : []).map((c) => {
-      const cond = asRecord(c);
-      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-      return {
-        ...cond,
-        lastUpdateTime: cond.lastUpdateTime ?? now,
-        lastTransitionTime: cond.lastTransitionTime ?? now,
-      };
-    });
-    const has = (list: unknown[], type: string): boolean =>
-      list.some((c) => asRecord(c).type === type && asRecord(c).status === 'True');
-    const before = Array.isArray(currentStatus.conditions) ? currentStatus.conditions : [];
-    const errs: string[] = [];
-    if (has(conditions, 'Approved') && has(conditions, 'Denied'))
-      errs.push(
-        'status.conditions[1].type: Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
-      );
-    for (const type of ['Approved', 'Denied'])
-      if (has(before, type) && !has(conditions, type))
-        errs.push(`status.conditions: Forbidden: updates may not remove a condition of type "${type}"`);
-    if (errs.length > 0)
-      throw new StatusError(
-        422,
-        'Invalid',
-        `CertificateSigningRequest.certificates.k8s.io "${current.metadata.name}" is invalid: ${errs.join(', ')}`,
-      );
-    return { ...current, status: { ...currentStatus, conditions } };
-  }
-
-  /** The signing controller: issue or fail approved requests for signers the double serves. */
-  private runSigner(name: string): void {
-    const csr = this.store.get('certificatesigningrequests', '', name);
-    if (!csr) return;
-    const spec = asRecord(csr.spec);
-    const status = asRecord(csr.status);
-    const conditions = Array.isArray(status.conditions) ? (status.conditions as unknown[]) : [];
-    const has = (type: string): boolean =>
-      conditions.some((c) => asRecord(c).type === type && asRecord(c).status === 'True');
-    if (!has('Approved') || has('Denied') || has('Failed') || typeof status.certificate === 'string') return;
-    const signerName = typeof spec.signerName === 'string' ? spec.signerName : '';
-    const behaviour = this.signerBehaviour.get(signerName) ?? 'ignore';
-    if (behaviour === 'ignore' || behaviour === 'deny') return;
-    const outcome =
-      behaviour === 'fail'
-        ? ({ kind: 'failed', reason: 'SignerFailure', message: 'the signer failed (test double)' } as const)
-        : signCertificateRequest(
-            this.clientCa,
-            {
-              signerName,
-              requestPem: Buffer.from(String(spec.request ?? ''), 'base64').toString('utf8'),
-              usages: Array.isArray(spec.usages)
-                ? spec.usages.filter((u): u is string => typeof u === 'string')
-                : [],
-              ...(typeof spec.expirationSeconds === 'number'
-                ? { expirationSeconds: spec.expirationSeconds }
-                : {}),
-            },
-            { maxDurationSeconds: this.options.maxSigningDurationSeconds },
-          );
-    const next =
-      outcome.kind === 'issued'
-        ? { ...status, certificate: Buffer.from(outcome.certificatePem, 'utf8').toString('base64') }
-        : { ...status, conditions: [...conditions, condition('Failed', outcome.reason, outcome.message)] };
-    this.store.update('certificatesigningrequests', { ...csr, status: next });
-  }
-}
-
-function condition(type: string, reason: string, message: string): Record<string, string> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  return { type, status: 'True', reason, message, lastUpdateTime: now, lastTransitionTime: now };
-}
-
-function normalizeSecret(obj: StoredObject): void {
-  const data: Record<string, string> = {};
-  for (const [k, v] of Object.entries(asRecord(obj.data))) if (typeof v === 'string') data[k] = v;
-  // stringData is write-only: folded into data, as the API server does.
-  for (const [k, v] of Object.entries(asRecord(obj.stringData)))
-    if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
-  delete obj.stringData;
-  obj.data = data;
-  if (typeof obj.type !== 'string' || obj.type === '') obj.type = 'Opaque';
 }
 
 function fieldSelectorName(selector: string | null): string | undefined {
@@ -1016,19 +739,8 @@ function fieldSelectorName(selector: string | null): string | undefined {
   return undefined;
 }
 
-function withKind(info: KindInfo, obj: StoredObject): StoredObject {
-  return { ...obj, apiVersion: info.apiVersion, kind: info.kind };
-}
-
 function asRecord(v: unknown): Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function notFound(info: KindInfo, name: string): StatusError {
-  return new StatusError(404, 'NotFound', `${info.qualified} "${name}" not found`, {
-    name,
-    kind: info.qualified.split('.')[0],
-  });
 }
 
 function notFoundPage(): StatusError {

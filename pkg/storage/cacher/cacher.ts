@@ -20,7 +20,7 @@
 import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { decodeKeyValue } from '../codec.js';
-import { continuePoint, encodeContinue } from '../continue.js';
+import { encodeContinue } from '../continue.js';
 import { CorruptObjects, keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
 import type {
   GetOptions,
@@ -31,13 +31,16 @@ import type {
   Watcher,
   WatchOptions,
 } from '../interfaces.js';
-import { EVERYTHING } from '../interfaces.js';
+import { EVERYTHING, selects } from '../interfaces.js';
+import { listReadPoint } from '../list-read-point.js';
 import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
 import type { RevisionReader } from '../revision-batcher.js';
 import { tooOldResourceVersionStatus } from '../store-watcher.js';
 import type { Logger } from '../../util/log/index.js';
+import { Reflector, type WatchEnd } from '../../util/reflector.js';
+import { settlesWithin } from '../../util/within.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
 import type { GlobalProgress } from './global-progress.js';
 import { CacheEntry, deepFreeze, WatchCache, type Snapshot } from './watch-cache.js';
@@ -75,14 +78,6 @@ export function directoryOf(key: string): string {
   return key.endsWith('/') ? key : `${key}/`;
 }
 
-function matches(predicate: Predicate, obj: KubeObject): boolean {
-  if (predicate.empty) return true;
-  try {
-    return predicate.matches(obj);
-  } catch {
-    return false;
-  }
-}
 
 type ReadPoint =
   | { readonly kind: 'latest' }
@@ -99,9 +94,9 @@ export class Cacher {
   private freshWaiters: FreshWaiter[] = [];
   private progressTimer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private loop: Promise<void> | undefined;
-  private endWatch: (() => void) | undefined;
-  private wakeRetry: (() => void) | undefined;
+  private readonly reflector: Reflector;
+  /** Objects the last list found (for the ready log line). */
+  private listedObjects = 0;
 
   constructor(
     /** The resource's prefix, ending with "/". */
@@ -112,11 +107,25 @@ export class Cacher {
     private readonly options: CacherOptions,
   ) {
     this.cache = new WatchCache(options.historyCapacity);
+    this.reflector = new Reflector({
+      listerWatcher: {
+        list: () => this.relist(),
+        watch: (rv, _observe, signal) => this.follow(parseResourceVersion(rv), signal),
+      },
+      initialBackoffMs: 100,
+      maxBackoffMs: MAX_RETRY_DELAY_MS,
+      onFailure: (err, retryInMs) =>
+        options.logger?.warn('watch cache lost its watch; relisting', {
+          prefix: this.prefix,
+          error: err instanceof Error ? err.message : String(err),
+          retryInMs,
+        }),
+    });
   }
 
   /** Begins listing and watching; idempotent. */
   start(): void {
-    this.loop ??= this.run();
+    this.reflector.start();
   }
 
   get ready(): boolean {
@@ -151,17 +160,12 @@ export class Cacher {
   async waitReady(timeoutMs: number): Promise<boolean> {
     if (this.isReady) return true;
     if (this.stopped) return false;
-    let timer: NodeJS.Timeout | undefined;
     let wake!: () => void;
-    const arrived = new Promise<boolean>((resolve) => (wake = () => resolve(true)));
+    const arrived = new Promise<void>((resolve) => (wake = resolve));
     this.readyWaiters.push(wake);
     try {
-      return await Promise.race([
-        arrived,
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-      ]);
+      return await settlesWithin(arrived, timeoutMs);
     } finally {
-      clearTimeout(timer);
       this.readyWaiters = this.readyWaiters.filter((w) => w !== wake);
     }
   }
@@ -180,10 +184,9 @@ export class Cacher {
     this.stopped = true;
     this.options.globalProgress?.detach(this.wakeFreshWaiters);
     this.setReady(false);
-    this.endWatch?.();
-    this.wakeRetry?.();
+    const stopped = this.reflector.stop();
     for (const watcher of [...this.watchers]) watcher.stop();
-    await this.loop;
+    await stopped;
   }
 
   // ---- reads ------------------------------------------------------------------
@@ -211,37 +214,16 @@ export class Cacher {
     const predicate = options.predicate ?? EVERYTHING;
     const limit = Math.max(0, options.limit ?? 0);
     const keyPrefix = recursive ? directoryOf(key) : key;
-    const given = options.resourceVersion ?? '';
-
-    let point: ReadPoint = { kind: 'latest' };
-    let start = keyPrefix;
-    if (recursive && options.continue) {
-      // A revision pins the page to the first page's; 0 continues at the latest.
-      const resume = continuePoint(options.continue, keyPrefix, given);
-      start = resume.key;
-      if (resume.revision > 0) point = { kind: 'exact', revision: resume.revision };
-    } else if (given !== '') {
-      const parsed = parseResourceVersion(given);
-      switch (options.resourceVersionMatch ?? '') {
-        case 'NotOlderThan':
-          point = parsed === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: parsed };
-          break;
-        case 'Exact':
-          if (parsed > 0) point = { kind: 'exact', revision: parsed };
-          break;
-        case '':
-          // Legacy: a resourceVersion with a limit means "exactly at", without one "not older than".
-          if (recursive && limit > 0 && parsed > 0) point = { kind: 'exact', revision: parsed };
-          else point = parsed === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: parsed };
-          break;
-        default:
-          throw new StorageError(
-            'InvalidError',
-            '',
-            `unknown ResourceVersionMatch value: ${String(options.resourceVersionMatch)}`,
-          );
-      }
-    }
+    const read = listReadPoint(options, keyPrefix, recursive, limit);
+    const start = read.continueKey ?? keyPrefix;
+    const point: ReadPoint =
+      read.exact > 0
+        ? { kind: 'exact', revision: read.exact }
+        : read.latest
+          ? { kind: 'latest' }
+          : read.minimum > 0
+            ? { kind: 'notOlderThan', revision: read.minimum }
+            : { kind: 'any' };
 
     if (!(await this.catchUp(point))) return this.storage.getList(key, options);
     // From here on everything is synchronous: the snapshot is only valid until the next event.
@@ -252,7 +234,7 @@ export class Cacher {
     if (!recursive) {
       const entry = snapshot.get(key);
       const items: KubeObject[] = [];
-      if (entry && matches(predicate, entry.object())) items.push(entry.object());
+      if (entry && selects(predicate, entry.object())) items.push(entry.object());
       return { items, resourceVersion: formatResourceVersion(at) };
     }
     return this.listRange(snapshot, keyPrefix, start, predicate, limit);
@@ -283,7 +265,7 @@ export class Cacher {
         if (!corrupt.add(err)) throw err;
         continue;
       }
-      if (matches(predicate, obj)) items.push(obj);
+      if (selects(predicate, obj)) items.push(obj);
     }
     corrupt.throwIfAny();
     const result: {
@@ -447,54 +429,49 @@ export class Cacher {
 
   // ---- the reflector ------------------------------------------------------------
 
-  private async run(): Promise<void> {
-    const log = this.options.logger;
-    let delay = 100;
-    while (!this.stopped) {
-      let failure: unknown;
-      try {
-        const { entries, revision } = await this.listAll();
-        if (this.stopped) break;
-        this.cache.replace(entries, revision);
-        delay = 100;
-        failure = await new Promise<unknown>((resolve) => {
-          this.endWatch = () => resolve(undefined);
-          this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
-            onEvents: (events) => this.onEvents(events),
-            onProgress: (rev) => this.onProgress(rev),
-            onError: (err) => resolve(err),
-          });
-          if (this.kvWatch.requestProgress === undefined) {
-            this.options.globalProgress?.attach(this.wakeFreshWaiters, revision);
-          }
-          this.setReady(true);
-          log?.info('watch cache ready', { prefix: this.prefix, objects: entries.length, revision });
-        });
-      } catch (err) {
-        failure = err;
+  /** Lists the prefix into the cache (the reflector's list); the revision to watch after. */
+  private async relist(): Promise<string> {
+    const { entries, revision } = await this.listAll();
+    if (!this.stopped) this.cache.replace(entries, revision);
+    this.listedObjects = entries.length;
+    return formatResourceVersion(revision);
+  }
+
+  /**
+   * Follows storage from the listed revision, the cache ready meanwhile. Any end but
+   * stop() makes the reflector list again: the cache is marked not ready and its
+   * watchers are stopped when the watch goes, so there is no state to resume on.
+   */
+  private async follow(revision: number, signal: AbortSignal): Promise<WatchEnd> {
+    let batches = 0;
+    const failure = await new Promise<unknown>((resolve) => {
+      const onAbort = (): void => resolve(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) return resolve(undefined);
+      this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
+        onEvents: (events) => {
+          batches++;
+          this.onEvents(events);
+        },
+        onProgress: (rev) => this.onProgress(rev),
+        onError: (err) => resolve(err),
+      });
+      if (this.kvWatch.requestProgress === undefined) {
+        this.options.globalProgress?.attach(this.wakeFreshWaiters, revision);
       }
-      this.kvWatch?.cancel();
-      this.kvWatch = undefined;
-      this.endWatch = undefined;
-      this.setReady(false);
-      // Their resume points may predate the next list: they re-watch (and relist if told 410).
-      for (const watcher of [...this.watchers]) watcher.stop();
-      if (this.stopped) break;
-      log?.warn('watch cache lost its watch; relisting', {
+      this.setReady(true);
+      this.options.logger?.info('watch cache ready', {
         prefix: this.prefix,
-        error: failure instanceof Error ? failure.message : String(failure),
-        retryInMs: delay,
+        objects: this.listedObjects,
+        revision,
       });
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.wakeRetry = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeRetry = undefined;
-      delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
-    }
+    });
+    this.kvWatch?.cancel();
+    this.kvWatch = undefined;
+    this.setReady(false);
+    // Their resume points may predate the next list: they re-watch (and relist if told 410).
+    for (const watcher of [...this.watchers]) watcher.stop();
+    return failure === undefined ? { events: batches, relist: true } : { events: batches, relist: true, error: failure };
   }
 
   /** Reads the whole prefix at one revision, a batch at a time. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { managementKinds } from '../../apis/management/v1/index.js';
+import { managementKinds } from '../../registry/management/kinds.js';
 import { openAPIDocuments } from './index.js';
 
 const GROUP = 'management.platform.dev';

@@ -2,9 +2,10 @@
 // Kubernetes request-info resolver is the router, and each request costs a path
 // split, an authentication, an authorization and one registry call.
 //
-//   health, version (no authentication)
-//   -> authenticate (401) -> request info -> max-in-flight (429) -> authorize (403)
-//   -> discovery / OpenAPI documents, or a resource verb handler, or 404
+//   audit ID -> health, version (no authentication)
+//   -> request info -> authenticate (401, audited) -> audit -> max-in-flight (429)
+//   -> authorize (403) -> discovery / OpenAPI documents, or a resource verb handler, or 404
+// (docs/design.md, "The way a request travels", in upstream's DefaultBuildHandlerChain order).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -32,6 +33,11 @@ export interface ApiHandler {
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** Fails readiness, ends every open watch cleanly, and resolves once no request is in flight. */
   shutdown(): Promise<void>;
+  /**
+   * Writes the audit events still buffered (batch mode). Separate from shutdown() so
+   * that the server flushes even when draining hit its deadline, under a bound of its own.
+   */
+  flushAudit(): Promise<void>;
 }
 
 const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
@@ -155,7 +161,9 @@ class Server implements ApiHandler {
     this.health.markShuttingDown();
     this.watches.shutdown();
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    // Batched audit events are written before the server stops.
+  }
+
+  async flushAudit(): Promise<void> {
     await this.audit?.shutdown();
   }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
+import { silentLogger } from '../util/log/index.js';
 import { testEvent } from './testing.js';
 import { LogBackend, backupName, openRotatingFile } from './log-backend.js';
 import {
@@ -13,7 +14,7 @@ import {
   type AuditOptionValues,
 } from './options.js';
 
-const quiet = { info: () => undefined, error: () => undefined };
+const quiet = silentLogger;
 
 function options(overrides: Partial<AuditOptionValues>): AuditOptionValues {
   return { ...AUDIT_OPTION_DEFAULTS, ...overrides };

@@ -4,6 +4,7 @@
 // a policy without a backend audits nothing either.
 
 import { mkdirSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { dirname } from 'node:path';
 
 import {
@@ -18,6 +19,7 @@ import {
 import { BufferedBackend, type BatchConfig } from './buffered.js';
 import { LOG_PLUGIN, LogBackend, openRotatingFile } from './log-backend.js';
 import { PolicyChecker, loadPolicyFile } from './policy.js';
+import { stdout, type Logger } from '../util/log/index.js';
 import {
   DEFAULT_WEBHOOK_INITIAL_BACKOFF_MS,
   WEBHOOK_PLUGIN,
@@ -166,15 +168,10 @@ function withMode(
   return new BufferedBackend(backend, batch, report);
 }
 
-export interface AuditLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
-
 /** The policy and backends the (validated) flags ask for; undefined when nothing is audited. */
 export async function buildAudit(
   v: AuditOptionValues,
-  logger: AuditLogger,
+  logger: Logger,
 ): Promise<AuditConfig | undefined> {
   const logging = v.auditLogPath !== '';
   const webhook = v.auditWebhookConfigFile !== '';
@@ -196,7 +193,7 @@ export async function buildAudit(
   if (logging) {
     let log: LogBackend;
     if (v.auditLogPath === '-') {
-      log = new LogBackend(process.stdout, report, false);
+      log = new LogBackend(sharedStdout(), report, false);
     } else {
       mkdirSync(dirname(v.auditLogPath), { recursive: true, mode: 0o755 });
       const file = openRotatingFile({
@@ -229,4 +226,19 @@ export async function buildAudit(
     policy,
     backend: backends.length === 1 ? (backends[0] as AuditBackend) : new UnionBackend(backends),
   };
+}
+
+/**
+ * Standard output as the process's logger writes it: one stream for the log lines and
+ * the audit events, so that neither splits the other's lines (the logger's writes are
+ * batched and asynchronous; a second writer on fd 1 could land in the middle of one).
+ */
+function sharedStdout(): Writable {
+  const out = stdout();
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      out.write(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      done();
+    },
+  });
 }

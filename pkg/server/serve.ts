@@ -84,6 +84,7 @@ export async function startServer(
     server.close();
     for (const s of sockets) s.destroy();
     await handler.shutdown().catch(() => undefined);
+    await handler.flushAudit().catch(() => undefined);
     await accessKeys.stop().catch(() => undefined);
     await config.garbageCollector?.stop().catch(() => undefined);
     await config.host.stop().catch(() => undefined);
@@ -175,6 +176,11 @@ export async function startServer(
         });
         server.closeAllConnections();
         for (const s of sockets) s.destroy();
+      }
+      // Batched audit events are written before the server stops, even after a drain that
+      // hit its deadline; a slow webhook gets a bound of its own rather than the requests'.
+      if (!(await withDeadline(handler.flushAudit(), Date.now() + shutdownTimeoutMs))) {
+        logger.warn('audit events still unwritten at the shutdown deadline; stopping without them');
       }
       await accessKeys.stop();
       await config.garbageCollector?.stop();

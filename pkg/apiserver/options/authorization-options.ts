@@ -2,7 +2,7 @@
 // the first one, created with an access key on first start.
 
 import type { OptionGroup } from './option-group.js';
-import { isDNS1123Subdomain } from './validation.js';
+import { isSubdomain } from './validation.js';
 
 export interface AuthorizationOptionValues {
   adminUsername: string;
@@ -38,7 +38,7 @@ export const authorizationOptions = {
     v.adminRole = v.adminRole.trim();
   },
   validate(v) {
-    if (!isDNS1123Subdomain(v.adminUsername) || v.adminUsername.length + BOOTSTRAP_SUFFIX.length > 253) {
+    if (!isSubdomain(v.adminUsername) || v.adminUsername.length + BOOTSTRAP_SUFFIX.length > 253) {
       return [
         `--admin-username: "${v.adminUsername}" must be a valid user name (lower case letters, digits, '-' and '.', at most ${253 - BOOTSTRAP_SUFFIX.length} characters)`,
       ];

@@ -3,7 +3,7 @@
 
 import { resolve } from 'node:path';
 import type { OptionGroup } from './option-group.js';
-import { isDNS1123Subdomain, statOrUndefined } from './validation.js';
+import { isSubdomain, statOrUndefined } from './validation.js';
 
 export interface GenericOptionValues {
   dataDir: string;
@@ -39,7 +39,7 @@ export const genericOptions = {
       const st = statOrUndefined(v.dataDir);
       if (st && !st.isDirectory()) errs.push(`--data-dir: "${v.dataDir}" exists and is not a directory`);
     }
-    if (!isDNS1123Subdomain(v.apiGroup) || !v.apiGroup.includes('.')) {
+    if (!isSubdomain(v.apiGroup) || !v.apiGroup.includes('.')) {
       errs.push(
         `--api-group: "${v.apiGroup}" must be a DNS subdomain with at least one dot (lower case letters, digits, '-' and '.', e.g. management.example.com)`,
       );

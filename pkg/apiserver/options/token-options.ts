@@ -4,7 +4,7 @@
 
 import type { OptionGroup } from './option-group.js';
 import { parseNamespacedName } from '../../apis/meta/namespaced-name.js';
-import { isDNS1123Subdomain } from './validation.js';
+import { isSubdomain } from './validation.js';
 
 export interface TokenOptionValues {
   /** Host Secret `<ns>/<name>` for the token signing keys ('' = the data directory). */
@@ -129,7 +129,7 @@ export const tokenOptions = {
     } else if (v.projectNamespacePrefix.length > 62) {
       errs.push('--project-namespace-prefix: must leave room for a project name in 63 characters');
     }
-    if (v.ingressSuffix !== '' && !isDNS1123Subdomain(v.ingressSuffix)) {
+    if (v.ingressSuffix !== '' && !isSubdomain(v.ingressSuffix)) {
       errs.push(`--ingress-suffix: "${v.ingressSuffix}" must be a DNS domain, e.g. vcluster.example.com`);
     }
     if (!SIGNER_NAME.test(v.csrSignerName)) {

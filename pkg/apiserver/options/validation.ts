@@ -7,7 +7,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { isDNS1123Subdomain as dns1123SubdomainProblems } from '../../apis/meta/validation.js';
 
 /** A flag's value is a DNS-1123 subdomain (apimachinery's IsDNS1123Subdomain finds no problem). */
-export function isDNS1123Subdomain(value: string): boolean {
+export function isSubdomain(value: string): boolean {
   return dns1123SubdomainProblems(value).length === 0;
 }
 

@@ -40,6 +40,7 @@ export async function startRegistryServer(pathPrefixes: readonly string[] = []):
     logger,
     async close() {
       await handler.shutdown();
+      await handler.flushAudit();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await storage.close();

@@ -21,7 +21,8 @@ import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { decodeKeyValue } from '../codec.js';
 import { encodeContinue } from '../continue.js';
-import { CorruptObjects, keyNotFound, StorageError, tooLargeResourceVersion } from '../errors.js';
+import { CorruptObjects, keyNotFound, StorageError, storageTimeout, tooLargeResourceVersion } from '../errors.js';
+import { storageDeadline } from '../deadline.js';
 import type {
   GetOptions,
   ListOptions,
@@ -286,17 +287,35 @@ export class Cacher {
    * the cache is not ready, or did not catch up in time. Throws when the revision
    * asked for is newer than storage's.
    */
+  /**
+   * Storage's current revision, from the shared revision read. The read itself runs
+   * free of any request's deadline (it serves every reader of its round), but this
+   * reader stops waiting for it at its own request's deadline, as a storage call would.
+   */
+  private async currentRevision(): Promise<number> {
+    const deadline = storageDeadline();
+    if (!deadline) return this.revisions.current();
+    if (deadline.abandoned || deadline.remainingMs() === 0) throw storageTimeout(this.prefix, false);
+    const signal = AbortSignal.timeout(deadline.remainingMs());
+    try {
+      return await this.revisions.current(signal);
+    } catch (err) {
+      if (signal.aborted) throw storageTimeout(this.prefix, false);
+      throw err;
+    }
+  }
+
   private async catchUp(point: ReadPoint): Promise<boolean> {
     if (!this.isReady && !(await this.waitReady(this.options.freshnessTimeoutMs))) return false;
     switch (point.kind) {
       case 'any':
         return true;
       case 'latest':
-        return this.waitFresh(await this.revisions.current());
+        return this.waitFresh(await this.currentRevision());
       case 'notOlderThan':
       case 'exact': {
         if (this.cache.revision >= point.revision) return true;
-        const current = await this.revisions.current();
+        const current = await this.currentRevision();
         if (point.revision > current) throw tooLargeResourceVersion(point.revision, current);
         return this.waitFresh(point.revision);
       }

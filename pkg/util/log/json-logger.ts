@@ -83,7 +83,7 @@ let sharedStdout: LogDestination | undefined;
  * one, and flushes at exit. A busy server logs a line per request, and each write is a
  * system call; one shared stream also keeps the lines of several loggers in order.
  */
-function stdout(): LogDestination {
+export function stdout(): LogDestination {
   sharedStdout ??= pino.destination({ dest: 1, sync: false });
   return sharedStdout;
 }

@@ -12,6 +12,7 @@
 //   health checks reuse an answer for 20 s (3 s when it was a failure), so probes
 //   never flood the plugin.
 
+import type { Logger } from '../../../util/log/index.js';
 import { randomUUID } from 'node:crypto';
 import type { KMSService } from './grpc-service.js';
 import type { WriteState } from './envelope.js';
@@ -44,9 +45,7 @@ export const UPSTREAM_TIMINGS: ProbeTimings = {
 const SUPPORTED_VERSIONS = ['v2', 'v2beta1'];
 
 /** Where the probe reports a failed poll (the reason names the provider, never a key). */
-export interface ProbeLogger {
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+export type ProbeLogger = Pick<Logger, 'warn'>;
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -122,7 +122,8 @@ class Server implements ApiHandler {
     this.storageDeadlines = config.storageDeadlines ?? true;
     this.maxInflight = MaxInflightFilter.create({
       maxRequestsInflight: config.maxRequestsInflight ?? DEFAULT_MAX_REQUESTS_INFLIGHT,
-      maxMutatingRequestsInflight: config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+      maxMutatingRequestsInflight:
+        config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
       // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
       queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
     });

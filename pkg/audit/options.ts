@@ -169,10 +169,7 @@ function withMode(
 }
 
 /** The policy and backends the (validated) flags ask for; undefined when nothing is audited. */
-export async function buildAudit(
-  v: AuditOptionValues,
-  logger: Logger,
-): Promise<AuditConfig | undefined> {
+export async function buildAudit(v: AuditOptionValues, logger: Logger): Promise<AuditConfig | undefined> {
   const logging = v.auditLogPath !== '';
   const webhook = v.auditWebhookConfigFile !== '';
   if (v.auditPolicyFile === '') {

@@ -21,7 +21,13 @@ import { newTooLargeResourceVersion } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { decodeKeyValue } from '../codec.js';
 import { encodeContinue } from '../continue.js';
-import { CorruptObjects, keyNotFound, StorageError, storageTimeout, tooLargeResourceVersion } from '../errors.js';
+import {
+  CorruptObjects,
+  keyNotFound,
+  StorageError,
+  storageTimeout,
+  tooLargeResourceVersion,
+} from '../errors.js';
 import { storageDeadline } from '../deadline.js';
 import type {
   GetOptions,
@@ -78,7 +84,6 @@ const MAX_RETRY_DELAY_MS = 5000;
 export function directoryOf(key: string): string {
   return key.endsWith('/') ? key : `${key}/`;
 }
-
 
 type ReadPoint =
   | { readonly kind: 'latest' }
@@ -490,7 +495,9 @@ export class Cacher {
     this.setReady(false);
     // Their resume points may predate the next list: they re-watch (and relist if told 410).
     for (const watcher of [...this.watchers]) watcher.stop();
-    return failure === undefined ? { events: batches, relist: true } : { events: batches, relist: true, error: failure };
+    return failure === undefined
+      ? { events: batches, relist: true }
+      : { events: batches, relist: true, error: failure };
   }
 
   /** Reads the whole prefix at one revision, a batch at a time. */
@@ -511,11 +518,7 @@ export class Cacher {
 
   private entryOf(kv: KeyValue): CacheEntry {
     try {
-      return new CacheEntry(
-        kv.key,
-        kv.modRevision,
-        deepFreeze(decodeKeyValue(kv)),
-      );
+      return new CacheEntry(kv.key, kv.modRevision, deepFreeze(decodeKeyValue(kv)));
     } catch (err) {
       // Kept as it is: reading this key fails as it would without the cache.
       return new CacheEntry(

@@ -36,6 +36,8 @@ const COMPARED = [
   'idle-watch-rss',
   'cached-object-heap',
   'fair-queuing',
+  'encryption-create',
+  'encryption-get',
 ];
 
 interface ReportRow {

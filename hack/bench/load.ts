@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { Etcd3 } from 'etcd3';
 import { Pool } from 'undici';
 import { Latencies, type LatencySummary } from './histogram.js';
-import { API_PATH, rawValue, userBody } from './objects.js';
+import { API_PATH, SECRETS_NAMESPACE, rawValue, sharedSecretBody, userBody } from './objects.js';
 
 export interface HttpTarget {
   /** https://127.0.0.1:port */
@@ -22,6 +22,7 @@ export interface Timing {
 
 export type Job =
   | ({ kind: 'create-users'; target: HttpTarget; namePrefix: string; concurrency: number } & Timing)
+  | ({ kind: 'create-secrets'; target: HttpTarget; namePrefix: string; concurrency: number } & Timing)
   | {
       kind: 'create-users-count';
       target: HttpTarget;
@@ -150,9 +151,21 @@ async function expectOk(
 }
 
 async function createUsers(job: Extract<Job, { kind: 'create-users' }>): Promise<LoadResult> {
+  return createObjects(job, `${API_PATH}/users`, userBody);
+}
+
+async function createSecrets(job: Extract<Job, { kind: 'create-secrets' }>): Promise<LoadResult> {
+  return createObjects(job, `${API_PATH}/namespaces/${SECRETS_NAMESPACE}/sharedsecrets`, sharedSecretBody);
+}
+
+/** Creates `<namePrefix>-<n>` objects at `path` from as many clients as asked, for the job's time. */
+async function createObjects(
+  job: { target: HttpTarget; namePrefix: string; concurrency: number } & Timing,
+  path: string,
+  body: (name: string) => Record<string, unknown>,
+): Promise<LoadResult> {
   const p = pool(job.target, job.concurrency);
   const errors = new Errors();
-  const path = `${API_PATH}/users`;
   const h = headers(job.target, true);
   const run = await closedLoop(
     job.concurrency,
@@ -162,7 +175,7 @@ async function createUsers(job: Extract<Job, { kind: 'create-users' }>): Promise
         method: 'POST',
         path,
         headers: h,
-        body: JSON.stringify(userBody(`${job.namePrefix}-${n}`)),
+        body: JSON.stringify(body(`${job.namePrefix}-${n}`)),
       });
       await expectOk(res, 'create');
     },
@@ -549,6 +562,8 @@ export async function runJob(job: Job): Promise<LoadResult> {
   switch (job.kind) {
     case 'create-users':
       return createUsers(job);
+    case 'create-secrets':
+      return createSecrets(job);
     case 'create-users-count':
       return createUsersCount(job);
     case 'get':

@@ -26,6 +26,23 @@ export function userBody(name: string, extra: Record<string, unknown> = {}): Rec
   };
 }
 
+/** The namespace the benchmark's Global Secrets live in. */
+export const SECRETS_NAMESPACE = 'bench';
+
+/**
+ * A Global Secret of about 1 KiB as stored, as the Users are: the kind encryption at
+ * rest covers by default, so its rows measure what encryption costs a request.
+ */
+export function sharedSecretBody(name: string): Record<string, unknown> {
+  const value = Buffer.from(DESCRIPTION.slice(0, 160)).toString('base64');
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'SharedSecret',
+    metadata: { name, namespace: SECRETS_NAMESPACE, labels: { 'bench.platform.dev/set': 'load' } },
+    spec: { displayName: `Secret ${name}`, data: { username: value, password: value, token: value } },
+  };
+}
+
 /** A value of `size` bytes for raw etcd puts (JSON-like, so nothing compresses it differently). */
 export function rawValue(size: number): Buffer {
   const body = `{"spec":{"description":"${'x'.repeat(Math.max(0, size - 30))}"}}`;

@@ -4,7 +4,7 @@
 // keep-alive and a bearer access key, or the etcd3 client for etcd baselines);
 // each API server and each bare baseline server runs in its own child process.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
@@ -13,7 +13,7 @@ import { Child } from './children.js';
 import { DEFAULT_FAIRNESS, measureFairness } from './fairness.js';
 import type { HostStarted } from './server-host.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
-import { API_PATH, GROUP, userBody } from './objects.js';
+import { API_PATH, GROUP, SECRETS_NAMESPACE, userBody } from './objects.js';
 import { Row, type Figure } from './report.js';
 
 export interface Sizes {
@@ -85,6 +85,7 @@ export class Suite {
       await this.etcdServerWorkloads();
       await this.sqliteServerWorkloads();
       await this.memoryAndScaleWorkloads();
+      await this.encryptionWorkloads();
       await this.fairQueuingWorkload();
       return this.rows;
     } finally {
@@ -669,6 +670,70 @@ export class Suite {
    * stays within 3x of its p99 on an idle server (issue 15). In this process, over
    * fake storage with a small read limit: see fairness.ts.
    */
+  // ---- encryption at rest ----------------------------------------------------------
+
+  /**
+   * What encryption at rest costs a request: Global Secrets created and read through
+   * an embedded server with its default (secretbox, the key it generates) against the
+   * same server told to store them in the clear (an EncryptionConfiguration with only
+   * `identity`), in the same run. Reads are served by the watch cache, which holds
+   * objects decrypted, so the get row should show no cost; creates pay the encryption.
+   */
+  private async encryptionWorkloads(): Promise<void> {
+    const s = this.sizes;
+    const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
+    const plainConfig = join(this.dir, 'identity-encryption.yaml');
+    writeFileSync(
+      plainConfig,
+      [
+        'apiVersion: apiserver.config.k8s.io/v1',
+        'kind: EncryptionConfiguration',
+        'resources:',
+        `  - resources: [sharedsecrets.${GROUP}]`,
+        '    providers:',
+        '      - identity: {}',
+        '',
+      ].join('\n'),
+    );
+    const measure = async (
+      label: string,
+      args: string[],
+    ): Promise<{ creates: LoadResult; gets: LoadResult }> => {
+      const { target, host } = await this.startServer(['--storage-backend', 'sqlite', ...args]);
+      this.env.log(`bench: Global Secret creates and gets, ${label} (sqlite)`);
+      const creates = await this.measured(host, {
+        kind: 'create-secrets',
+        target,
+        namePrefix: 'enc',
+        concurrency: 64,
+        ...timing,
+      });
+      const paths = Array.from(
+        { length: Math.min(100, creates.operations) },
+        (_, i) => `${API_PATH}/namespaces/${SECRETS_NAMESPACE}/sharedsecrets/enc-${i}`,
+      );
+      const gets = await this.measured(host, { kind: 'get', target, paths, concurrency: 32, ...timing });
+      await host.stop();
+      return { creates, gets };
+    };
+    const encrypted = await measure('encrypted (the default)', []);
+    const plain = await measure('stored in the clear', ['--encryption-provider-config', plainConfig]);
+    this.add(
+      new Row(
+        'encryption-create',
+        'Global Secret creates, 64 clients, encrypted at rest (secretbox; sqlite)',
+        throughputFigure(encrypted.creates, 'creates/s'),
+      ).against(throughputFigure(plain.creates, 'creates/s'), 'the same stored in the clear (identity)'),
+    );
+    this.add(
+      new Row(
+        'encryption-get',
+        'Global Secret gets by name, 32 clients, encrypted at rest (secretbox; sqlite)',
+        throughputFigure(encrypted.gets, 'gets/s'),
+      ).against(throughputFigure(plain.gets, 'gets/s'), 'the same stored in the clear (identity)'),
+    );
+  }
+
   private async fairQueuingWorkload(): Promise<void> {
     this.env.log(`bench: fair queuing, another user's gets under a ${DEFAULT_FAIRNESS.overload}x flood`);
     const r = await measureFairness({ ...DEFAULT_FAIRNESS, durationMs: this.sizes.durationMs });

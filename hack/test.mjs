@@ -49,7 +49,8 @@ function findTests(dir) {
 }
 
 run('bash', ['hack/ensure-test-deps.sh']);
-run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+// The server and the console (npm run build: tsc, then vite into dist/console).
+run('npm', ['run', 'build']);
 if (!onlyUnit && !onlyE2e) run('npx', ['eslint', '.', '--max-warnings', '0']);
 
 const nodeTest = ['--enable-source-maps', '--test', '--test-reporter=spec'];

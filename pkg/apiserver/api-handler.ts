@@ -2,7 +2,7 @@
 // Kubernetes request-info resolver is the router, and each request costs a path
 // split, an authentication, an authorization and one registry call.
 //
-//   health, version (no authentication)
+//   health, version, the console's static files (no authentication)
 //   -> authenticate (401) -> request info -> authorize (403)
 //   -> discovery / OpenAPI documents, or a resource verb handler, or 404
 
@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
+import { ConsoleFiles, defaultConsoleDir } from './console.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
@@ -66,6 +67,7 @@ class Server implements ApiHandler {
   private readonly versionBytes: Buffer;
   private readonly metrics: RequestMetricsFilter | undefined;
   private readonly timeouts: RequestTimeoutFilter;
+  private readonly console: ConsoleFiles;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -104,6 +106,7 @@ class Server implements ApiHandler {
     };
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
     this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.console = new ConsoleFiles(config.consoleDir ?? defaultConsoleDir(), config);
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -206,6 +209,8 @@ class Server implements ApiHandler {
       return;
     }
     if (await this.servePublicDocument(scope, path)) return;
+    // The console's page and assets hold no secret; it then calls the API with the user's key.
+    if (this.console.matches(path)) return this.console.serve(req, res, path, scope.rawPath);
 
     scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
     const info = newRequestInfo(method, path, () => scope.query);

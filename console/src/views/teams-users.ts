@@ -1,0 +1,159 @@
+// Teams and Users: the lists the caller may see, and detail pages (members, groups,
+// the teams a user is in from status.teams). Edits are merge patches of the fields
+// the form shows; the server decides who may make them and says why not.
+
+import { messageOf, type KubeObject, type List } from '../api.js';
+import type { View } from '../context.js';
+import { alertBox, field, h, table } from '../dom.js';
+import { link } from '../router.js';
+import { confirmButton, dash, facts, list, page, splitList } from './common.js';
+import { validationMessages } from './secrets.js';
+
+interface TeamSpec {
+  displayName?: string;
+  description?: string;
+  username?: string;
+  users?: string[];
+  groups?: string[];
+  clusterRoles?: { name?: string }[];
+}
+
+interface UserSpec {
+  displayName?: string;
+  description?: string;
+  username?: string;
+  email?: string;
+  groups?: string[];
+  disabled?: boolean;
+  tokenGeneration?: number;
+  clusterRoles?: { name?: string }[];
+}
+
+type Team = KubeObject<TeamSpec>;
+type User = KubeObject<UserSpec, { teams?: string[] }>;
+
+export const teamsView: View = async (ctx, main) => {
+  await page(main, 'Teams', async () => {
+    const teams = await ctx.api.get<List<Team>>('/teams');
+    if (teams.items.length === 0) return [h('p', {}, 'No teams you may see.')];
+    const rows = teams.items.map((t) => [
+      h('a', { href: link('teams', t.metadata.name) }, t.metadata.name),
+      dash(t.spec?.displayName),
+      String(t.spec?.users?.length ?? 0),
+      (t.spec?.groups ?? []).join(', ') || '—',
+    ]);
+    return [h('div', { class: 'table-wrap' }, table(['Name', 'Display name', 'Members', 'Groups'], rows))];
+  });
+};
+
+export const teamView: View = async (ctx, main, [name = '']) => {
+  const path = `/teams/${encodeURIComponent(name)}`;
+  const title = `Team ${name}`;
+  const back = [h('a', { href: link('teams') }, 'All teams')];
+  const load = async () => {
+    const team = await ctx.api.get<Team>(path);
+    const displayName = h('input', { type: 'text', value: team.spec?.displayName ?? '' });
+    const description = h('input', { type: 'text', value: team.spec?.description ?? '' });
+    const users = h('input', { type: 'text', value: (team.spec?.users ?? []).join(', ') });
+    const errors = h('div', { role: 'alert', class: 'alert', hidden: true });
+    const form = h(
+      'form',
+      { class: 'card', 'aria-label': 'Edit team' },
+      h('h2', {}, 'Edit team'),
+      field('Display name', 'team-display-name', displayName),
+      field('Description', 'team-description', description),
+      field('Members (comma separated)', 'team-users', users),
+      h('button', { type: 'submit' }, 'Save'),
+      errors,
+    );
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      errors.hidden = true;
+      ctx.api
+        .mergePatch(path, {
+          spec: {
+            displayName: displayName.value,
+            description: description.value,
+            users: splitList(users.value),
+          },
+        })
+        .then(() => page(main, title, load, back))
+        .catch((err: unknown) => {
+          errors.replaceChildren(...validationMessages(err).map((l) => h('p', {}, l)));
+          errors.hidden = false;
+        });
+    });
+    return [
+      facts([
+        ['Display name', dash(team.spec?.displayName)],
+        ['Description', dash(team.spec?.description)],
+        ['Username', dash(team.spec?.username)],
+        ['Members', list(team.spec?.users)],
+        ['Groups', list(team.spec?.groups)],
+        ['Cluster roles', list(team.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+      ]),
+      form,
+    ];
+  };
+  await page(main, title, load, back);
+};
+
+export const usersView: View = async (ctx, main) => {
+  await page(main, 'Users', async () => {
+    const users = await ctx.api.get<List<User>>('/users');
+    if (users.items.length === 0) return [h('p', {}, 'No users you may see.')];
+    const rows = users.items.map((u) => [
+      h('a', { href: link('users', u.metadata.name) }, u.metadata.name),
+      dash(u.spec?.displayName),
+      dash(u.spec?.email),
+      (u.status?.teams ?? []).join(', ') || '—',
+      u.spec?.disabled ? 'disabled' : 'active',
+    ]);
+    return [
+      h('div', { class: 'table-wrap' }, table(['Name', 'Display name', 'Email', 'Teams', 'State'], rows)),
+    ];
+  });
+};
+
+export const userView: View = async (ctx, main, [name = '']) => {
+  const path = `/users/${encodeURIComponent(name)}`;
+  const title = `User ${name}`;
+  const back = [h('a', { href: link('users') }, 'All users')];
+  const load = async () => {
+    const user = await ctx.api.get<User>(path);
+    const alert = alertBox();
+    const redraw = () => page(main, title, load, back);
+    const patch = (spec: Partial<UserSpec>) => async () => {
+      await ctx.api.mergePatch(path, { spec });
+      await redraw();
+    };
+    const fail = (e: unknown) => alert.show(messageOf(e));
+    return [
+      facts([
+        ['Display name', dash(user.spec?.displayName)],
+        ['Username', dash(user.spec?.username)],
+        ['Email', dash(user.spec?.email)],
+        ['Groups', list(user.spec?.groups)],
+        ['Teams', list(user.status?.teams)],
+        ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+        ['State', user.spec?.disabled ? 'disabled' : 'active'],
+      ]),
+      h(
+        'div',
+        { class: 'actions' },
+        user.spec?.disabled
+          ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
+          : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
+        ' ',
+        confirmButton(
+          'Sign out everywhere',
+          `End every access key of ${name}?`,
+          patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
+          fail,
+        ),
+      ),
+      alert.el,
+    ];
+  };
+  await page(main, title, load, back);
+};

@@ -18,6 +18,7 @@ COPY pkg ./pkg
 # The console's sources: npm run build bundles them (Vite) into dist/console, which
 # the server serves at /console/.
 COPY console ./console
+COPY hack/build-console.mjs ./hack/build-console.mjs
 RUN npm run build \
  && test -f dist/console/index.html \
  && find dist -name '*.test.js' -delete -o -name '*.test.js.map' -delete \

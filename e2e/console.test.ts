@@ -169,6 +169,16 @@ describe('console in chromium', { skip }, () => {
         await page.screenshot({ path: process.env['CONSOLE_SCREENSHOT'] });
       }
 
+      // Live: a secret created elsewhere appears without a reload (the page watches).
+      const other = await server.api('POST', `${V1}/namespaces/console-e2e/sharedsecrets`, {
+        apiVersion: GROUP_VERSION,
+        kind: 'SharedSecret',
+        metadata: { name: 'arrived-live' },
+        spec: { displayName: 'Arrived live' },
+      });
+      assert.equal(other.status, 201, other.text);
+      await page.getByRole('cell', { name: 'Arrived live', exact: true }).waitFor({ timeout: WAIT_MS });
+
       // A secret's page: values hidden until "Reveal".
       await row.getByRole('link', { name: 'registry' }).click();
       const passwordRow = page.getByRole('row').filter({ hasText: 'password' });

@@ -88,6 +88,51 @@ export class ApiClient {
     return this.request('DELETE', path);
   }
 
+  /**
+   * Watches a collection from `resourceVersion` (fetch streaming of `?watch=1`), calling
+   * `onEvent` with each event's type until the server ends the watch, `signal` aborts
+   * it, or it fails. Resolves when it ends; rejects with ApiError on a refused watch.
+   */
+  async watch(
+    path: string,
+    resourceVersion: string,
+    onEvent: (type: string) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion)}`;
+    const res = await fetch(`${this.base}${path}?${query}`, {
+      headers: { Accept: 'application/json', Authorization: `Bearer ${this.key}` },
+      credentials: 'omit',
+      cache: 'no-store',
+      signal,
+    });
+    if (!res.ok || !res.body) {
+      const text = await res.text();
+      let status: Status = { message: text.trim() || res.statusText };
+      try {
+        status = JSON.parse(text) as Status;
+      } catch {
+        // not a Status: keep the text
+      }
+      throw new ApiError(res.status, status);
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffered += value;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (!line) continue;
+        const event = JSON.parse(line) as { type?: string };
+        onEvent(event.type ?? '');
+      }
+    }
+  }
+
   private async request<T>(
     method: string,
     path: string,

@@ -13,6 +13,8 @@ export interface SelfStatus {
 export interface Context {
   readonly api: ApiClient;
   readonly self: SelfStatus;
+  /** Aborted when the user leaves the view (another route, or logging out): ends its watches. */
+  readonly signal: AbortSignal;
   /** Moves to a route (`#/secrets/ns/name`). */
   go(route: string): void;
 }

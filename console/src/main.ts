@@ -55,6 +55,7 @@ function showConsole(config: ConsoleConfig, key: string, self: SelfStatus): void
   const main = h('main', { id: 'main', tabindex: -1 });
   const navLinks = NAV.map((n) => h('a', { href: link(n.segment) }, n.label));
   const logout = button('Log out', () => {
+    leaving.abort();
     forgetKey();
     history.replaceState(null, '', location.pathname);
     showLogin(config);
@@ -72,14 +73,20 @@ function showConsole(config: ConsoleConfig, key: string, self: SelfStatus): void
     ),
     main,
   );
-  const ctx: Context = {
-    api: ApiClient.forGroup(prefix, config, key),
-    self,
-    go: (route) => {
-      location.hash = route;
-    },
-  };
+  const api = ApiClient.forGroup(prefix, config, key);
+  // One controller per shown view: leaving it (another route, logging out) ends its watches.
+  let leaving = new AbortController();
   const render = (): void => {
+    leaving.abort();
+    leaving = new AbortController();
+    const ctx: Context = {
+      api,
+      self,
+      signal: leaving.signal,
+      go: (route) => {
+        location.hash = route;
+      },
+    };
     const segments = currentSegments(location.hash);
     const found = match(ROUTES, segments);
     if (!found) {

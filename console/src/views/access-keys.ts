@@ -2,10 +2,10 @@
 // and their teams', every key for administrators), creating one (its key shown once,
 // held only in this page's memory), disabling, enabling and deleting with confirmation.
 
-import { messageOf, type KubeObject, type List } from '../api.js';
+import { messageOf, type KubeObject } from '../api.js';
 import type { Context, View } from '../context.js';
 import { alertBox, button, field, h, replace, table as tableOf } from '../dom.js';
-import { confirmButton, dash, page, splitList, when } from './common.js';
+import { confirmButton, dash, livePage, splitList, when } from './common.js';
 
 interface ScopeRole {
   role?: string;
@@ -192,35 +192,29 @@ function newKeyNotice(key: AccessKey): HTMLElement {
 export const accessKeysView: View = async (ctx, main) => {
   const notice = h('div', {});
   const rowsAlert = alertBox();
-  let reload: () => void = () => undefined;
-  const load = async () => {
-    const list = await ctx.api.get<List<AccessKey>>('/ownedaccesskeys');
-    const rows = list.items.map((k) => {
+  const body = h('div', {});
+  let reload: () => Promise<void> = () => Promise.resolve();
+  const fail = (e: unknown) => rowsAlert.show(messageOf(e));
+  const render = (items: AccessKey[]) => {
+    const rows = items.map((k) => {
       const name = k.metadata.name;
+      const keyPath = `/ownedaccesskeys/${encodeURIComponent(name)}`;
       const setDisabled = (disabled: boolean) => async () => {
-        await ctx.api.mergePatch(`/ownedaccesskeys/${encodeURIComponent(name)}`, { spec: { disabled } });
-        reload();
+        await ctx.api.mergePatch(keyPath, { spec: { disabled } });
+        await reload();
+      };
+      const remove = async () => {
+        await ctx.api.delete(keyPath);
+        await reload();
       };
       const actions = h(
         'span',
         { class: 'row-actions' },
         k.spec?.disabled
-          ? confirmButton('Enable', `Enable ${name}?`, setDisabled(false), (e) =>
-              rowsAlert.show(messageOf(e)),
-            )
-          : confirmButton('Disable', `Disable ${name}?`, setDisabled(true), (e) =>
-              rowsAlert.show(messageOf(e)),
-            ),
+          ? confirmButton('Enable', `Enable ${name}?`, setDisabled(false), fail)
+          : confirmButton('Disable', `Disable ${name}?`, setDisabled(true), fail),
         ' ',
-        confirmButton(
-          'Delete',
-          `Delete ${name}?`,
-          async () => {
-            await ctx.api.delete(`/ownedaccesskeys/${encodeURIComponent(name)}`);
-            reload();
-          },
-          (e) => rowsAlert.show(messageOf(e)),
-        ),
+        confirmButton('Delete', `Delete ${name}?`, remove, fail),
       );
       return [
         dash(k.spec?.displayName),
@@ -234,38 +228,26 @@ export const accessKeysView: View = async (ctx, main) => {
         actions,
       ];
     });
+    const headers = [
+      'Display name',
+      'Name',
+      'Owner',
+      'Type',
+      'Scope',
+      'Last activity',
+      'Expires',
+      'State',
+      'Actions',
+    ];
     return [
       rowsAlert.el,
-      rows.length
-        ? h(
-            'div',
-            { class: 'table-wrap' },
-            tableOf(
-              [
-                'Display name',
-                'Name',
-                'Owner',
-                'Type',
-                'Scope',
-                'Last activity',
-                'Expires',
-                'State',
-                'Actions',
-              ],
-              rows,
-            ),
-          )
-        : h('p', {}, 'No access keys.'),
+      rows.length ? h('div', { class: 'table-wrap' }, tableOf(headers, rows)) : h('p', {}, 'No access keys.'),
     ];
   };
-  const body = h('div', {});
   const form = createForm(ctx, (created) => {
     replace(notice, newKeyNotice(created));
-    reload();
+    reload().catch(fail);
   });
-  await page(body, 'Access Keys', load);
-  reload = () => {
-    void page(body, 'Access Keys', load);
-  };
   replace(main, body, notice, form);
+  reload = await livePage<AccessKey>(ctx, body, 'Access Keys', '/ownedaccesskeys', render);
 };

@@ -1,6 +1,7 @@
 // Pieces the list and detail views share.
 
-import { messageOf } from '../api.js';
+import { ApiError, messageOf, type List } from '../api.js';
+import type { Context } from '../context.js';
 import { alertBox, button, h, replace, type Child } from '../dom.js';
 
 /** A page: a heading, a refresh button, an alert for failures, and the body `load` builds. */
@@ -88,4 +89,76 @@ export function splitList(value: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+}
+
+/** After a watch ends or fails, the next list and watch wait this long (the server may be restarting). */
+const REWATCH_DELAY_MS = 2_000;
+/** Events arriving together (a burst of writes) cause one reload. */
+const COALESCE_MS = 150;
+
+/**
+ * A list page that updates live: it lists `path`, renders the items, then watches from
+ * the list's resourceVersion and lists again after any change (the server's filtered
+ * watch says when an object appears, changes or stops being visible). A watch that
+ * ends, expires (410) or fails starts over from a new list. Stops when the view's
+ * signal aborts. Returns a reload for changes the page makes itself.
+ */
+export async function livePage<T>(
+  ctx: Context,
+  main: HTMLElement,
+  title: string,
+  path: string,
+  render: (items: T[]) => Child[],
+): Promise<() => Promise<void>> {
+  let resourceVersion = '';
+  const load = async (): Promise<Child[]> => {
+    const list = await ctx.api.get<List<T>>(path);
+    resourceVersion = list.metadata?.resourceVersion ?? '';
+    return render(list.items);
+  };
+  const live = h('span', { class: 'live', 'aria-live': 'polite' });
+  await page(main, title, load, [live]);
+  const body = main.querySelector('.page-body');
+  const alert = main.querySelector<HTMLElement>('[role="alert"]');
+  const reload = async () => {
+    const children = await load();
+    if (body && !ctx.signal.aborted) replace(body, ...children);
+    if (alert) {
+      alert.hidden = true;
+      alert.textContent = '';
+    }
+  };
+  void (async () => {
+    while (!ctx.signal.aborted) {
+      let pending: ReturnType<typeof setTimeout> | undefined;
+      try {
+        if (!resourceVersion) await reload();
+        live.textContent = 'Live';
+        await ctx.api.watch(
+          path,
+          resourceVersion,
+          (type) => {
+            if (type === 'BOOKMARK' || pending) return;
+            pending = setTimeout(() => {
+              pending = undefined;
+              reload().catch(() => undefined);
+            }, COALESCE_MS);
+          },
+          ctx.signal,
+        );
+      } catch (err) {
+        if (ctx.signal.aborted) return;
+        // 410 Gone: the version is too old; list again. Anything else is shown.
+        if (!(err instanceof ApiError && err.code === 410) && alert) {
+          alert.textContent = messageOf(err);
+          alert.hidden = false;
+        }
+      }
+      if (pending) clearTimeout(pending);
+      live.textContent = '';
+      resourceVersion = '';
+      await new Promise((r) => setTimeout(r, REWATCH_DELAY_MS));
+    }
+  })();
+  return reload;
 }

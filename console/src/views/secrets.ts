@@ -3,11 +3,11 @@
 // removing key-value pairs (a full PUT of the object as read, so a concurrent change
 // answers 409 instead of being overwritten).
 
-import { ApiError, messageOf, type KubeObject, type List } from '../api.js';
+import { ApiError, messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
 import { alertBox, button, field, h, replace, table } from '../dom.js';
 import { link } from '../router.js';
-import { confirmButton, dash, facts, page } from './common.js';
+import { confirmButton, dash, facts, livePage, page } from './common.js';
 
 interface SecretSpec {
   displayName?: string;
@@ -55,11 +55,10 @@ function ownerText(owner: SecretSpec['owner']): string {
   return '—';
 }
 
-export const secretsView: View = async (_ctx, main) => {
-  await page(main, 'Global Secrets', async () => {
-    const list = await _ctx.api.get<List<SharedSecret>>('/sharedsecrets');
-    if (list.items.length === 0) return [h('p', {}, 'No Global Secrets you may see.')];
-    const rows = list.items.map((s) => [
+export const secretsView: View = async (ctx, main) => {
+  await livePage<SharedSecret>(ctx, main, 'Global Secrets', '/sharedsecrets', (items) => {
+    if (items.length === 0) return [h('p', {}, 'No Global Secrets you may see.')];
+    const rows = items.map((s) => [
       s.metadata.namespace ?? '',
       h('a', { href: link('secrets', s.metadata.namespace ?? '', s.metadata.name) }, s.metadata.name),
       dash(s.spec?.displayName),

@@ -2,11 +2,11 @@
 // the teams a user is in from status.teams). Edits are merge patches of the fields
 // the form shows; the server decides who may make them and says why not.
 
-import { messageOf, type KubeObject, type List } from '../api.js';
+import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
 import { alertBox, field, h, table } from '../dom.js';
 import { link } from '../router.js';
-import { confirmButton, dash, facts, list, page, splitList } from './common.js';
+import { confirmButton, dash, facts, list, livePage, page, splitList } from './common.js';
 import { validationMessages } from './secrets.js';
 
 interface TeamSpec {
@@ -33,10 +33,9 @@ type Team = KubeObject<TeamSpec>;
 type User = KubeObject<UserSpec, { teams?: string[] }>;
 
 export const teamsView: View = async (ctx, main) => {
-  await page(main, 'Teams', async () => {
-    const teams = await ctx.api.get<List<Team>>('/teams');
-    if (teams.items.length === 0) return [h('p', {}, 'No teams you may see.')];
-    const rows = teams.items.map((t) => [
+  await livePage<Team>(ctx, main, 'Teams', '/teams', (items) => {
+    if (items.length === 0) return [h('p', {}, 'No teams you may see.')];
+    const rows = items.map((t) => [
       h('a', { href: link('teams', t.metadata.name) }, t.metadata.name),
       dash(t.spec?.displayName),
       String(t.spec?.users?.length ?? 0),
@@ -99,10 +98,9 @@ export const teamView: View = async (ctx, main, [name = '']) => {
 };
 
 export const usersView: View = async (ctx, main) => {
-  await page(main, 'Users', async () => {
-    const users = await ctx.api.get<List<User>>('/users');
-    if (users.items.length === 0) return [h('p', {}, 'No users you may see.')];
-    const rows = users.items.map((u) => [
+  await livePage<User>(ctx, main, 'Users', '/users', (items) => {
+    if (items.length === 0) return [h('p', {}, 'No users you may see.')];
+    const rows = items.map((u) => [
       h('a', { href: link('users', u.metadata.name) }, u.metadata.name),
       dash(u.spec?.displayName),
       dash(u.spec?.email),

@@ -210,6 +210,26 @@ describe('console in chromium', { skip }, () => {
       const data = stored.json<{ spec: { data: Record<string, string> } }>().spec.data;
       assert.equal(Buffer.from(data['token'] ?? '', 'base64').toString(), 'added-from-the-console');
 
+      // An access rule added through the form lands in spec.access.
+      await page.getByLabel('Users (comma separated, * for everyone)').fill('bob');
+      await page.getByLabel('Verbs (comma separated: get, update, *)').fill('get');
+      await page.getByRole('button', { name: 'Add rule' }).click();
+      await page.getByRole('cell', { name: 'bob', exact: true }).waitFor({ timeout: WAIT_MS });
+      const withRule = await server.api('GET', `${V1}/namespaces/console-e2e/sharedsecrets/registry`);
+      assert.deepEqual(withRule.json<{ spec: { access?: unknown[] } }>().spec.access, [
+        { users: ['bob'], verbs: ['get'] },
+      ]);
+
+      // A Global Secret created through the form opens its page.
+      await nav.getByRole('link', { name: 'Global Secrets' }).click();
+      await page.getByLabel('Namespace').fill('console-e2e');
+      await page.getByLabel('Name', { exact: true }).fill('from-form');
+      await page.getByLabel('Display name').fill('Made in the console');
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('heading', { name: 'Global Secret from-form' }).waitFor({ timeout: WAIT_MS });
+      const made = await server.api('GET', `${V1}/namespaces/console-e2e/sharedsecrets/from-form`);
+      assert.equal(made.status, 200, made.text);
+
       // Access Keys: a new key shown once, in an element with role "status".
       await nav.getByRole('link', { name: 'Access Keys' }).click();
       await page.getByLabel('Display name').fill(`CI key ${SCRIPT}`);

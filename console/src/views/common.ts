@@ -2,7 +2,7 @@
 
 import { ApiError, messageOf, type List } from '../api.js';
 import type { Context } from '../context.js';
-import { alertBox, button, h, replace, type Child } from '../dom.js';
+import { alertBox, button, field, h, replace, type Child } from '../dom.js';
 
 /** A page: a heading, a refresh button, an alert for failures, and the body `load` builds. */
 export async function page(
@@ -161,4 +161,57 @@ export async function livePage<T>(
     }
   })();
   return reload;
+}
+
+/**
+ * A form of text fields whose submit runs `submit` with the values by field id; the
+ * server's field errors (or its message) are shown beside the form, in role "alert".
+ */
+export function textForm(
+  title: string,
+  fields: { id: string; label: string; required?: boolean }[],
+  submitLabel: string,
+  submit: (values: Record<string, string>) => Promise<void>,
+): HTMLFormElement {
+  const inputs = fields.map((f) => ({
+    f,
+    input: h('input', { type: 'text', required: f.required, autocomplete: 'off' }),
+  }));
+  const errors = h('div', { role: 'alert', class: 'alert', hidden: true });
+  const send = h('button', { type: 'submit' }, submitLabel);
+  const form = h(
+    'form',
+    { class: 'card', 'aria-label': title },
+    h('h2', {}, title),
+    ...inputs.map(({ f, input }) => field(f.label, f.id, input)),
+    send,
+    errors,
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    errors.hidden = true;
+    const values: Record<string, string> = {};
+    for (const { f, input } of inputs) values[f.id] = input.value.trim();
+    send.disabled = true;
+    submit(values)
+      .then(() => form.reset())
+      .catch((err: unknown) => {
+        replace(errors, ...validationMessages(err).map((l) => h('p', {}, l)));
+        errors.hidden = false;
+      })
+      .finally(() => {
+        send.disabled = false;
+      });
+  });
+  return form;
+}
+
+/** A Status's field errors as lines ("spec.data[a b]: Invalid value: ..."), or its message. */
+export function validationMessages(err: unknown): string[] {
+  if (err instanceof ApiError) {
+    const causes = err.status.details?.causes ?? [];
+    if (causes.length)
+      return causes.map((c) => (c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? '')));
+  }
+  return [messageOf(err)];
 }

@@ -3,18 +3,34 @@
 // removing key-value pairs (a full PUT of the object as read, so a concurrent change
 // answers 409 instead of being overwritten).
 
-import { ApiError, messageOf, type KubeObject } from '../api.js';
+import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
 import { alertBox, button, field, h, replace, table } from '../dom.js';
 import { link } from '../router.js';
-import { confirmButton, dash, facts, livePage, page } from './common.js';
+import {
+  confirmButton,
+  dash,
+  facts,
+  livePage,
+  page,
+  splitList,
+  textForm,
+  validationMessages,
+} from './common.js';
 
 interface SecretSpec {
   displayName?: string;
   description?: string;
   owner?: { user?: string; team?: string };
   data?: Record<string, string>;
-  access?: unknown[];
+  access?: AccessRule[];
+}
+
+interface AccessRule {
+  users?: string[];
+  teams?: string[];
+  verbs?: string[];
+  subresources?: string[];
 }
 
 type SharedSecret = KubeObject<SecretSpec>;
@@ -39,16 +55,6 @@ export function encodeValue(text: string): string {
   return btoa(binary);
 }
 
-/** A Status's field errors as lines ("spec.data[a b]: Invalid value: ..."), or its message. */
-export function validationMessages(err: unknown): string[] {
-  if (err instanceof ApiError) {
-    const causes = err.status.details?.causes ?? [];
-    if (causes.length)
-      return causes.map((c) => (c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? '')));
-  }
-  return [messageOf(err)];
-}
-
 function ownerText(owner: SecretSpec['owner']): string {
   if (owner?.user) return `user ${owner.user}`;
   if (owner?.team) return `team ${owner.team}`;
@@ -56,7 +62,27 @@ function ownerText(owner: SecretSpec['owner']): string {
 }
 
 export const secretsView: View = async (ctx, main) => {
-  await livePage<SharedSecret>(ctx, main, 'Global Secrets', '/sharedsecrets', (items) => {
+  const body = h('div', {});
+  const create = textForm(
+    'Create Global Secret',
+    [
+      { id: 'secret-namespace', label: 'Namespace', required: true },
+      { id: 'secret-name', label: 'Name', required: true },
+      { id: 'secret-display-name', label: 'Display name' },
+    ],
+    'Create',
+    async (v) => {
+      const ns = v['secret-namespace'] ?? '';
+      const name = v['secret-name'] ?? '';
+      const spec: SecretSpec = { displayName: v['secret-display-name'] };
+      if (ctx.self.user) spec.owner = { user: ctx.self.user.name };
+      else if (ctx.self.team) spec.owner = { team: ctx.self.team.name };
+      await ctx.api.post(`/namespaces/${encodeURIComponent(ns)}/sharedsecrets`, { metadata: { name }, spec });
+      ctx.go(link('secrets', ns, name));
+    },
+  );
+  replace(main, body, create);
+  await livePage<SharedSecret>(ctx, body, 'Global Secrets', '/sharedsecrets', (items) => {
     if (items.length === 0) return [h('p', {}, 'No Global Secrets you may see.')];
     const rows = items.map((s) => [
       s.metadata.namespace ?? '',
@@ -82,16 +108,49 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
       replace(formAlert, ...lines.map((l) => h('p', {}, l)));
       formAlert.hidden = lines.length === 0;
     };
-    /** Reads the secret afresh, changes its data, and PUTs it back whole. */
-    const change = async (edit: (data: Record<string, string>) => void) => {
+    /** Reads the secret afresh, changes its spec, and PUTs it back whole. */
+    const changeSpec = async (edit: (spec: SecretSpec) => void) => {
       const fresh = await ctx.api.get<SharedSecret>(path);
       fresh.spec = fresh.spec ?? {};
-      const next = { ...(fresh.spec.data ?? {}) };
-      edit(next);
-      fresh.spec.data = next;
+      edit(fresh.spec);
       await ctx.api.put(path, fresh);
       redraw();
     };
+    const change = (edit: (data: Record<string, string>) => void) =>
+      changeSpec((spec) => {
+        const next = { ...(spec.data ?? {}) };
+        edit(next);
+        spec.data = next;
+      });
+    const rules = (secret.spec?.access ?? []).map((rule, i) => [
+      (rule.users ?? []).join(', ') || '—',
+      (rule.teams ?? []).join(', ') || '—',
+      (rule.verbs ?? []).join(', ') || '—',
+      confirmButton(
+        'Remove',
+        `Remove access rule ${i + 1}?`,
+        () => changeSpec((spec) => spec.access?.splice(i, 1)),
+        (e) => rowsAlert.show(messageOf(e)),
+      ),
+    ]);
+    const addRule = textForm(
+      'Add access rule',
+      [
+        { id: 'rule-users', label: 'Users (comma separated, * for everyone)' },
+        { id: 'rule-teams', label: 'Teams (comma separated)' },
+        { id: 'rule-verbs', label: 'Verbs (comma separated: get, update, *)', required: true },
+      ],
+      'Add rule',
+      (v) =>
+        changeSpec((spec) => {
+          const rule: AccessRule = { verbs: splitList(v['rule-verbs'] ?? '') };
+          const users = splitList(v['rule-users'] ?? '');
+          const teams = splitList(v['rule-teams'] ?? '');
+          if (users.length) rule.users = users;
+          if (teams.length) rule.teams = teams;
+          spec.access = [...(spec.access ?? []), rule];
+        }),
+    );
     const rows = Object.keys(data)
       .sort()
       .map((key) => {
@@ -147,7 +206,6 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         ['Display name', dash(secret.spec?.displayName)],
         ['Description', dash(secret.spec?.description)],
         ['Owner', ownerText(secret.spec?.owner)],
-        ['Access rules', String(secret.spec?.access?.length ?? 0)],
       ]),
       h('h2', {}, 'Keys'),
       rowsAlert.el,
@@ -155,6 +213,11 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         ? h('div', { class: 'table-wrap' }, table(['Key', 'Value', 'Actions'], rows))
         : h('p', {}, 'No keys yet.'),
       form,
+      h('h2', {}, 'Access rules'),
+      rules.length
+        ? h('div', { class: 'table-wrap' }, table(['Users', 'Teams', 'Verbs', 'Actions'], rules))
+        : h('p', {}, 'No access rules: only the owner and administrators may use this secret.'),
+      addRule,
     ];
   };
   redraw = () => {

@@ -4,10 +4,19 @@
 
 import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
-import { alertBox, field, h, table } from '../dom.js';
+import { alertBox, field, h, replace, table } from '../dom.js';
 import { link } from '../router.js';
-import { confirmButton, dash, facts, list, livePage, page, splitList } from './common.js';
-import { validationMessages } from './secrets.js';
+import {
+  confirmButton,
+  dash,
+  facts,
+  list,
+  livePage,
+  page,
+  splitList,
+  textForm,
+  validationMessages,
+} from './common.js';
 
 interface TeamSpec {
   displayName?: string;
@@ -33,7 +42,24 @@ type Team = KubeObject<TeamSpec>;
 type User = KubeObject<UserSpec, { teams?: string[] }>;
 
 export const teamsView: View = async (ctx, main) => {
-  await livePage<Team>(ctx, main, 'Teams', '/teams', (items) => {
+  const body = h('div', {});
+  const create = textForm(
+    'Create team',
+    [
+      { id: 'new-team-name', label: 'Name', required: true },
+      { id: 'new-team-display-name', label: 'Display name' },
+      { id: 'new-team-users', label: 'Members (comma separated)' },
+    ],
+    'Create',
+    async (v) => {
+      const name = v['new-team-name'] ?? '';
+      const spec = { displayName: v['new-team-display-name'], users: splitList(v['new-team-users'] ?? '') };
+      await ctx.api.post('/teams', { metadata: { name }, spec });
+      ctx.go(link('teams', name));
+    },
+  );
+  replace(main, body, create);
+  await livePage<Team>(ctx, body, 'Teams', '/teams', (items) => {
     if (items.length === 0) return [h('p', {}, 'No teams you may see.')];
     const rows = items.map((t) => [
       h('a', { href: link('teams', t.metadata.name) }, t.metadata.name),
@@ -98,7 +124,28 @@ export const teamView: View = async (ctx, main, [name = '']) => {
 };
 
 export const usersView: View = async (ctx, main) => {
-  await livePage<User>(ctx, main, 'Users', '/users', (items) => {
+  const body = h('div', {});
+  const create = textForm(
+    'Create user',
+    [
+      { id: 'new-user-name', label: 'Name', required: true },
+      { id: 'new-user-display-name', label: 'Display name' },
+      { id: 'new-user-email', label: 'Email' },
+    ],
+    'Create',
+    async (v) => {
+      const name = v['new-user-name'] ?? '';
+      const spec = {
+        username: name,
+        displayName: v['new-user-display-name'],
+        email: v['new-user-email'] || undefined,
+      };
+      await ctx.api.post('/users', { metadata: { name }, spec });
+      ctx.go(link('users', name));
+    },
+  );
+  replace(main, body, create);
+  await livePage<User>(ctx, body, 'Users', '/users', (items) => {
     if (items.length === 0) return [h('p', {}, 'No users you may see.')];
     const rows = items.map((u) => [
       h('a', { href: link('users', u.metadata.name) }, u.metadata.name),

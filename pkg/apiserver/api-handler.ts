@@ -210,7 +210,7 @@ class Server implements ApiHandler {
     }
     if (await this.servePublicDocument(scope, path)) return;
     // The console's page and assets hold no secret; it then calls the API with the user's key.
-    if (this.console.matches(path)) return this.console.serve(req, res, path, scope.rawPath);
+    if (this.console.matches(path)) return this.console.serve(req, res, path, scope.rawPath, scope.rawQuery);
 
     scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
     const info = newRequestInfo(method, path, () => scope.query);

@@ -91,6 +91,7 @@ describe('console static files', () => {
     for (const [path, location] of [
       ['/console', '/console/'],
       ['/kubernetes/management/console', '/kubernetes/management/console/'],
+      ['/console?lang=en', '/console/?lang=en'],
     ] as const) {
       const res = await call(server.url, path, { token: null });
       assert.equal(res.status, 301);

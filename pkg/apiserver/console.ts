@@ -78,18 +78,26 @@ export class ConsoleFiles {
   }
 
   /**
-   * Answers a console path. `rawPath` is the path as requested (with its prefix), so the
-   * redirect from `/console` keeps the prefix the browser used.
+   * Answers a console path. `rawPath` and `rawQuery` are as requested (with the prefix), so
+   * the redirect from `/console` keeps the prefix the browser used, and its query.
    */
-  async serve(req: IncomingMessage, res: ServerResponse, path: string, rawPath: string): Promise<void> {
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    rawPath: string,
+    rawQuery: string,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') {
       this.write(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
       return;
     }
     if (path === CONSOLE_PATH) {
-      // As Go's http.FileServer does for a directory requested without its slash.
-      res.writeHead(301, { ...CONSOLE_SECURITY_HEADERS, Location: `${rawPath}/`, 'Content-Length': 0 });
+      // As Go's http.FileServer (localRedirect) answers a directory asked for without its
+      // slash: 301 to the same path with the slash, the query kept.
+      const location = `${rawPath}/${rawQuery ? `?${rawQuery}` : ''}`;
+      res.writeHead(301, { ...CONSOLE_SECURITY_HEADERS, Location: location, 'Content-Length': 0 });
       res.end();
       return;
     }

@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 import { createAccessKey } from './access-keys.js';
+import { eventually } from './eventually.js';
 import { apiRequest } from './https-client.js';
 import { GROUP, GROUP_VERSION, startServer, type TestServer } from './harness.js';
 
@@ -23,6 +24,8 @@ const TEST = { timeout: 240_000 };
 const V1 = `/apis/${GROUP}/v1`;
 /** Generous: the machine is shared; these bound waits for the page, they time nothing. */
 const WAIT_MS = 30_000;
+/** How long a revocation may take to reach the authenticator (through its watches). */
+const PROPAGATION_MS = 20_000;
 const ARTIFACTS = join('test-artifacts', 'console');
 
 const SCRIPT = '<script>alert(1)</script>';
@@ -309,13 +312,18 @@ describe('console in chromium', { skip }, () => {
     });
 
     await page.goto(`${server.url}/console/`);
+    // By keyboard, on a phone-sized screen: the key typed, Enter submits.
+    await page.setViewportSize({ width: 375, height: 740 });
     await page.getByLabel('Access key').fill(aliceKey);
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByLabel('Access key').press('Enter');
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.waitFor({ timeout: WAIT_MS });
     await page.getByRole('cell', { name: 'Alice owns this', exact: true }).waitFor({ timeout: WAIT_MS });
     assert.equal(await page.getByRole('link', { name: 'registry', exact: true }).count(), 0);
     await shot('secrets-as-alice');
+    // Nothing but a table's own scroller is wider than a narrow screen.
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
 
     await nav.getByRole('link', { name: 'Access Keys' }).click();
     await page.getByRole('cell', { name: 'Alice in the console', exact: true }).waitFor({ timeout: WAIT_MS });
@@ -329,6 +337,26 @@ describe('console in chromium', { skip }, () => {
     await alertText(/forbidden/);
     await shot('team-forbidden');
 
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
+
+    // The administrator signs her out everywhere (after a confirmation): her key stops working.
+    await page.getByLabel('Access key').fill(server.token);
+    await page.getByLabel('Access key').press('Enter');
+    await page.goto(`${server.url}/console/#/users/alice`);
+    await page.getByRole('button', { name: 'Sign out everywhere', exact: true }).click();
+    await page.getByRole('button', { name: 'Confirm sign out everywhere' }).click();
+    await page
+      .getByRole('button', { name: 'Sign out everywhere', exact: true })
+      .waitFor({ timeout: WAIT_MS });
+    const asAlice = { baseUrl: server.apiBase, ca: server.ca, token: aliceKey };
+    const selfBody = { apiVersion: GROUP_VERSION, kind: 'Self', spec: {} };
+    await eventually(async () => {
+      const r = await apiRequest(asAlice, 'POST', `${V1}/selves`, selfBody);
+      assert.equal(r.status, 401, r.text);
+    }, PROPAGATION_MS);
+    const alice = await server.api('GET', `${V1}/users/alice`);
+    assert.equal(alice.json<{ spec: { tokenGeneration?: number } }>().spec.tokenGeneration, 1);
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
     assert.deepEqual(dialogs, []);

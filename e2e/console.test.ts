@@ -247,17 +247,26 @@ describe('console in chromium', { skip }, () => {
       await shot('access-keys');
       // The key works, as its owner.
       const asNewKey = { baseUrl: server.apiBase, ca: server.ca, token: newKey };
-      const self = await apiRequest(asNewKey, 'POST', `${V1}/selves`, {
-        apiVersion: GROUP_VERSION,
-        kind: 'Self',
-        spec: {},
-      });
+      const self = await apiRequest(asNewKey, 'POST', `${V1}/selves`, selfBody);
       assert.equal(self.status, 201, self.text);
       // ... and is never shown again: after a reload the page holds no trace of it.
       await page.reload();
       await page.getByRole('cell', { name: `CI key ${SCRIPT}`, exact: true }).waitFor({ timeout: WAIT_MS });
       assert.equal(await page.getByRole('status').count(), 0);
       assert.ok(!(await page.content()).includes(newKey), 'the key is shown again after a reload');
+
+      // Disable, then delete, each after a confirmation in the page.
+      const keyRow = page.getByRole('row').filter({ hasText: `CI key ${SCRIPT}` });
+      await keyRow.getByRole('button', { name: 'Disable', exact: true }).click();
+      await keyRow.getByRole('button', { name: 'Confirm disable' }).click();
+      await keyRow.getByRole('cell', { name: 'disabled', exact: true }).waitFor({ timeout: WAIT_MS });
+      await keyRow.getByRole('button', { name: 'Delete', exact: true }).click();
+      await keyRow.getByRole('button', { name: 'Confirm delete' }).click();
+      await keyRow.waitFor({ state: 'detached', timeout: WAIT_MS });
+      await eventually(async () => {
+        const r = await apiRequest(asNewKey, 'POST', `${V1}/selves`, selfBody);
+        assert.equal(r.status, 401, r.text);
+      }, PROPAGATION_MS);
 
       // Teams: edit a team's description.
       await nav.getByRole('link', { name: 'Teams' }).click();

@@ -43,6 +43,8 @@ describe('console in chromium', { skip }, () => {
   let page: Page;
   /** Every JavaScript dialog the page opened: an escaped page opens none. */
   const dialogs: string[] = [];
+  /** Uncaught script errors and CSP violations in the page. */
+  const pageErrors: string[] = [];
   /** Screenshots by step, written out only when the test fails. */
   const shots = new Map<string, Buffer>();
   /** Browser tests that ran to their end; fewer than BROWSER_TESTS means one failed. */
@@ -68,6 +70,11 @@ describe('console in chromium', { skip }, () => {
     // The server's certificate is from the test's own CA, which chromium does not know.
     context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1100, height: 720 } });
     page = await context.newPage();
+    // Script errors and Content-Security-Policy violations the page reports: none expected.
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content.Security.Policy/i.test(msg.text())) pageErrors.push(msg.text());
+    });
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
@@ -296,6 +303,7 @@ describe('console in chromium', { skip }, () => {
       assert.equal(await page.getByRole('navigation').count(), 0);
 
       assert.deepEqual(dialogs, [], 'a value ran as script');
+      assert.deepEqual(pageErrors, []);
       passed++;
     },
   );
@@ -352,6 +360,7 @@ describe('console in chromium', { skip }, () => {
     // The administrator signs her out everywhere (after a confirmation): her key stops working.
     await page.getByLabel('Access key').fill(server.token);
     await page.getByLabel('Access key').press('Enter');
+    await nav.waitFor({ timeout: WAIT_MS });
     await page.goto(`${server.url}/console/#/users/alice`);
     await page.getByRole('button', { name: 'Sign out everywhere', exact: true }).click();
     await page.getByRole('button', { name: 'Confirm sign out everywhere' }).click();
@@ -369,6 +378,7 @@ describe('console in chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
     assert.deepEqual(dialogs, []);
+    assert.deepEqual(pageErrors, []);
     passed++;
   });
 });

@@ -59,6 +59,9 @@ export function list(values: readonly string[] | undefined): Child {
   return h('ul', { class: 'plain' }, ...values.map((v) => h('li', {}, v)));
 }
 
+/** Marks a question being asked: a live reload waits until it is answered, rather than wiping it. */
+const CONFIRMING = 'data-confirming';
+
 /** A "Delete" button that asks for confirmation in the page (no browser dialog). */
 export function confirmButton(
   label: string,
@@ -71,12 +74,22 @@ export function confirmButton(
     const yes = button(
       `Confirm ${label.toLowerCase()}`,
       () => {
+        group.removeAttribute(CONFIRMING);
         action().catch(onError);
       },
       { class: 'danger' },
     );
     const no = button('Cancel', () => replace(wrap, start));
-    replace(wrap, h('span', { role: 'group', 'aria-label': question }, question, ' ', yes, ' ', no));
+    const group = h(
+      'span',
+      { role: 'group', 'aria-label': question, [CONFIRMING]: true },
+      question,
+      ' ',
+      yes,
+      ' ',
+      no,
+    );
+    replace(wrap, group);
     yes.focus();
   });
   wrap.append(start);
@@ -139,10 +152,16 @@ export async function livePage<T>(
           resourceVersion,
           (type) => {
             if (type === 'BOOKMARK' || pending) return;
-            pending = setTimeout(() => {
+            const later = () => {
+              // A confirmation open in the page is the user's: the change shows once it is answered.
+              if (body?.querySelector(`[${CONFIRMING}]`)) {
+                pending = setTimeout(later, COALESCE_MS);
+                return;
+              }
               pending = undefined;
               reload().catch(() => undefined);
-            }, COALESCE_MS);
+            };
+            pending = setTimeout(later, COALESCE_MS);
           },
           ctx.signal,
         );

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { newApiHandler } from './api-handler.js';
 import { CONSOLE_SECURITY_HEADERS } from './console.js';
-import { call, fakeDocumentBuilders, startTestServer, type TestServer } from './testing/fakes.js';
+import { call, fakeDocumentBuilders, GROUP, startTestServer, type TestServer } from './testing/fakes.js';
 
 interface RawResponse {
   readonly status: number;
@@ -87,6 +87,14 @@ describe('console static files', () => {
     }
   });
 
+  it('answers HEAD with the headers and no body', async () => {
+    const res = await call(server.url, '/console/', { method: 'HEAD', token: null });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.text, '');
+    assertSecurityHeaders(res.headers);
+  });
+
   it('redirects /console to /console/, keeping the prefix', async () => {
     for (const [path, location] of [
       ['/console', '/console/'],
@@ -115,9 +123,9 @@ describe('console static files', () => {
   it('serves the API group the console talks to', async () => {
     const res = await call(server.url, '/console/config.json', { token: null });
     assert.equal(res.status, 200);
-    const config = res.json<{ group: string; version: string }>();
-    assert.equal(typeof config.group, 'string');
-    assert.equal(config.version, 'v1');
+    // The test server's --api-group: the console reaches the API under it.
+    assert.deepEqual(res.json(), { group: GROUP, version: 'v1' });
+    assert.equal(res.headers['cache-control'], 'no-cache');
   });
 
   it('answers 404 for unknown console paths and directories, with the headers', async () => {

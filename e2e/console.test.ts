@@ -43,6 +43,8 @@ describe('console in chromium', { skip }, () => {
   let page: Page;
   /** Every JavaScript dialog the page opened: an escaped page opens none. */
   const dialogs: string[] = [];
+  /** Requests to anywhere but the server. */
+  const foreign: string[] = [];
   /** Uncaught script errors and CSP violations in the page. */
   const pageErrors: string[] = [];
   /** Screenshots by step, written out only when the test fails. */
@@ -74,6 +76,10 @@ describe('console in chromium', { skip }, () => {
     page.on('pageerror', (err) => pageErrors.push(err.message));
     page.on('console', (msg) => {
       if (msg.type() === 'error' && /Content.Security.Policy/i.test(msg.text())) pageErrors.push(msg.text());
+    });
+    // Every request the page makes goes to the server itself: no third party.
+    page.on('request', (r) => {
+      if (!r.url().startsWith(server.url) && !r.url().startsWith('data:')) foreign.push(r.url());
     });
     page.on('dialog', (d) => {
       dialogs.push(d.message());
@@ -379,6 +385,7 @@ describe('console in chromium', { skip }, () => {
     await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
     assert.deepEqual(dialogs, []);
     assert.deepEqual(pageErrors, []);
+    assert.deepEqual(foreign, [], 'the console made a third-party request');
     passed++;
   });
 });

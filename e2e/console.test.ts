@@ -381,6 +381,17 @@ describe('console in chromium', { skip }, () => {
     }, PROPAGATION_MS);
     const alice = await server.api('GET', `${V1}/users/alice`);
     assert.equal(alice.json<{ spec: { tokenGeneration?: number } }>().spec.tokenGeneration, 1);
+
+    // Edit her display name and email.
+    await page.getByLabel('Email').fill('alice@example.com');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page
+      .getByRole('definition')
+      .filter({ hasText: 'alice@example.com' })
+      .first()
+      .waitFor({ timeout: WAIT_MS });
+    const edited = await server.api('GET', `${V1}/users/alice`);
+    assert.equal(edited.json<{ spec: { email?: string } }>().spec.email, 'alice@example.com');
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
     assert.deepEqual(dialogs, []);

@@ -188,13 +188,13 @@ export async function livePage<T>(
  */
 export function textForm(
   title: string,
-  fields: { id: string; label: string; required?: boolean }[],
+  fields: { id: string; label: string; required?: boolean; value?: string }[],
   submitLabel: string,
   submit: (values: Record<string, string>) => Promise<void>,
 ): HTMLFormElement {
   const inputs = fields.map((f) => ({
     f,
-    input: h('input', { type: 'text', required: f.required, autocomplete: 'off' }),
+    input: h('input', { type: 'text', required: f.required, autocomplete: 'off', value: f.value }),
   }));
   const errors = h('div', { role: 'alert', class: 'alert', hidden: true });
   const send = h('button', { type: 'submit' }, submitLabel);

@@ -4,19 +4,9 @@
 
 import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
-import { alertBox, field, h, replace, table } from '../dom.js';
+import { alertBox, h, replace, table } from '../dom.js';
 import { link } from '../router.js';
-import {
-  confirmButton,
-  dash,
-  facts,
-  list,
-  livePage,
-  page,
-  splitList,
-  textForm,
-  validationMessages,
-} from './common.js';
+import { confirmButton, dash, facts, list, livePage, page, splitList, textForm } from './common.js';
 
 interface TeamSpec {
   displayName?: string;
@@ -77,37 +67,24 @@ export const teamView: View = async (ctx, main, [name = '']) => {
   const back = [h('a', { href: link('teams') }, 'All teams')];
   const load = async () => {
     const team = await ctx.api.get<Team>(path);
-    const displayName = h('input', { type: 'text', value: team.spec?.displayName ?? '' });
-    const description = h('input', { type: 'text', value: team.spec?.description ?? '' });
-    const users = h('input', { type: 'text', value: (team.spec?.users ?? []).join(', ') });
-    const errors = h('div', { role: 'alert', class: 'alert', hidden: true });
-    const form = h(
-      'form',
-      { class: 'card', 'aria-label': 'Edit team' },
-      h('h2', {}, 'Edit team'),
-      field('Display name', 'team-display-name', displayName),
-      field('Description', 'team-description', description),
-      field('Members (comma separated)', 'team-users', users),
-      h('button', { type: 'submit' }, 'Save'),
-      errors,
+    const form = textForm(
+      'Edit team',
+      [
+        { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
+        { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
+        { id: 'team-users', label: 'Members (comma separated)', value: (team.spec?.users ?? []).join(', ') },
+      ],
+      'Save',
+      async (v) => {
+        const spec = {
+          displayName: v['team-display-name'],
+          description: v['team-description'],
+          users: splitList(v['team-users'] ?? ''),
+        };
+        await ctx.api.mergePatch(path, { spec });
+        await page(main, title, load, back);
+      },
     );
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      errors.hidden = true;
-      ctx.api
-        .mergePatch(path, {
-          spec: {
-            displayName: displayName.value,
-            description: description.value,
-            users: splitList(users.value),
-          },
-        })
-        .then(() => page(main, title, load, back))
-        .catch((err: unknown) => {
-          errors.replaceChildren(...validationMessages(err).map((l) => h('p', {}, l)));
-          errors.hidden = false;
-        });
-    });
     return [
       facts([
         ['Display name', dash(team.spec?.displayName)],
@@ -183,6 +160,20 @@ export const userView: View = async (ctx, main, [name = '']) => {
         ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
         ['State', user.spec?.disabled ? 'disabled' : 'active'],
       ]),
+      textForm(
+        'Edit user',
+        [
+          { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
+          { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
+        ],
+        'Save',
+        async (v) => {
+          await ctx.api.mergePatch(path, {
+            spec: { displayName: v['user-display-name'], email: v['user-email'] || null },
+          });
+          await redraw();
+        },
+      ),
       h(
         'div',
         { class: 'actions' },

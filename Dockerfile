@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The platform-apiserver image: `docker build -t platform-apiserver .`
-# Build stage: compile TypeScript and the native sqlite module, then keep only
+# Build stage: compile TypeScript, bundle the console and build the native sqlite module, then keep only
 # production dependencies. Runtime stage: distroless Node.js, non-root, nothing else.
 
 FROM node:20-bookworm-slim AS build
@@ -15,7 +15,12 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY cmd ./cmd
 COPY pkg ./pkg
-RUN npx tsc -p tsconfig.build.json \
+# The console's sources: npm run build bundles them (Vite) into dist/console, which
+# the server serves at /console/.
+COPY console ./console
+COPY hack/build-console.mjs ./hack/build-console.mjs
+RUN npm run build \
+ && test -f dist/console/index.html \
  && find dist -name '*.test.js' -delete -o -name '*.test.js.map' -delete \
  && npm prune --omit=dev --no-audit --no-fund
 

@@ -4,7 +4,8 @@
 # reads what etcd holds past the server), kubectl (the e2e client), Go with
 # structured-merge-diff's sources (hack/smd-oracle, the reference implementation
 # the server-side apply engine is compared with), and Debian's Python client (the
-# server-side apply e2e runs it with /usr/bin/python3).
+# server-side apply e2e runs it with /usr/bin/python3), and Debian's chromium (the
+# console's browser tests drive it with playwright-core; no browser is downloaded).
 # Idempotent: does nothing when all are present.
 #
 # On Debian/Ubuntu they come from the distribution: etcd-server and etcd-client
@@ -24,6 +25,7 @@ command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/sigs.k8s.io/structured-merge-diff ] || need+=(golang-k8s-sigs-structured-merge-diff-dev)
 [ -d /usr/lib/python3/dist-packages/kubernetes ] || need+=(python3-kubernetes)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -60,6 +62,10 @@ if [[ " ${need[*]} " == *" etcd-server "* ]]; then
   fi
 fi
 
+if ! [ -x /usr/bin/chromium ]; then
+  echo "ensure-test-deps: chromium is still missing after the install" >&2
+  exit 1
+fi
 for tool in etcd etcdctl kubectl go; do
   if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "/usr/bin/$tool" ]; then
     echo "ensure-test-deps: $tool is still missing after the install" >&2

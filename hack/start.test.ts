@@ -1,4 +1,4 @@
-// `npm start` builds only what changed: `tsc -b` compares the sources' timestamps with
+// `npm start` builds only what changed: `tsc -b` (and hack/build-console.mjs for the console) compares the sources' timestamps with
 // the build info in dist/ and, when nothing changed, starts the server without
 // compiling (a full `tsc -p` took ~25 s before every start).
 
@@ -15,7 +15,7 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Recor
 test('npm start runs the incremental build, then the built server', () => {
   assert.match(
     pkg.scripts['start'] ?? '',
-    /^tsc -b tsconfig\.build\.json && exec node dist\/cmd\/apiserver\/main\.js$/,
+    /^tsc -b tsconfig\.build\.json && node hack\/build-console\.mjs --if-changed && exec node dist\/cmd\/apiserver\/main\.js$/,
   );
   const build = JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as {
     compilerOptions: { incremental?: boolean; tsBuildInfoFile?: string };
@@ -33,4 +33,13 @@ test('after a build, a second start finds nothing to compile', () => {
   const out = `${r.stdout}${r.stderr}`;
   assert.match(out, /is up to date/, out);
   assert.doesNotMatch(out, /A non-dry build would/, out);
+});
+
+test('after a build, a second start does not bundle the console again', () => {
+  const r = spawnSync(process.execPath, ['hack/build-console.mjs', '--if-changed'], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  assert.match(r.stdout, /dist\/console is up to date/, r.stdout);
 });

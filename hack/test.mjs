@@ -53,7 +53,8 @@ function findTests(dir) {
 }
 
 run('bash', ['hack/ensure-test-deps.sh']);
-run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+// The server and the console (npm run build: tsc, then vite into dist/console).
+run('npm', ['run', 'build']);
 if (!only) run('npx', ['eslint', '.', '--max-warnings', '0']);
 
 const nodeTest = ['--enable-source-maps', '--test', '--test-reporter=spec'];

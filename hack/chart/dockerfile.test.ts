@@ -89,6 +89,12 @@ describe('Dockerfile', () => {
     assert.deepEqual([tsconfig.compilerOptions.rootDir, tsconfig.compilerOptions.outDir], ['.', 'dist']);
   });
 
+  it('builds the console with the server (npm run build), so dist/console ships in the image', () => {
+    assert.ok(build.some((s) => s.op === 'RUN' && /npm run build\b/.test(s.args)));
+    assert.ok(build.some((s) => s.op === 'COPY' && /^console\s/.test(s.args)));
+    assert.ok(final.some((s) => s.op === 'COPY' && /--from=build \/src\/dist /.test(s.args)));
+  });
+
   it('has a build context with every file it copies and without node_modules, dist, data or .git', () => {
     const rules = readFileSync(join(root, '.dockerignore'), 'utf8')
       .split('\n')

@@ -2,7 +2,7 @@
 // Kubernetes request-info resolver is the router, and each request costs a path
 // split, an authentication, an authorization and one registry call.
 //
-//   audit ID -> health, version (no authentication)
+//   audit ID -> health, version, the console's static files (no authentication)
 //   -> request info -> authenticate (401, audited) -> audit -> max-in-flight (429)
 //   -> authorize (403) -> discovery / OpenAPI documents, or a resource verb handler, or 404
 // (docs/design.md, "The way a request travels", in upstream's DefaultBuildHandlerChain order).
@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { ApiServerConfig } from './config.js';
 import { Documents, type DocumentBuilders } from './documents.js';
+import { ConsoleFiles, defaultConsoleDir } from './console.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
 import { ANONYMOUS_USER, AuditFilter, initAuditID } from './filters/audit.js';
 import { MaxInflightFilter } from './filters/max-inflight.js';
@@ -80,6 +81,7 @@ class Server implements ApiHandler {
   private readonly audit: AuditFilter | undefined;
   private readonly maxInflight: MaxInflightFilter | undefined;
   private readonly storageDeadlines: boolean;
+  private readonly console: ConsoleFiles;
   private inFlight = 0;
   private shuttingDown = false;
   private idleWaiters: (() => void)[] = [];
@@ -127,6 +129,7 @@ class Server implements ApiHandler {
       // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
       queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
     });
+    this.console = new ConsoleFiles(config.consoleDir ?? defaultConsoleDir(), config);
     // As kube-apiserver's /version: always indented.
     this.versionBytes = Buffer.from(`${JSON.stringify(config.versionInfo, null, 2)}\n`);
   }
@@ -244,6 +247,14 @@ class Server implements ApiHandler {
       return;
     }
     if (await this.servePublicDocument(scope, path)) return;
+    // The console's page and assets hold no secret; it then calls the API with the user's key.
+    if (this.console.matches(path)) {
+      await this.auditAnonymous(
+        scope,
+        newRequestInfo(method, path, () => scope.query),
+      );
+      return this.console.serve(req, res, path, scope.rawPath, scope.rawQuery);
+    }
 
     const info = newRequestInfo(method, path, () => scope.query);
     try {

@@ -66,6 +66,8 @@ export interface ApiServerConfig {
    * abandoned (its context's signal aborts).
    */
   readonly requestTimeoutMs?: number;
+  /** The console's built files (default dist/console beside the compiled server); tests pass their own. */
+  readonly consoleDir?: string;
   /** Default 1800 s: watches without timeoutSeconds end between this and twice this. */
   readonly minRequestTimeoutSeconds?: number;
   /**

@@ -1,0 +1,227 @@
+// Global Secrets (SharedSecret): every one the caller may see across namespaces, and a
+// secret's page with its keys, values hidden until "Reveal", and adding, editing and
+// removing key-value pairs (a full PUT of the object as read, so a concurrent change
+// answers 409 instead of being overwritten).
+
+import { messageOf, type KubeObject } from '../api.js';
+import type { View } from '../context.js';
+import { alertBox, button, field, h, replace, table } from '../dom.js';
+import { link } from '../router.js';
+import {
+  confirmButton,
+  dash,
+  facts,
+  livePage,
+  page,
+  splitList,
+  textForm,
+  validationMessages,
+} from './common.js';
+
+interface SecretSpec {
+  displayName?: string;
+  description?: string;
+  owner?: { user?: string; team?: string };
+  data?: Record<string, string>;
+  access?: AccessRule[];
+}
+
+interface AccessRule {
+  users?: string[];
+  teams?: string[];
+  verbs?: string[];
+  subresources?: string[];
+}
+
+type SharedSecret = KubeObject<SecretSpec>;
+
+function secretPath(ns: string, name: string): string {
+  return `/namespaces/${encodeURIComponent(ns)}/sharedsecrets/${encodeURIComponent(name)}`;
+}
+
+/** A value as stored (base64 of bytes) shown as UTF-8 text. */
+export function decodeValue(b64: string): string {
+  try {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  } catch {
+    return b64;
+  }
+}
+
+export function encodeValue(text: string): string {
+  let binary = '';
+  for (const b of new TextEncoder().encode(text)) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+function ownerText(owner: SecretSpec['owner']): string {
+  if (owner?.user) return `user ${owner.user}`;
+  if (owner?.team) return `team ${owner.team}`;
+  return '—';
+}
+
+export const secretsView: View = async (ctx, main) => {
+  const body = h('div', {});
+  const create = textForm(
+    'Create Global Secret',
+    [
+      { id: 'secret-namespace', label: 'Namespace', required: true },
+      { id: 'secret-name', label: 'Name', required: true },
+      { id: 'secret-display-name', label: 'Display name' },
+    ],
+    'Create',
+    async (v) => {
+      const ns = v['secret-namespace'] ?? '';
+      const name = v['secret-name'] ?? '';
+      const spec: SecretSpec = { displayName: v['secret-display-name'] };
+      if (ctx.self.user) spec.owner = { user: ctx.self.user.name };
+      else if (ctx.self.team) spec.owner = { team: ctx.self.team.name };
+      await ctx.api.post(`/namespaces/${encodeURIComponent(ns)}/sharedsecrets`, { metadata: { name }, spec });
+      ctx.go(link('secrets', ns, name));
+    },
+  );
+  replace(main, body, create);
+  await livePage<SharedSecret>(ctx, body, 'Global Secrets', '/sharedsecrets', (items) => {
+    if (items.length === 0) return [h('p', {}, 'No Global Secrets you may see.')];
+    const rows = items.map((s) => [
+      s.metadata.namespace ?? '',
+      h('a', { href: link('secrets', s.metadata.namespace ?? '', s.metadata.name) }, s.metadata.name),
+      dash(s.spec?.displayName),
+      String(Object.keys(s.spec?.data ?? {}).length),
+    ]);
+    return [h('div', { class: 'table-wrap' }, table(['Namespace', 'Name', 'Display name', 'Keys'], rows))];
+  });
+};
+
+export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
+  const path = secretPath(ns, name);
+  let redraw: () => void = () => undefined;
+  const load = async () => {
+    const secret = await ctx.api.get<SharedSecret>(path);
+    const data = secret.spec?.data ?? {};
+    const rowsAlert = alertBox();
+    const formAlert = h('div', { role: 'alert', class: 'alert', hidden: true });
+    const keyInput = h('input', { type: 'text', required: true, autocomplete: 'off' });
+    const valueInput = h('textarea', { rows: 3, autocomplete: 'off' });
+    const showErrors = (lines: string[]) => {
+      replace(formAlert, ...lines.map((l) => h('p', {}, l)));
+      formAlert.hidden = lines.length === 0;
+    };
+    /** Reads the secret afresh, changes its spec, and PUTs it back whole. */
+    const changeSpec = async (edit: (spec: SecretSpec) => void) => {
+      const fresh = await ctx.api.get<SharedSecret>(path);
+      fresh.spec = fresh.spec ?? {};
+      edit(fresh.spec);
+      await ctx.api.put(path, fresh);
+      redraw();
+    };
+    const change = (edit: (data: Record<string, string>) => void) =>
+      changeSpec((spec) => {
+        const next = { ...(spec.data ?? {}) };
+        edit(next);
+        spec.data = next;
+      });
+    const rules = (secret.spec?.access ?? []).map((rule, i) => [
+      (rule.users ?? []).join(', ') || '—',
+      (rule.teams ?? []).join(', ') || '—',
+      (rule.verbs ?? []).join(', ') || '—',
+      confirmButton(
+        'Remove',
+        `Remove access rule ${i + 1}?`,
+        () => changeSpec((spec) => spec.access?.splice(i, 1)),
+        (e) => rowsAlert.show(messageOf(e)),
+      ),
+    ]);
+    const addRule = textForm(
+      'Add access rule',
+      [
+        { id: 'rule-users', label: 'Users (comma separated, * for everyone)' },
+        { id: 'rule-teams', label: 'Teams (comma separated)' },
+        { id: 'rule-verbs', label: 'Verbs (comma separated: get, update, *)', required: true },
+      ],
+      'Add rule',
+      (v) =>
+        changeSpec((spec) => {
+          const rule: AccessRule = { verbs: splitList(v['rule-verbs'] ?? '') };
+          const users = splitList(v['rule-users'] ?? '');
+          const teams = splitList(v['rule-teams'] ?? '');
+          if (users.length) rule.users = users;
+          if (teams.length) rule.teams = teams;
+          spec.access = [...(spec.access ?? []), rule];
+        }),
+    );
+    const rows = Object.keys(data)
+      .sort()
+      .map((key) => {
+        const value = h('code', { class: 'secret-value' }, '••••••••');
+        let shown = false;
+        const reveal = button(
+          'Reveal',
+          () => {
+            shown = !shown;
+            value.textContent = shown ? decodeValue(data[key] ?? '') : '••••••••';
+            reveal.textContent = shown ? 'Hide' : 'Reveal';
+          },
+          { 'aria-label': `Reveal ${key}` },
+        );
+        const edit = button(
+          'Edit',
+          () => {
+            keyInput.value = key;
+            valueInput.value = decodeValue(data[key] ?? '');
+            valueInput.focus();
+          },
+          { 'aria-label': `Edit ${key}` },
+        );
+        const remove = confirmButton(
+          'Remove',
+          `Remove key ${key}?`,
+          () => change((d) => delete d[key]),
+          (e) => rowsAlert.show(messageOf(e)),
+        );
+        return [key, value, h('span', { class: 'row-actions' }, reveal, ' ', edit, ' ', remove)];
+      });
+    const form = h(
+      'form',
+      { class: 'card', 'aria-label': 'Add or edit a key' },
+      h('h2', {}, 'Add or edit a key'),
+      field('Key', 'secret-key', keyInput),
+      field('Value', 'secret-value', valueInput),
+      h('button', { type: 'submit' }, 'Save'),
+      formAlert,
+    );
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      showErrors([]);
+      const key = keyInput.value.trim();
+      const value = encodeValue(valueInput.value);
+      change((d) => {
+        d[key] = value;
+      }).catch((err: unknown) => showErrors(validationMessages(err)));
+    });
+    return [
+      facts([
+        ['Namespace', ns],
+        ['Display name', dash(secret.spec?.displayName)],
+        ['Description', dash(secret.spec?.description)],
+        ['Owner', ownerText(secret.spec?.owner)],
+      ]),
+      h('h2', {}, 'Keys'),
+      rowsAlert.el,
+      rows.length
+        ? h('div', { class: 'table-wrap' }, table(['Key', 'Value', 'Actions'], rows))
+        : h('p', {}, 'No keys yet.'),
+      form,
+      h('h2', {}, 'Access rules'),
+      rules.length
+        ? h('div', { class: 'table-wrap' }, table(['Users', 'Teams', 'Verbs', 'Actions'], rules))
+        : h('p', {}, 'No access rules: only the owner and administrators may use this secret.'),
+      addRule,
+    ];
+  };
+  redraw = () => {
+    void page(main, `Global Secret ${name}`, load, [h('a', { href: link('secrets') }, 'All Global Secrets')]);
+  };
+  await page(main, `Global Secret ${name}`, load, [h('a', { href: link('secrets') }, 'All Global Secrets')]);
+};

@@ -1,0 +1,195 @@
+// Teams and Users: the lists the caller may see, and detail pages (members, groups,
+// the teams a user is in from status.teams). Edits are merge patches of the fields
+// the form shows; the server decides who may make them and says why not.
+
+import { messageOf, type KubeObject } from '../api.js';
+import type { View } from '../context.js';
+import { alertBox, h, replace, table } from '../dom.js';
+import { link } from '../router.js';
+import { confirmButton, dash, facts, list, livePage, page, splitList, textForm } from './common.js';
+
+interface TeamSpec {
+  displayName?: string;
+  description?: string;
+  username?: string;
+  users?: string[];
+  groups?: string[];
+  clusterRoles?: { name?: string }[];
+}
+
+interface UserSpec {
+  displayName?: string;
+  description?: string;
+  username?: string;
+  email?: string;
+  groups?: string[];
+  disabled?: boolean;
+  tokenGeneration?: number;
+  clusterRoles?: { name?: string }[];
+}
+
+type Team = KubeObject<TeamSpec>;
+type User = KubeObject<UserSpec, { teams?: string[] }>;
+
+export const teamsView: View = async (ctx, main) => {
+  const body = h('div', {});
+  const create = textForm(
+    'Create team',
+    [
+      { id: 'new-team-name', label: 'Name', required: true },
+      { id: 'new-team-display-name', label: 'Display name' },
+      { id: 'new-team-users', label: 'Members (comma separated)' },
+    ],
+    'Create',
+    async (v) => {
+      const name = v['new-team-name'] ?? '';
+      const spec = { displayName: v['new-team-display-name'], users: splitList(v['new-team-users'] ?? '') };
+      await ctx.api.post('/teams', { metadata: { name }, spec });
+      ctx.go(link('teams', name));
+    },
+  );
+  replace(main, body, create);
+  await livePage<Team>(ctx, body, 'Teams', '/teams', (items) => {
+    if (items.length === 0) return [h('p', {}, 'No teams you may see.')];
+    const rows = items.map((t) => [
+      h('a', { href: link('teams', t.metadata.name) }, t.metadata.name),
+      dash(t.spec?.displayName),
+      String(t.spec?.users?.length ?? 0),
+      (t.spec?.groups ?? []).join(', ') || '—',
+    ]);
+    return [h('div', { class: 'table-wrap' }, table(['Name', 'Display name', 'Members', 'Groups'], rows))];
+  });
+};
+
+export const teamView: View = async (ctx, main, [name = '']) => {
+  const path = `/teams/${encodeURIComponent(name)}`;
+  const title = `Team ${name}`;
+  const back = [h('a', { href: link('teams') }, 'All teams')];
+  const load = async () => {
+    const team = await ctx.api.get<Team>(path);
+    const form = textForm(
+      'Edit team',
+      [
+        { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
+        { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
+        { id: 'team-users', label: 'Members (comma separated)', value: (team.spec?.users ?? []).join(', ') },
+      ],
+      'Save',
+      async (v) => {
+        const spec = {
+          displayName: v['team-display-name'],
+          description: v['team-description'],
+          users: splitList(v['team-users'] ?? ''),
+        };
+        await ctx.api.mergePatch(path, { spec });
+        await page(main, title, load, back);
+      },
+    );
+    return [
+      facts([
+        ['Display name', dash(team.spec?.displayName)],
+        ['Description', dash(team.spec?.description)],
+        ['Username', dash(team.spec?.username)],
+        ['Members', list(team.spec?.users)],
+        ['Groups', list(team.spec?.groups)],
+        ['Cluster roles', list(team.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+      ]),
+      form,
+    ];
+  };
+  await page(main, title, load, back);
+};
+
+export const usersView: View = async (ctx, main) => {
+  const body = h('div', {});
+  const create = textForm(
+    'Create user',
+    [
+      { id: 'new-user-name', label: 'Name', required: true },
+      { id: 'new-user-display-name', label: 'Display name' },
+      { id: 'new-user-email', label: 'Email' },
+    ],
+    'Create',
+    async (v) => {
+      const name = v['new-user-name'] ?? '';
+      const spec = {
+        username: name,
+        displayName: v['new-user-display-name'],
+        email: v['new-user-email'] || undefined,
+      };
+      await ctx.api.post('/users', { metadata: { name }, spec });
+      ctx.go(link('users', name));
+    },
+  );
+  replace(main, body, create);
+  await livePage<User>(ctx, body, 'Users', '/users', (items) => {
+    if (items.length === 0) return [h('p', {}, 'No users you may see.')];
+    const rows = items.map((u) => [
+      h('a', { href: link('users', u.metadata.name) }, u.metadata.name),
+      dash(u.spec?.displayName),
+      dash(u.spec?.email),
+      (u.status?.teams ?? []).join(', ') || '—',
+      u.spec?.disabled ? 'disabled' : 'active',
+    ]);
+    return [
+      h('div', { class: 'table-wrap' }, table(['Name', 'Display name', 'Email', 'Teams', 'State'], rows)),
+    ];
+  });
+};
+
+export const userView: View = async (ctx, main, [name = '']) => {
+  const path = `/users/${encodeURIComponent(name)}`;
+  const title = `User ${name}`;
+  const back = [h('a', { href: link('users') }, 'All users')];
+  const load = async () => {
+    const user = await ctx.api.get<User>(path);
+    const alert = alertBox();
+    const redraw = () => page(main, title, load, back);
+    const patch = (spec: Partial<UserSpec>) => async () => {
+      await ctx.api.mergePatch(path, { spec });
+      await redraw();
+    };
+    const fail = (e: unknown) => alert.show(messageOf(e));
+    return [
+      facts([
+        ['Display name', dash(user.spec?.displayName)],
+        ['Username', dash(user.spec?.username)],
+        ['Email', dash(user.spec?.email)],
+        ['Groups', list(user.spec?.groups)],
+        ['Teams', list(user.status?.teams)],
+        ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+        ['State', user.spec?.disabled ? 'disabled' : 'active'],
+      ]),
+      textForm(
+        'Edit user',
+        [
+          { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
+          { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
+        ],
+        'Save',
+        async (v) => {
+          await ctx.api.mergePatch(path, {
+            spec: { displayName: v['user-display-name'], email: v['user-email'] || null },
+          });
+          await redraw();
+        },
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        user.spec?.disabled
+          ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
+          : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
+        ' ',
+        confirmButton(
+          'Sign out everywhere',
+          `End every access key of ${name}?`,
+          patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
+          fail,
+        ),
+      ),
+      alert.el,
+    ];
+  };
+  await page(main, title, load, back);
+};

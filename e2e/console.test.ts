@@ -281,11 +281,12 @@ describe('console in chromium', { skip }, () => {
         assert.equal(r.status, 401, r.text);
       }, PROPAGATION_MS);
 
-      // Teams: edit a team's description.
+      // Teams: edit a team's description and groups.
       await nav.getByRole('link', { name: 'Teams' }).click();
       await page.getByRole('link', { name: 'platform', exact: true }).click();
       await page.getByLabel('Description').waitFor({ timeout: WAIT_MS });
       await page.getByLabel('Description').fill('Runs the platform');
+      await page.getByLabel('Groups (comma separated)').fill('oncall, release');
       await page.getByRole('button', { name: 'Save' }).click();
       await page
         .getByRole('definition')
@@ -294,6 +295,7 @@ describe('console in chromium', { skip }, () => {
         .waitFor({ timeout: WAIT_MS });
       const edited = await server.api('GET', `${V1}/teams/platform`);
       assert.equal(edited.json<{ spec: { description?: string } }>().spec.description, 'Runs the platform');
+      assert.deepEqual(edited.json<{ spec: { groups?: string[] } }>().spec.groups, ['oncall', 'release']);
       await shot('team');
 
       await nav.getByRole('link', { name: 'Users' }).click();

@@ -73,6 +73,7 @@ export const teamView: View = async (ctx, main, [name = '']) => {
         { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
         { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
         { id: 'team-users', label: 'Members (comma separated)', value: (team.spec?.users ?? []).join(', ') },
+        { id: 'team-groups', label: 'Groups (comma separated)', value: (team.spec?.groups ?? []).join(', ') },
       ],
       'Save',
       async (v) => {
@@ -80,6 +81,7 @@ export const teamView: View = async (ctx, main, [name = '']) => {
           displayName: v['team-display-name'],
           description: v['team-description'],
           users: splitList(v['team-users'] ?? ''),
+          groups: splitList(v['team-groups'] ?? ''),
         };
         await ctx.api.mergePatch(path, { spec });
         await page(main, title, load, back);
@@ -165,11 +167,20 @@ export const userView: View = async (ctx, main, [name = '']) => {
         [
           { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
           { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
+          {
+            id: 'user-groups',
+            label: 'Groups (comma separated)',
+            value: (user.spec?.groups ?? []).join(', '),
+          },
         ],
         'Save',
         async (v) => {
           await ctx.api.mergePatch(path, {
-            spec: { displayName: v['user-display-name'], email: v['user-email'] || null },
+            spec: {
+              displayName: v['user-display-name'],
+              email: v['user-email'] || null,
+              groups: splitList(v['user-groups'] ?? ''),
+            },
           });
           await redraw();
         },

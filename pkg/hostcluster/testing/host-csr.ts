@@ -4,7 +4,7 @@
 // step for an approved request (kube-controller-manager), with the signer behaviour a
 // test sets. The double keeps the objects and calls these.
 
-import { CertificateRequestError, parseCertificateRequest } from '../certificate-request.js';
+import { CsrReadError, readCertificateRequest } from './csr-reader.js';
 import { signCertificateRequest } from './csr-signer.js';
 import { StatusError } from './host-errors.js';
 import type { DoubleUser } from './host-reviews.js';
@@ -33,9 +33,9 @@ export function prepareCertificateSigningRequest(obj: StoredObject, user: Double
   if (request === '') errs.push('spec.request: Required value');
   else {
     try {
-      parseCertificateRequest(Buffer.from(request, 'base64').toString('utf8'));
+      readCertificateRequest(Buffer.from(request, 'base64').toString('utf8'));
     } catch (err) {
-      if (!(err instanceof CertificateRequestError)) throw err;
+      if (!(err instanceof CsrReadError)) throw err;
       errs.push(`spec.request: Invalid value: []byte{...}: ${err.message}`);
     }
   }

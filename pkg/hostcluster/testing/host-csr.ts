@@ -7,6 +7,7 @@
 import { CsrReadError, readCertificateRequest } from './csr-reader.js';
 import { signCertificateRequest } from './csr-signer.js';
 import { StatusError } from './host-errors.js';
+import { asRecord } from './host-http.js';
 import type { DoubleUser } from './host-reviews.js';
 import type { StoredObject } from './object-store.js';
 import type { CertificateAuthority } from './pki.js';
@@ -17,10 +18,6 @@ import type { CertificateAuthority } from './pki.js';
  * once, as an approving controller with a policy would (so approving it fails).
  */
 export type SignerBehaviour = 'sign' | 'fail' | 'ignore' | 'deny';
-
-function asRecord(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
 
 /**
  * kube-apiserver's create of a CertificateSigningRequest: validation (422 with its

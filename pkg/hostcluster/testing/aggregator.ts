@@ -54,9 +54,9 @@
 // Controllers run when a test calls them (sync() runs all three), not on timers,
 // so tests are deterministic. Never imported by production code.
 //
-// This file holds the server, the availability controller and the routes of what
-// the aggregator serves itself; the rest has a module of its own:
-// aggregator-proxy.ts (the connection to the aggregated server, the proxy),
+// This file holds the server and the routes of what the aggregator serves itself;
+// the rest has a module of its own: aggregator-availability.ts (the availability
+// controller), aggregator-proxy.ts (the connection to the aggregated server, the proxy),
 // aggregator-discovery.ts (the discovery manager and the discovery documents),
 // aggregator-openapi-download.ts (the OpenAPI controllers), aggregator-openapi.ts
 // and aggregator-openapi-proto.ts (serving /openapi/v2 as JSON or gnostic
@@ -69,9 +69,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
 import { APIREGISTRATION, apiServiceResponse, type APIServiceCondition } from './aggregator-apiservice.js';
+import { AvailabilityController } from './aggregator-availability.js';
 import {
   DiscoveryManager,
-  KUBE_AGGREGATOR,
   serviceKey,
   wantsDiscoveryV2,
   type DiscoverySyncResult,
@@ -99,9 +99,6 @@ export interface AggregatorUser {
 }
 
 const AUTHENTICATED = 'system:authenticated';
-const PROBE_TIMEOUT_MS = 5_000;
-const PROBE_HARD_TIMEOUT_MS = 6_000;
-const PROBE_ATTEMPTS = 5;
 
 export class AggregatorDouble {
   /** https://127.0.0.1:<port> */
@@ -116,10 +113,9 @@ export class AggregatorDouble {
   private readonly connection: AggregatedServerConnection;
   private readonly discovery: DiscoveryManager;
   private readonly openapi: OpenAPIAggregation;
+  private readonly availability: AvailabilityController;
   private readonly uid = randomUUID();
   private readonly created = new Date(Math.floor(Date.now() / 1000) * 1000);
-  private condition: APIServiceCondition | undefined;
-  private resourceVersion = 1;
 
   private constructor(
     private readonly server: Server,
@@ -129,7 +125,11 @@ export class AggregatorDouble {
   ) {
     this.url = url;
     this.ca = ca;
-    this.connection = new AggregatedServerConnection(options, () => this.condition?.status === 'True');
+    this.connection = new AggregatedServerConnection(
+      options,
+      () => this.availability.condition?.status === 'True',
+    );
+    this.availability = new AvailabilityController(options, this.connection);
     this.fetches = this.connection.fetches;
     this.discovery = new DiscoveryManager(options.apiService, this.connection);
     this.openapi = new OpenAPIAggregation(this.connection);
@@ -167,7 +167,7 @@ export class AggregatorDouble {
 
   /** The Available condition, once checkAvailability() has run. */
   get availableCondition(): APIServiceCondition | undefined {
-    return this.condition;
+    return this.availability.condition;
   }
 
   /** The version entry published under /apis, once syncDiscovery() has run. */
@@ -206,59 +206,9 @@ export class AggregatorDouble {
     await this.syncOpenAPI();
   }
 
-  // ---- the availability controller ----
-
-  async checkAvailability(): Promise<APIServiceCondition> {
-    const { group, version } = this.options.apiService;
-    const { host, port } = this.options.endpoint;
-    const path = `/apis/${group}/${version}`;
-    const url = `https://${host}:${port}${path}`;
-    const attempt = async (): Promise<string | undefined> => {
-      let timer: NodeJS.Timeout | undefined;
-      const hard = new Promise<string>((resolve) => {
-        timer = setTimeout(() => resolve(`timed out waiting for ${url}`), PROBE_HARD_TIMEOUT_MS);
-      });
-      const probe = this.connection
-        .send('availability', KUBE_AGGREGATOR, 'GET', path, {}, PROBE_TIMEOUT_MS, false)
-        .then(
-          (r) =>
-            r.status >= 200 && r.status < 300
-              ? undefined
-              : r.status >= 300 && r.status < 400
-                ? undefined
-                : `failing or missing response from ${url}: bad status from ${url}: ${r.status}`,
-          (err: Error) => `failing or missing response from ${url}: Get "${url}": ${err.message}`,
-        );
-      try {
-        return await Promise.race([probe, hard]);
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-    const results = await Promise.all(Array.from({ length: PROBE_ATTEMPTS }, attempt));
-    const failures = results.filter((r): r is string => r !== undefined);
-    const passed = failures.length < results.length;
-    this.setCondition(
-      passed
-        ? { status: 'True', reason: 'Passed', message: 'all checks passed' }
-        : { status: 'False', reason: 'FailedDiscoveryCheck', message: failures[failures.length - 1] ?? '' },
-    );
-    return this.condition as APIServiceCondition;
-  }
-
-  private setCondition(next: Pick<APIServiceCondition, 'status' | 'reason' | 'message'>): void {
-    const previous = this.condition;
-    const lastTransitionTime =
-      previous && previous.status === next.status
-        ? previous.lastTransitionTime
-        : new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    if (
-      previous?.status !== next.status ||
-      previous.reason !== next.reason ||
-      previous.message !== next.message
-    )
-      this.resourceVersion++;
-    this.condition = { type: 'Available', ...next, lastTransitionTime };
+  /** The availability controller's probe: five GETs of /apis/<group>/<version>; sets the Available condition. */
+  checkAvailability(): Promise<APIServiceCondition> {
+    return this.availability.check();
   }
 
   // ---- the discovery manager and the OpenAPI controllers (modules of their own) ----
@@ -418,10 +368,10 @@ export class AggregatorDouble {
     const state = {
       name: this.apiServiceName,
       uid: this.uid,
-      resourceVersion: this.resourceVersion,
+      resourceVersion: this.availability.resourceVersion,
       created: this.created,
       spec: this.options.apiService,
-      condition: this.condition,
+      condition: this.availability.condition,
       serviceKey: serviceKey(this.options.apiService),
     };
     writeJSON(res, 200, apiServiceResponse(state, accept, name !== undefined));

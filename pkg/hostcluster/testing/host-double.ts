@@ -18,7 +18,8 @@
 //
 // This file holds the HTTPS server and the knobs; each API it stands in for has a
 // module of its own: host-object-routes.ts (the object paths and verbs), host-csr.ts
-// (CertificateSigningRequest rules and the signer), host-reviews.ts (token and
+// (CertificateSigningRequest rules and the signer), host-csr-controllers.ts (the
+// approval policy and signing controller acting on them), host-reviews.ts (token and
 // access reviews), host-callers.ts (authentication of callers, RBAC's 403) and
 // host-front-proxy.ts (the front-proxy CA and the authentication ConfigMap).
 
@@ -29,7 +30,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
 import { KUBE_APISERVER_CLIENT_SIGNER } from './csr-signer.js';
 import { authenticateCaller, forbidden } from './host-callers.js';
-import { signApprovedRequest, withDeniedCondition, type SignerBehaviour } from './host-csr.js';
+import { CertificateControllers } from './host-csr-controllers.js';
+import type { SignerBehaviour } from './host-csr.js';
 import { StatusError, methodNotAllowed, notFoundPage } from './host-errors.js';
 import {
   AUTHENTICATION_CONFIGMAP_NAME,
@@ -40,11 +42,11 @@ import {
 import { asRecord, readJson, writeJson, writeStatus } from './host-http.js';
 import { ObjectApi, type ClientRequest } from './host-object-routes.js';
 import {
+  answerSubjectAccessReview,
   answerTokenReview,
   reviewByGrants,
-  subjectAccessReviewErrors,
-  subjectAccessReviewResponse,
-  subjectAccessReviewSpec,
+  reviewResource,
+  selfSubjectReview,
   type AccessGrant,
   type DoubleToken,
   type DoubleUser,
@@ -108,7 +110,6 @@ export class HostClusterDouble {
   private readonly grants: AccessGrant[] = [];
   private reviewer: SubjectAccessReviewer = (spec) => reviewByGrants(this.grants, spec);
   private clientAuthorizer: ClientAuthorizer = () => true;
-  private readonly signerBehaviour = new Map<string, SignerBehaviour>();
   private readonly sockets = new Set<Socket>();
   private readonly watchStreams = new Set<ServerResponse>();
   private readonly objects = new ObjectApi({
@@ -116,28 +117,13 @@ export class HostClusterDouble {
     watchStreams: this.watchStreams,
     holdWatchHeaders: () => this.holdWatchHeaders,
     authorize: (user, request) => this.authorizeClient(user, request),
-    afterCreate: (resource, created) => {
-      // An approving controller with a policy denies new requests for such a signer at once.
-      const signerName = asRecord(created.spec).signerName;
-      if (
-        resource === 'certificatesigningrequests' &&
-        this.signerBehaviour.get(String(signerName)) === 'deny'
-      )
-        this.denyCertificateSigningRequest(
-          created.metadata.name,
-          'PolicyDenied',
-          'denied by the approval policy (test double)',
-        );
-    },
-    afterUpdate: (resource, name) => {
-      if (resource === 'certificatesigningrequests') setImmediate(() => this.runSigner(name));
-    },
+    afterCreate: (resource, created) => this.certificates.created(resource, created),
+    afterUpdate: (resource, name) => this.certificates.updated(resource, name),
   });
   private unavailable = false;
   private latencyMs = 0;
-  private readonly options: Required<
-    Pick<HostClusterDoubleOptions, 'maxSigningDurationSeconds' | 'frontProxyAllowedNames'>
-  >;
+  private readonly frontProxyAllowedNames: readonly string[];
+  private readonly certificates: CertificateControllers;
 
   private constructor(
     private readonly server: Server,
@@ -149,12 +135,13 @@ export class HostClusterDouble {
     this.url = url;
     this.serverCa = serverCa;
     this.clientCa = clientCa;
-    this.options = {
-      maxSigningDurationSeconds: options.maxSigningDurationSeconds ?? YEAR_SECONDS,
-      frontProxyAllowedNames: options.frontProxyAllowedNames ?? [FRONT_PROXY_CLIENT_NAME],
-    };
-    for (const signer of options.signers ?? [KUBE_APISERVER_CLIENT_SIGNER])
-      this.signerBehaviour.set(signer, 'sign');
+    this.frontProxyAllowedNames = options.frontProxyAllowedNames ?? [FRONT_PROXY_CLIENT_NAME];
+    this.certificates = new CertificateControllers(
+      this.store,
+      clientCa,
+      options.maxSigningDurationSeconds ?? YEAR_SECONDS,
+      options.signers ?? [KUBE_APISERVER_CLIENT_SIGNER],
+    );
     if (options.publishAuthenticationConfigMap ?? true) this.publishAuthenticationConfigMap();
   }
 
@@ -250,7 +237,7 @@ export class HostClusterDouble {
   publishAuthenticationConfigMap(overrides: Record<string, string | undefined> = {}): void {
     const data = this.frontProxy.authenticationConfigMapData(
       this.clientCa.certPem,
-      this.options.frontProxyAllowedNames,
+      this.frontProxyAllowedNames,
       overrides,
     );
     this.putConfigMap(AUTHENTICATION_CONFIGMAP_NAMESPACE, AUTHENTICATION_CONFIGMAP_NAME, data);
@@ -333,14 +320,12 @@ export class HostClusterDouble {
 
   /** What the signer does with approved requests for `signerName`: sign, add Failed, or nothing (never answers). */
   setSignerBehaviour(signerName: string, behaviour: SignerBehaviour): void {
-    this.signerBehaviour.set(signerName, behaviour);
+    this.certificates.setBehaviour(signerName, behaviour);
   }
 
   /** Denies a request, as a cluster administrator running `kubectl certificate deny` would. */
   denyCertificateSigningRequest(name: string, reason = 'AdminDenied', message = 'denied by the test'): void {
-    const csr = this.store.get('certificatesigningrequests', '', name);
-    if (!csr) throw new Error(`no certificate signing request ${name}`);
-    this.store.update('certificatesigningrequests', withDeniedCondition(csr, reason, message));
+    this.certificates.deny(name, reason, message);
   }
 
   // ---- HTTP ----
@@ -375,27 +360,26 @@ export class HostClusterDouble {
       .map(decodeURIComponent);
     const method = req.method ?? 'GET';
 
-    const review = url.pathname.match(/^\/apis\/(authentication|authorization)\.k8s\.io\/v1\/([a-z]+)$/);
-    if (review) {
+    const review = reviewResource(url.pathname);
+    if (review !== undefined) {
       if (method !== 'POST') throw methodNotAllowed();
-      const resource = review[2] ?? '';
-      this.authorizeClient(user, { verb: 'create', resource, subresource: '', namespace: '', name: '' });
+      this.authorizeClient(user, {
+        verb: 'create',
+        resource: review,
+        subresource: '',
+        namespace: '',
+        name: '',
+      });
       const body = asRecord(await readJson(req));
-      if (resource === 'tokenreviews') return writeJson(res, 201, this.tokenReview(body));
-      if (resource === 'selfsubjectreviews')
-        return writeJson(res, 201, {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'SelfSubjectReview',
-          metadata: {},
-          status: {
-            userInfo: {
-              username: user.username,
-              groups: user.groups ?? [],
-              ...(user.extra ? { extra: user.extra } : {}),
-            },
-          },
-        });
-      if (resource === 'subjectaccessreviews') return writeJson(res, 201, this.subjectAccessReview(body));
+      if (review === 'tokenreviews') {
+        this.calls.tokenReviews++;
+        return writeJson(res, 201, answerTokenReview(body, this.tokens));
+      }
+      if (review === 'selfsubjectreviews') return writeJson(res, 201, selfSubjectReview(user));
+      if (review === 'subjectaccessreviews') {
+        this.calls.subjectAccessReviews++;
+        return writeJson(res, 201, answerSubjectAccessReview(body, this.reviewer, this.subjectAccessReviews));
+      }
       throw notFoundPage();
     }
 
@@ -404,37 +388,5 @@ export class HostClusterDouble {
 
   private authorizeClient(user: DoubleUser, request: ClientRequest): void {
     if (!this.clientAuthorizer(user, request)) throw forbidden(user, request);
-  }
-
-  private tokenReview(body: Record<string, unknown>): Record<string, unknown> {
-    this.calls.tokenReviews++;
-    return answerTokenReview(body, this.tokens);
-  }
-
-  private subjectAccessReview(body: Record<string, unknown>): Record<string, unknown> {
-    this.calls.subjectAccessReviews++;
-    const spec = subjectAccessReviewSpec(body);
-    const errs = subjectAccessReviewErrors(spec);
-    if (errs.length > 0)
-      throw new StatusError(
-        422,
-        'Invalid',
-        `SubjectAccessReview.authorization.k8s.io "" is invalid: ${errs.join(', ')}`,
-      );
-    this.subjectAccessReviews.push(structuredClone(spec));
-    return subjectAccessReviewResponse(spec, this.reviewer(spec));
-  }
-
-  /** The signing controller: issue or fail approved requests for signers the double serves. */
-  private runSigner(name: string): void {
-    const csr = this.store.get('certificatesigningrequests', '', name);
-    if (!csr) return;
-    const next = signApprovedRequest(
-      csr,
-      (signer) => this.signerBehaviour.get(signer),
-      this.clientCa,
-      this.options.maxSigningDurationSeconds,
-    );
-    if (next) this.store.update('certificatesigningrequests', next);
   }
 }

@@ -5,6 +5,8 @@
 // The wording of the answers and errors follows kube-apiserver's, written here from
 // its reference and not from the server's own client code.
 
+import { StatusError } from './host-errors.js';
+
 /** Who a token authenticates as. */
 export interface DoubleUser {
   readonly username: string;
@@ -162,4 +164,46 @@ export function reviewByGrants(
     }
   }
   return { allowed: false };
+}
+
+/** The review resource a path names (/apis/{authentication,authorization}.k8s.io/v1/<resource>), if any. */
+export function reviewResource(pathname: string): string | undefined {
+  return /^\/apis\/(?:authentication|authorization)\.k8s\.io\/v1\/([a-z]+)$/.exec(pathname)?.[1];
+}
+
+/** SelfSubjectReview: who the caller is, as kube-apiserver answers it. */
+export function selfSubjectReview(user: DoubleUser): Record<string, unknown> {
+  return {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'SelfSubjectReview',
+    metadata: {},
+    status: {
+      userInfo: {
+        username: user.username,
+        groups: user.groups ?? [],
+        ...(user.extra ? { extra: user.extra } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * kube-apiserver's create of a SubjectAccessReview: 422 for an invalid spec, else the
+ * reviewer's answer; every valid spec is appended to `received` for tests.
+ */
+export function answerSubjectAccessReview(
+  body: Record<string, unknown>,
+  reviewer: SubjectAccessReviewer,
+  received: ReceivedSubjectAccessReview[],
+): Record<string, unknown> {
+  const spec = subjectAccessReviewSpec(body);
+  const errs = subjectAccessReviewErrors(spec);
+  if (errs.length > 0)
+    throw new StatusError(
+      422,
+      'Invalid',
+      `SubjectAccessReview.authorization.k8s.io "" is invalid: ${errs.join(', ')}`,
+    );
+  received.push(structuredClone(spec));
+  return subjectAccessReviewResponse(spec, reviewer(spec));
 }

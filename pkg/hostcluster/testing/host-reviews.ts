@@ -78,7 +78,8 @@ export function answerTokenReview(
   };
   if (!entry) return { ...base, status: { user: {} } };
   const tokenAudiences = entry.audiences ?? DEFAULT_AUDIENCES;
-  const audiences = requested.length > 0 ? requested.filter((a) => tokenAudiences.includes(a)) : tokenAudiences;
+  const audiences =
+    requested.length > 0 ? requested.filter((a) => tokenAudiences.includes(a)) : tokenAudiences;
   if (requested.length > 0 && audiences.length === 0)
     return { ...base, status: { user: {}, error: 'token audiences are invalid' } };
   const u = entry.user;
@@ -151,7 +152,9 @@ export function reviewByGrants(
         wild(g.verbs, a.verb ?? '') &&
         wild(g.apiGroups, a.group ?? '') &&
         wild(g.resources, resource) &&
-        (g.resourceNames === undefined || g.resourceNames.length === 0 || g.resourceNames.includes(a.name ?? ''))
+        (g.resourceNames === undefined ||
+          g.resourceNames.length === 0 ||
+          g.resourceNames.includes(a.name ?? ''))
       )
         return { allowed: true, reason: 'granted by the test double' };
     } else if (spec.nonResourceAttributes) {
@@ -160,7 +163,8 @@ export function reviewByGrants(
       const urlMatch = (g.nonResourceURLs ?? []).some((u) =>
         u.endsWith('*') ? path.startsWith(u.slice(0, -1)) : u === path,
       );
-      if (wild(g.verbs, a.verb ?? '') && urlMatch) return { allowed: true, reason: 'granted by the test double' };
+      if (wild(g.verbs, a.verb ?? '') && urlMatch)
+        return { allowed: true, reason: 'granted by the test double' };
     }
   }
   return { allowed: false };

@@ -12,12 +12,11 @@
 //   protobuf is always labelled with the dotted subtype.
 // - Nothing acceptable: 406.
 //
-// The gnostic bytes themselves come from the server's encoder (pkg/apiserver/openapi):
-// the double does not check them, kubectl reading them does, through the double and
-// directly from the server alike.
+// The gnostic bytes are the double's own (aggregator-openapi-proto.ts), encoded from
+// the merged JSON as kube-openapi's handler does, never the server's encoder.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { encodeOpenAPIV2Proto } from '../../apiserver/openapi/openapi-v2-proto.js';
+import { encodeGnosticDocument } from './aggregator-openapi-proto.js';
 import { ifNoneMatchHits } from './aggregator-wire.js';
 
 const PROTOBUF_DEPRECATED = 'com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -100,7 +99,9 @@ export function serveMergedOpenAPIV2(req: IncomingMessage, res: ServerResponse, 
     res.end();
     return;
   }
-  const body = protobuf ? encodeOpenAPIV2Proto(JSON.parse(doc.body)) : Buffer.from(doc.body);
+  const body = protobuf
+    ? encodeGnosticDocument(JSON.parse(doc.body) as Record<string, unknown>)
+    : Buffer.from(doc.body);
   res.writeHead(200, {
     'Content-Type': protobuf ? `application/${PROTOBUF}` : 'application/json',
     'Content-Length': body.length,

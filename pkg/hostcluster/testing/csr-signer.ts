@@ -5,9 +5,9 @@
 // backdated five minutes, lives `expirationSeconds` (capped by the signer's maximum
 // and the CA's own expiry), and carries the request's subject, SANs and usages.
 
-import { CertificateRequestError, parseCertificateRequest } from '../certificate-request.js';
 import { toPem } from '../der.js';
 import { OID } from '../x509-names.js';
+import { CsrReadError, readCertificateRequest } from './csr-reader.js';
 import { KEY_USAGE, signPublicKey, type CertificateAuthority } from './pki.js';
 
 export const KUBE_APISERVER_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
@@ -55,9 +55,9 @@ export function signCertificateRequest(
   });
   let parsed;
   try {
-    parsed = parseCertificateRequest(request.requestPem);
+    parsed = readCertificateRequest(request.requestPem);
   } catch (err) {
-    if (err instanceof CertificateRequestError) return fail(err.message);
+    if (err instanceof CsrReadError) return fail(err.message);
     throw err;
   }
   if (request.signerName === KUBE_APISERVER_CLIENT_SIGNER) {

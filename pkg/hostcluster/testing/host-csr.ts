@@ -4,9 +4,10 @@
 // step for an approved request (kube-controller-manager), with the signer behaviour a
 // test sets. The double keeps the objects and calls these.
 
-import { CertificateRequestError, parseCertificateRequest } from '../certificate-request.js';
+import { CsrReadError, readCertificateRequest } from './csr-reader.js';
 import { signCertificateRequest } from './csr-signer.js';
 import { StatusError } from './host-errors.js';
+import { asRecord } from './host-http.js';
 import type { DoubleUser } from './host-reviews.js';
 import type { StoredObject } from './object-store.js';
 import type { CertificateAuthority } from './pki.js';
@@ -17,10 +18,6 @@ import type { CertificateAuthority } from './pki.js';
  * once, as an approving controller with a policy would (so approving it fails).
  */
 export type SignerBehaviour = 'sign' | 'fail' | 'ignore' | 'deny';
-
-function asRecord(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
 
 /**
  * kube-apiserver's create of a CertificateSigningRequest: validation (422 with its
@@ -33,9 +30,9 @@ export function prepareCertificateSigningRequest(obj: StoredObject, user: Double
   if (request === '') errs.push('spec.request: Required value');
   else {
     try {
-      parseCertificateRequest(Buffer.from(request, 'base64').toString('utf8'));
+      readCertificateRequest(Buffer.from(request, 'base64').toString('utf8'));
     } catch (err) {
-      if (!(err instanceof CertificateRequestError)) throw err;
+      if (!(err instanceof CsrReadError)) throw err;
       errs.push(`spec.request: Invalid value: []byte{...}: ${err.message}`);
     }
   }

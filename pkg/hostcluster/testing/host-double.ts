@@ -15,37 +15,45 @@
 // CSRs for its signers with a real CA and the requested expirationSeconds, and
 // gives tests knobs: tokens, SubjectAccessReview policy, CA rotation, outages,
 // latency, compaction (410 Gone), and a client authorizer to simulate RBAC denials.
+//
+// This file holds the HTTPS server and the knobs; each API it stands in for has a
+// module of its own: host-object-routes.ts (the object paths and verbs), host-csr.ts
+// (CertificateSigningRequest rules and the signer), host-csr-controllers.ts (the
+// approval policy and signing controller acting on them), host-reviews.ts (token and
+// access reviews), host-callers.ts (authentication of callers, RBAC's 403) and
+// host-front-proxy.ts (the front-proxy CA and the authentication ConfigMap).
 
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../kubeconfig/index.js';
 import { KUBE_APISERVER_CLIENT_SIGNER } from './csr-signer.js';
+import { authenticateCaller, forbidden } from './host-callers.js';
+import { CertificateControllers } from './host-csr-controllers.js';
+import type { SignerBehaviour } from './host-csr.js';
+import { StatusError, methodNotAllowed, notFoundPage } from './host-errors.js';
 import {
+  AUTHENTICATION_CONFIGMAP_NAME,
+  AUTHENTICATION_CONFIGMAP_NAMESPACE,
+  FRONT_PROXY_CLIENT_NAME,
+  FrontProxyAuthority,
+} from './host-front-proxy.js';
+import { asRecord, readJson, writeJson, writeStatus } from './host-http.js';
+import { ObjectApi, type ClientRequest } from './host-object-routes.js';
+import {
+  answerSubjectAccessReview,
   answerTokenReview,
   reviewByGrants,
-  subjectAccessReviewErrors,
-  subjectAccessReviewResponse,
-  subjectAccessReviewSpec,
+  reviewResource,
+  selfSubjectReview,
   type AccessGrant,
   type DoubleToken,
   type DoubleUser,
   type ReceivedSubjectAccessReview,
   type SubjectAccessReviewer,
 } from './host-reviews.js';
-import {
-  prepareCertificateSigningRequest,
-  signApprovedRequest,
-  updateCertificateSigningRequest,
-  withDeniedCondition,
-  type SignerBehaviour,
-} from './host-csr.js';
-import { StatusError } from './host-errors.js';
-import { KINDS, normalizeSecret, notFound, withKind, type KindInfo } from './host-kinds.js';
-import { ObjectStore, type StoredObject, type WatchFilter } from './object-store.js';
+import { ObjectStore, type StoredObject } from './object-store.js';
 import {
   issueClientCertificate,
   issueServingCertificate,
@@ -54,19 +62,14 @@ import {
   type IssuedCertificate,
 } from './pki.js';
 
-export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
-export const AUTHENTICATION_CONFIGMAP_NAME = 'extension-apiserver-authentication';
-export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
+export {
+  AUTHENTICATION_CONFIGMAP_NAME,
+  AUTHENTICATION_CONFIGMAP_NAMESPACE,
+  FRONT_PROXY_CLIENT_NAME,
+} from './host-front-proxy.js';
+export type { ClientRequest } from './host-object-routes.js';
 /** The identity the double's kubeconfig() gives the platform server by default. */
 export const DEFAULT_CLIENT_USER = 'system:serviceaccount:platform-system:platform-apiserver';
-
-export interface ClientRequest {
-  readonly verb: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly namespace: string;
-  readonly name: string;
-}
 
 /** Decides whether a caller of the double may make a request (default: every authenticated caller). */
 export type ClientAuthorizer = (user: DoubleUser, request: ClientRequest) => boolean;
@@ -83,7 +86,6 @@ export interface HostClusterDoubleOptions {
 }
 
 const YEAR_SECONDS = 365 * 24 * 3600;
-const MAX_BODY = 3 * 1024 * 1024;
 
 export class HostClusterDouble {
   /** https://127.0.0.1:<port> */
@@ -102,20 +104,26 @@ export class HostClusterDouble {
    */
   holdWatchHeaders = false;
 
-  private frontProxy: { ca: CertificateAuthority; bundlePem: string; client: IssuedCertificate };
+  private frontProxy = FrontProxyAuthority.create();
   private readonly store = new ObjectStore();
   private readonly tokens = new Map<string, DoubleToken>();
   private readonly grants: AccessGrant[] = [];
   private reviewer: SubjectAccessReviewer = (spec) => reviewByGrants(this.grants, spec);
   private clientAuthorizer: ClientAuthorizer = () => true;
-  private readonly signerBehaviour = new Map<string, SignerBehaviour>();
   private readonly sockets = new Set<Socket>();
   private readonly watchStreams = new Set<ServerResponse>();
+  private readonly objects = new ObjectApi({
+    store: this.store,
+    watchStreams: this.watchStreams,
+    holdWatchHeaders: () => this.holdWatchHeaders,
+    authorize: (user, request) => this.authorizeClient(user, request),
+    afterCreate: (resource, created) => this.certificates.created(resource, created),
+    afterUpdate: (resource, name) => this.certificates.updated(resource, name),
+  });
   private unavailable = false;
   private latencyMs = 0;
-  private readonly options: Required<
-    Pick<HostClusterDoubleOptions, 'maxSigningDurationSeconds' | 'frontProxyAllowedNames'>
-  >;
+  private readonly frontProxyAllowedNames: readonly string[];
+  private readonly certificates: CertificateControllers;
 
   private constructor(
     private readonly server: Server,
@@ -127,18 +135,13 @@ export class HostClusterDouble {
     this.url = url;
     this.serverCa = serverCa;
     this.clientCa = clientCa;
-    this.options = {
-      maxSigningDurationSeconds: options.maxSigningDurationSeconds ?? YEAR_SECONDS,
-      frontProxyAllowedNames: options.frontProxyAllowedNames ?? [FRONT_PROXY_CLIENT_NAME],
-    };
-    for (const signer of options.signers ?? [KUBE_APISERVER_CLIENT_SIGNER])
-      this.signerBehaviour.set(signer, 'sign');
-    const ca = newCertificateAuthority('front-proxy-ca');
-    this.frontProxy = {
-      ca,
-      bundlePem: ca.certPem,
-      client: issueClientCertificate(ca, FRONT_PROXY_CLIENT_NAME),
-    };
+    this.frontProxyAllowedNames = options.frontProxyAllowedNames ?? [FRONT_PROXY_CLIENT_NAME];
+    this.certificates = new CertificateControllers(
+      this.store,
+      clientCa,
+      options.maxSigningDurationSeconds ?? YEAR_SECONDS,
+      options.signers ?? [KUBE_APISERVER_CLIENT_SIGNER],
+    );
     if (options.publishAuthenticationConfigMap ?? true) this.publishAuthenticationConfigMap();
   }
 
@@ -225,27 +228,18 @@ export class HostClusterDouble {
    * stays in the bundle (an overlap period); without it, old certificates stop working.
    */
   rotateFrontProxyCa(options: { keepOld?: boolean } = {}): IssuedCertificate {
-    const ca = newCertificateAuthority(`front-proxy-ca-${randomBytes(3).toString('hex')}`);
-    const bundlePem = options.keepOld ? ca.certPem + this.frontProxy.bundlePem : ca.certPem;
-    this.frontProxy = { ca, bundlePem, client: issueClientCertificate(ca, FRONT_PROXY_CLIENT_NAME) };
+    this.frontProxy = this.frontProxy.rotated(options.keepOld ?? false);
     this.publishAuthenticationConfigMap();
     return this.frontProxy.client;
   }
 
   /** (Re)writes kube-system/extension-apiserver-authentication from the current CAs and settings. */
   publishAuthenticationConfigMap(overrides: Record<string, string | undefined> = {}): void {
-    const data: Record<string, string> = {
-      'client-ca-file': this.clientCa.certPem,
-      'requestheader-client-ca-file': this.frontProxy.bundlePem,
-      'requestheader-allowed-names': JSON.stringify(this.options.frontProxyAllowedNames),
-      'requestheader-extra-headers-prefix': JSON.stringify(['X-Remote-Extra-']),
-      'requestheader-group-headers': JSON.stringify(['X-Remote-Group']),
-      'requestheader-username-headers': JSON.stringify(['X-Remote-User']),
-    };
-    for (const [k, v] of Object.entries(overrides)) {
-      if (v === undefined) delete data[k];
-      else data[k] = v;
-    }
+    const data = this.frontProxy.authenticationConfigMapData(
+      this.clientCa.certPem,
+      this.frontProxyAllowedNames,
+      overrides,
+    );
     this.putConfigMap(AUTHENTICATION_CONFIGMAP_NAMESPACE, AUTHENTICATION_CONFIGMAP_NAME, data);
   }
 
@@ -326,14 +320,12 @@ export class HostClusterDouble {
 
   /** What the signer does with approved requests for `signerName`: sign, add Failed, or nothing (never answers). */
   setSignerBehaviour(signerName: string, behaviour: SignerBehaviour): void {
-    this.signerBehaviour.set(signerName, behaviour);
+    this.certificates.setBehaviour(signerName, behaviour);
   }
 
   /** Denies a request, as a cluster administrator running `kubectl certificate deny` would. */
   denyCertificateSigningRequest(name: string, reason = 'AdminDenied', message = 'denied by the test'): void {
-    const csr = this.store.get('certificatesigningrequests', '', name);
-    if (!csr) throw new Error(`no certificate signing request ${name}`);
-    this.store.update('certificatesigningrequests', withDeniedCondition(csr, reason, message));
+    this.certificates.deny(name, reason, message);
   }
 
   // ---- HTTP ----
@@ -343,7 +335,7 @@ export class HostClusterDouble {
       if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
       if (this.unavailable)
         throw new StatusError(503, 'ServiceUnavailable', 'the host cluster double is unavailable');
-      const user = this.authenticate(req);
+      const user = authenticateCaller(req, this.tokens);
       if (!user) throw new StatusError(401, 'Unauthorized', 'Unauthorized');
       await this.route(req, res, user);
     } catch (err) {
@@ -360,24 +352,6 @@ export class HostClusterDouble {
     }
   }
 
-  private authenticate(req: IncomingMessage): DoubleUser | undefined {
-    const socket = req.socket as TLSSocket;
-    if (socket.authorized) {
-      const cert = socket.getPeerCertificate();
-      const subject = cert.subject as unknown as Record<string, string | string[] | undefined>;
-      const cn = subject.CN;
-      const o = subject.O;
-      const username = Array.isArray(cn) ? (cn[cn.length - 1] ?? '') : (cn ?? '');
-      const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
-      if (username) return { username, groups: [...groups, 'system:authenticated'] };
-    }
-    const auth = req.headers.authorization ?? '';
-    const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    const entry = m?.[1] ? this.tokens.get(m[1]) : undefined;
-    if (entry) return { ...entry.user, groups: [...(entry.user.groups ?? []), 'system:authenticated'] };
-    return undefined;
-  }
-
   private async route(req: IncomingMessage, res: ServerResponse, user: DoubleUser): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
     const parts = url.pathname
@@ -386,398 +360,33 @@ export class HostClusterDouble {
       .map(decodeURIComponent);
     const method = req.method ?? 'GET';
 
-    const review = url.pathname.match(/^\/apis\/(authentication|authorization)\.k8s\.io\/v1\/([a-z]+)$/);
-    if (review) {
-      if (method !== 'POST')
-        throw new StatusError(
-          405,
-          'MethodNotAllowed',
-          'the server does not allow this method on the requested resource',
-        );
-      const resource = review[2] ?? '';
-      this.authorizeClient(user, { verb: 'create', resource, subresource: '', namespace: '', name: '' });
+    const review = reviewResource(url.pathname);
+    if (review !== undefined) {
+      if (method !== 'POST') throw methodNotAllowed();
+      this.authorizeClient(user, {
+        verb: 'create',
+        resource: review,
+        subresource: '',
+        namespace: '',
+        name: '',
+      });
       const body = asRecord(await readJson(req));
-      if (resource === 'tokenreviews') return writeJson(res, 201, this.tokenReview(body));
-      if (resource === 'selfsubjectreviews')
-        return writeJson(res, 201, {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'SelfSubjectReview',
-          metadata: {},
-          status: {
-            userInfo: {
-              username: user.username,
-              groups: user.groups ?? [],
-              ...(user.extra ? { extra: user.extra } : {}),
-            },
-          },
-        });
-      if (resource === 'subjectaccessreviews') return writeJson(res, 201, this.subjectAccessReview(body));
+      if (review === 'tokenreviews') {
+        this.calls.tokenReviews++;
+        return writeJson(res, 201, answerTokenReview(body, this.tokens));
+      }
+      if (review === 'selfsubjectreviews') return writeJson(res, 201, selfSubjectReview(user));
+      if (review === 'subjectaccessreviews') {
+        this.calls.subjectAccessReviews++;
+        return writeJson(res, 201, answerSubjectAccessReview(body, this.reviewer, this.subjectAccessReviews));
+      }
       throw notFoundPage();
     }
 
-    // /api/v1/namespaces/{ns}/{resource}[/{name}]
-    let resource = '';
-    let namespace = '';
-    let name = '';
-    let subresource = '';
-    if (parts[0] === 'api' && parts[1] === 'v1' && parts[2] === 'namespaces' && parts.length >= 5) {
-      namespace = parts[3] ?? '';
-      resource = parts[4] ?? '';
-      name = parts[5] ?? '';
-      if (parts.length > 6) throw notFoundPage();
-      if (resource !== 'configmaps' && resource !== 'secrets') throw notFoundPage();
-    } else if (
-      parts[0] === 'apis' &&
-      parts[1] === 'rbac.authorization.k8s.io' &&
-      parts[2] === 'v1' &&
-      parts[3] === 'namespaces' &&
-      parts.length >= 6
-    ) {
-      // /apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/{roles|rolebindings}[/{name}]
-      namespace = parts[4] ?? '';
-      resource = parts[5] ?? '';
-      name = parts[6] ?? '';
-      if (parts.length > 7 || (resource !== 'roles' && resource !== 'rolebindings')) throw notFoundPage();
-    } else if (
-      parts[0] === 'apis' &&
-      parts[1] === 'certificates.k8s.io' &&
-      parts[2] === 'v1' &&
-      parts[3] === 'certificatesigningrequests'
-    ) {
-      resource = 'certificatesigningrequests';
-      name = parts[4] ?? '';
-      subresource = parts[5] ?? '';
-      if (parts.length > 6 || (subresource !== '' && subresource !== 'approval' && subresource !== 'status'))
-        throw notFoundPage();
-    } else {
-      throw notFoundPage();
-    }
-    const info = KINDS[resource];
-    if (!info) throw notFoundPage();
-
-    const watch = url.searchParams.get('watch');
-    const isWatch = watch === 'true' || watch === '1';
-    const verb =
-      method === 'GET'
-        ? name
-          ? 'get'
-          : isWatch
-            ? 'watch'
-            : 'list'
-        : method === 'POST'
-          ? 'create'
-          : method === 'PUT'
-            ? 'update'
-            : method === 'DELETE'
-              ? 'delete'
-              : '';
-    if (
-      verb === '' ||
-      (name === '' && verb !== 'list' && verb !== 'watch' && verb !== 'create') ||
-      (name !== '' && verb === 'create')
-    )
-      throw new StatusError(
-        405,
-        'MethodNotAllowed',
-        'the server does not allow this method on the requested resource',
-      );
-    if (subresource !== '' && verb !== 'get' && verb !== 'update')
-      throw new StatusError(
-        405,
-        'MethodNotAllowed',
-        'the server does not allow this method on the requested resource',
-      );
-    this.authorizeClient(user, { verb, resource, subresource, namespace, name });
-
-    const nameFilter = fieldSelectorName(url.searchParams.get('fieldSelector'));
-    const filter: WatchFilter =
-      nameFilter !== undefined ? { resource, namespace, name: nameFilter } : { resource, namespace };
-    switch (verb) {
-      case 'get': {
-        const obj = this.store.get(resource, namespace, name);
-        if (!obj) throw notFound(info, name);
-        return writeJson(res, 200, withKind(info, obj));
-      }
-      case 'list':
-        return writeJson(res, 200, {
-          apiVersion: info.apiVersion,
-          kind: `${info.kind}List`,
-          metadata: { resourceVersion: String(this.store.currentRevision) },
-          items: this.store.list(filter).map((o) => withKind(info, o)),
-        });
-      case 'watch':
-        return this.serveWatch(req, res, info, filter, url.searchParams);
-      case 'create': {
-        const body = asRecord(await readJson(req));
-        const created = this.create(info, resource, namespace, body, user);
-        return writeJson(res, 201, withKind(info, created));
-      }
-      case 'update': {
-        const body = asRecord(await readJson(req));
-        const updated = this.update(info, resource, namespace, name, subresource, body);
-        return writeJson(res, 200, withKind(info, updated));
-      }
-      case 'delete': {
-        const deleted = this.store.delete(resource, namespace, name);
-        if (!deleted) throw notFound(info, name);
-        return writeJson(res, 200, {
-          kind: 'Status',
-          apiVersion: 'v1',
-          metadata: {},
-          status: 'Success',
-          details: { name, kind: resource, uid: deleted.metadata.uid },
-        });
-      }
-    }
+    return this.objects.serve(req, res, user, url, parts);
   }
 
   private authorizeClient(user: DoubleUser, request: ClientRequest): void {
-    if (this.clientAuthorizer(user, request)) return;
-    const res = request.subresource ? `${request.resource}/${request.subresource}` : request.resource;
-    const group = KINDS[request.resource]?.apiVersion.includes('/')
-      ? (KINDS[request.resource]?.apiVersion.split('/')[0] ?? '')
-      : '';
-    const where = request.namespace ? `in the namespace "${request.namespace}"` : 'at the cluster scope';
-    const qualified = KINDS[request.resource]?.qualified ?? request.resource;
-    throw new StatusError(
-      403,
-      'Forbidden',
-      `${qualified}${request.name ? ` "${request.name}"` : ''} is forbidden: User "${user.username}" cannot ${request.verb} resource "${res}" in API group "${group}" ${where}`,
-    );
+    if (!this.clientAuthorizer(user, request)) throw forbidden(user, request);
   }
-
-  private tokenReview(body: Record<string, unknown>): Record<string, unknown> {
-    this.calls.tokenReviews++;
-    return answerTokenReview(body, this.tokens);
-  }
-
-  private subjectAccessReview(body: Record<string, unknown>): Record<string, unknown> {
-    this.calls.subjectAccessReviews++;
-    const spec = subjectAccessReviewSpec(body);
-    const errs = subjectAccessReviewErrors(spec);
-    if (errs.length > 0)
-      throw new StatusError(
-        422,
-        'Invalid',
-        `SubjectAccessReview.authorization.k8s.io "" is invalid: ${errs.join(', ')}`,
-      );
-    this.subjectAccessReviews.push(structuredClone(spec));
-    return subjectAccessReviewResponse(spec, this.reviewer(spec));
-  }
-
-  /** The signing controller: issue or fail approved requests for signers the double serves. */
-  private runSigner(name: string): void {
-    const csr = this.store.get('certificatesigningrequests', '', name);
-    if (!csr) return;
-    const next = signApprovedRequest(
-      csr,
-      (signer) => this.signerBehaviour.get(signer),
-      this.clientCa,
-      this.options.maxSigningDurationSeconds,
-    );
-    if (next) this.store.update('certificatesigningrequests', next);
-  }
-
-  private serveWatch(
-    req: IncomingMessage,
-    res: ServerResponse,
-    info: KindInfo,
-    filter: WatchFilter,
-    query: URLSearchParams,
-  ): void {
-    const rvParam = query.get('resourceVersion') ?? '';
-    const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '0');
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
-    // kube-apiserver flushes a watch's headers at once.
-    if (!this.holdWatchHeaders) res.flushHeaders();
-    this.watchStreams.add(res);
-    const send = (type: string, object: unknown): void => {
-      if (res.writableEnded || res.destroyed) return;
-      res.write(JSON.stringify({ type, object }) + '\n');
-    };
-    let since: number;
-    if (rvParam === '' || rvParam === '0') {
-      for (const obj of this.store.list(filter)) send('ADDED', withKind(info, obj));
-      since = this.store.currentRevision;
-    } else {
-      since = Number(rvParam);
-      const backlog = Number.isFinite(since) ? this.store.eventsSince(filter, since) : undefined;
-      if (!backlog) {
-        send('ERROR', {
-          kind: 'Status',
-          apiVersion: 'v1',
-          metadata: {},
-          status: 'Failure',
-          message: `too old resource version: ${rvParam} (${this.store.compactedRevision})`,
-          reason: 'Expired',
-          code: 410,
-        });
-        this.watchStreams.delete(res);
-        res.end();
-        return;
-      }
-      for (const e of backlog) send(e.type, withKind(info, e.object));
-      since = Math.max(since, backlog[backlog.length - 1]?.revision ?? since);
-    }
-    const unsubscribe = this.store.subscribe(filter, (e) => {
-      if (e.revision > since) send(e.type, withKind(info, e.object));
-    });
-    const timer = timeoutSeconds > 0 ? setTimeout(() => res.end(), timeoutSeconds * 1000) : undefined;
-    const cleanup = (): void => {
-      unsubscribe();
-      clearTimeout(timer);
-      this.watchStreams.delete(res);
-    };
-    res.once('close', cleanup);
-    res.once('finish', cleanup);
-    req.once('close', cleanup);
-  }
-
-  private create(
-    info: KindInfo,
-    resource: string,
-    namespace: string,
-    body: Record<string, unknown>,
-    user: DoubleUser,
-  ): StoredObject {
-    const meta = asRecord(body.metadata);
-    if (
-      info.namespaced &&
-      typeof meta.namespace === 'string' &&
-      meta.namespace !== '' &&
-      meta.namespace !== namespace
-    )
-      throw new StatusError(
-        400,
-        'BadRequest',
-        'the namespace of the provided object does not match the namespace sent on the request',
-      );
-    let name = typeof meta.name === 'string' ? meta.name : '';
-    if (name === '' && typeof meta.generateName === 'string' && meta.generateName !== '')
-      name = meta.generateName + randomBytes(4).toString('hex').slice(0, 5);
-    if (name === '')
-      throw new StatusError(
-        422,
-        'Invalid',
-        `${info.kind} "" is invalid: metadata.name: Required value: name or generateName is required`,
-      );
-    const obj: StoredObject = {
-      ...body,
-      apiVersion: info.apiVersion,
-      kind: info.kind,
-      metadata: { ...meta, name, ...(info.namespaced ? { namespace } : {}) },
-    };
-    delete obj.metadata.resourceVersion;
-    delete obj.metadata.uid;
-    if (resource === 'secrets') normalizeSecret(obj);
-    if (resource === 'certificatesigningrequests') prepareCertificateSigningRequest(obj, user);
-    const created = this.store.create(resource, obj);
-    if (!created)
-      throw new StatusError(409, 'AlreadyExists', `${info.qualified} "${name}" already exists`, {
-        name,
-        kind: resource,
-      });
-    const signerName = asRecord(created.spec).signerName;
-    if (resource === 'certificatesigningrequests' && this.signerBehaviour.get(String(signerName)) === 'deny')
-      this.denyCertificateSigningRequest(name, 'PolicyDenied', 'denied by the approval policy (test double)');
-    return created;
-  }
-
-  private update(
-    info: KindInfo,
-    resource: string,
-    namespace: string,
-    name: string,
-    subresource: string,
-    body: Record<string, unknown>,
-  ): StoredObject {
-    const current = this.store.get(resource, namespace, name);
-    if (!current) throw notFound(info, name);
-    const meta = asRecord(body.metadata);
-    if (typeof meta.name === 'string' && meta.name !== '' && meta.name !== name)
-      throw new StatusError(
-        400,
-        'BadRequest',
-        `the name of the object (${meta.name}) does not match the name on the URL (${name})`,
-      );
-    if (
-      typeof meta.resourceVersion === 'string' &&
-      meta.resourceVersion !== '' &&
-      meta.resourceVersion !== current.metadata.resourceVersion
-    )
-      throw new StatusError(
-        409,
-        'Conflict',
-        `Operation cannot be fulfilled on ${info.qualified} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-        { name, kind: resource },
-      );
-    let next: StoredObject;
-    if (resource === 'certificatesigningrequests') {
-      next = updateCertificateSigningRequest(current, subresource, body);
-    } else {
-      next = {
-        ...body,
-        apiVersion: info.apiVersion,
-        kind: info.kind,
-        metadata: { ...meta, name, namespace },
-      } as StoredObject;
-      if (resource === 'secrets') normalizeSecret(next);
-    }
-    const updated = this.store.update(resource, next);
-    if (!updated) throw notFound(info, name);
-    if (resource === 'certificatesigningrequests') setImmediate(() => this.runSigner(name));
-    return updated;
-  }
-}
-
-function fieldSelectorName(selector: string | null): string | undefined {
-  if (!selector) return undefined;
-  for (const term of selector.split(',')) {
-    const m = /^metadata\.name==?(.*)$/.exec(term.trim());
-    if (m) return m[1] ?? '';
-  }
-  return undefined;
-}
-
-function asRecord(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function notFoundPage(): StatusError {
-  return new StatusError(404, 'NotFound', 'the server could not find the requested resource');
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > MAX_BODY) throw new StatusError(413, 'RequestEntityTooLarge', 'the request is too large');
-    chunks.push(b);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    throw new StatusError(400, 'BadRequest', 'the request body is not JSON');
-  }
-}
-
-function writeJson(res: ServerResponse, code: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function writeStatus(res: ServerResponse, err: StatusError): void {
-  writeJson(res, err.code, {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: err.message,
-    reason: err.reason,
-    ...(err.details ? { details: err.details } : {}),
-    code: err.code,
-  });
 }

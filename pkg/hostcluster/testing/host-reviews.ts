@@ -5,6 +5,8 @@
 // The wording of the answers and errors follows kube-apiserver's, written here from
 // its reference and not from the server's own client code.
 
+import { StatusError } from './host-errors.js';
+
 /** Who a token authenticates as. */
 export interface DoubleUser {
   readonly username: string;
@@ -76,7 +78,8 @@ export function answerTokenReview(
   };
   if (!entry) return { ...base, status: { user: {} } };
   const tokenAudiences = entry.audiences ?? DEFAULT_AUDIENCES;
-  const audiences = requested.length > 0 ? requested.filter((a) => tokenAudiences.includes(a)) : tokenAudiences;
+  const audiences =
+    requested.length > 0 ? requested.filter((a) => tokenAudiences.includes(a)) : tokenAudiences;
   if (requested.length > 0 && audiences.length === 0)
     return { ...base, status: { user: {}, error: 'token audiences are invalid' } };
   const u = entry.user;
@@ -149,7 +152,9 @@ export function reviewByGrants(
         wild(g.verbs, a.verb ?? '') &&
         wild(g.apiGroups, a.group ?? '') &&
         wild(g.resources, resource) &&
-        (g.resourceNames === undefined || g.resourceNames.length === 0 || g.resourceNames.includes(a.name ?? ''))
+        (g.resourceNames === undefined ||
+          g.resourceNames.length === 0 ||
+          g.resourceNames.includes(a.name ?? ''))
       )
         return { allowed: true, reason: 'granted by the test double' };
     } else if (spec.nonResourceAttributes) {
@@ -158,8 +163,51 @@ export function reviewByGrants(
       const urlMatch = (g.nonResourceURLs ?? []).some((u) =>
         u.endsWith('*') ? path.startsWith(u.slice(0, -1)) : u === path,
       );
-      if (wild(g.verbs, a.verb ?? '') && urlMatch) return { allowed: true, reason: 'granted by the test double' };
+      if (wild(g.verbs, a.verb ?? '') && urlMatch)
+        return { allowed: true, reason: 'granted by the test double' };
     }
   }
   return { allowed: false };
+}
+
+/** The review resource a path names (/apis/{authentication,authorization}.k8s.io/v1/<resource>), if any. */
+export function reviewResource(pathname: string): string | undefined {
+  return /^\/apis\/(?:authentication|authorization)\.k8s\.io\/v1\/([a-z]+)$/.exec(pathname)?.[1];
+}
+
+/** SelfSubjectReview: who the caller is, as kube-apiserver answers it. */
+export function selfSubjectReview(user: DoubleUser): Record<string, unknown> {
+  return {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'SelfSubjectReview',
+    metadata: {},
+    status: {
+      userInfo: {
+        username: user.username,
+        groups: user.groups ?? [],
+        ...(user.extra ? { extra: user.extra } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * kube-apiserver's create of a SubjectAccessReview: 422 for an invalid spec, else the
+ * reviewer's answer; every valid spec is appended to `received` for tests.
+ */
+export function answerSubjectAccessReview(
+  body: Record<string, unknown>,
+  reviewer: SubjectAccessReviewer,
+  received: ReceivedSubjectAccessReview[],
+): Record<string, unknown> {
+  const spec = subjectAccessReviewSpec(body);
+  const errs = subjectAccessReviewErrors(spec);
+  if (errs.length > 0)
+    throw new StatusError(
+      422,
+      'Invalid',
+      `SubjectAccessReview.authorization.k8s.io "" is invalid: ${errs.join(', ')}`,
+    );
+  received.push(structuredClone(spec));
+  return subjectAccessReviewResponse(spec, reviewer(spec));
 }

@@ -7,23 +7,13 @@
 //   npx tsx hack/chart/render.ts [-f values.yaml]... [--name N] [--namespace NS]
 //                                [--api-versions g/v]... [--lookup objects.yaml]
 
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
+import { buildGoProgram, runCommand } from '../go-program.js';
 
 /** A Kubernetes object as rendered: only the envelope is typed. */
 export interface KubeObject {
@@ -93,11 +83,7 @@ export function chartDir(): string {
   return join(repoRoot(), 'charts', 'platform-apiserver');
 }
 
-function run(cmd: string, args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
-  if (r.error) throw new Error(`${cmd} could not be started: ${r.error.message}`);
-  return r;
-}
+const run = runCommand;
 
 let rendererPath: string | undefined;
 
@@ -114,38 +100,14 @@ export function ensureRenderer(): string {
       `hack/chart/ensure-go.sh failed (exit ${ensure.status}):\n${ensure.stdout}${ensure.stderr}`,
     );
   }
-  const goVersion = run('go', ['version']);
-  if (goVersion.status !== 0) throw new Error(`go version failed: ${goVersion.stderr}`);
-  const srcDir = join(root, 'hack', 'helm-render');
-  const hash = createHash('sha256')
-    .update(readFileSync(join(srcDir, 'main.go')))
-    .update(goVersion.stdout)
-    .digest('hex')
-    .slice(0, 16);
-  const outDir = join(root, '.tmp', 'helm-render', hash);
-  const bin = join(outDir, 'helm-render');
-  if (!existsSync(bin)) {
-    mkdirSync(outDir, { recursive: true });
-    // Built under a private name and renamed, so concurrent test files never run a half-written binary.
-    const partial = `${bin}.${process.pid}.partial`;
-    const build = run('go', ['build', '-o', partial, '.'], {
-      cwd: srcDir,
-      env: {
-        ...process.env,
-        // Debian's packaged Go sources, offline: no module proxy is needed or wanted.
-        GO111MODULE: 'off',
-        GOPATH: '/usr/share/gocode',
-        GOFLAGS: '',
-        GOCACHE: join(root, '.tmp', 'go-build-cache'),
-        CGO_ENABLED: '0',
-      },
-    });
-    if (build.status !== 0) {
-      rmSync(partial, { force: true });
-      throw new Error(`building hack/helm-render failed:\n${build.stdout}${build.stderr}`);
-    }
-    renameSync(partial, bin);
-  }
+  const bin = buildGoProgram({
+    name: 'helm-render',
+    root,
+    srcDir: join(root, 'hack', 'helm-render'),
+    sources: ['main.go'],
+    // Debian's packaged Go sources, offline: no module proxy is needed or wanted.
+    env: { GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOFLAGS: '' },
+  });
   rendererPath = bin;
   return bin;
 }

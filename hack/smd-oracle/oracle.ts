@@ -4,21 +4,11 @@
 // translates the engine's schema (pkg/registry/fieldmanager/schema.ts) into smd's
 // schema form, so that both sides merge by the same rules.
 
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Atom } from '../../pkg/registry/fieldmanager/schema.js';
+import { buildGoProgram, runCommand } from '../go-program.js';
 
 const GOCODE = '/usr/share/gocode/src';
 
@@ -41,14 +31,8 @@ function repoRoot(): string {
   }
 }
 
-function run(
-  cmd: string,
-  args: readonly string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
-) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, ...opts });
-  if (r.error) throw new Error(`${cmd} could not be started: ${r.error.message}`);
-  return r;
+function run(cmd: string, args: readonly string[], opts: { input?: string } = {}) {
+  return runCommand(cmd, args, { ...opts, maxBuffer: 512 * 1024 * 1024 });
 }
 
 /** Lays out the module: main.go, go.mod, the concurrent shim and the empty stubs. */
@@ -87,41 +71,16 @@ export function ensureOracle(): string {
         `hack/ensure-test-deps.sh failed (exit ${ensure.status}):\n${ensure.stdout}${ensure.stderr}`,
       );
   }
-  const goVersion = run('go', ['version']);
-  if (goVersion.status !== 0) throw new Error(`go version failed: ${goVersion.stderr}`);
   const srcDir = join(root, 'hack', 'smd-oracle');
-  const hash = createHash('sha256')
-    .update(readFileSync(join(srcDir, 'main.go')))
-    .update(readFileSync(join(srcDir, 'go.mod')))
-    .update(goVersion.stdout)
-    .digest('hex')
-    .slice(0, 16);
-  const outDir = join(root, '.tmp', 'smd-oracle', hash);
-  const bin = join(outDir, 'smd-oracle');
-  if (!existsSync(bin)) {
-    const buildDir = join(outDir, `src.${process.pid}`);
-    rmSync(buildDir, { recursive: true, force: true });
-    prepareSources(srcDir, buildDir);
-    // Built under a private name and renamed, so a concurrent run never executes a half-written binary.
-    const partial = `${bin}.${process.pid}.partial`;
-    const build = run('go', ['build', '-o', partial, '.'], {
-      cwd: buildDir,
-      env: {
-        ...process.env,
-        GOFLAGS: '-mod=mod',
-        GOPROXY: 'off',
-        GOSUMDB: 'off',
-        GOCACHE: join(root, '.tmp', 'go-build-cache'),
-        CGO_ENABLED: '0',
-      },
-    });
-    rmSync(buildDir, { recursive: true, force: true });
-    if (build.status !== 0) {
-      rmSync(partial, { force: true });
-      throw new Error(`building hack/smd-oracle failed:\n${build.stdout}${build.stderr}`);
-    }
-    renameSync(partial, bin);
-  }
+  const bin = buildGoProgram({
+    name: 'smd-oracle',
+    root,
+    srcDir,
+    sources: ['main.go', 'go.mod'],
+    // Module mode against the shims prepareSources lays out, offline.
+    env: { GOFLAGS: '-mod=mod', GOPROXY: 'off', GOSUMDB: 'off' },
+    prepare: (buildDir) => prepareSources(srcDir, buildDir),
+  });
   oraclePath = bin;
   return bin;
 }

@@ -1,30 +1,6 @@
-// Conversions between the etcd3 client's wire shapes and the KV contract's.
-// etcd revisions are int64 and arrive as decimal strings; JavaScript numbers hold
-// them exactly below 2^53, which a store reaches after ~285 years at a million
-// writes per second, so plain numbers are used throughout.
-
-import type { IKeyValue, IResponseHeader } from 'etcd3';
-import type { KeyValue } from '../kv.js';
-
-export function toRevision(value: string | number | undefined | null): number {
-  if (value === undefined || value === null || value === '') return 0;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`etcd revision ${String(value)} is not a safe integer`);
-  return n;
-}
-
-export function headerRevision(header: IResponseHeader | null | undefined): number {
-  return toRevision(header?.revision);
-}
-
-export function toKeyValue(kv: IKeyValue): KeyValue {
-  return {
-    key: kv.key.toString('utf8'),
-    value: kv.value ?? Buffer.alloc(0),
-    createRevision: toRevision(kv.create_revision),
-    modRevision: toRevision(kv.mod_revision),
-  };
-}
+// Keys and ranges as etcd spells them. (Revisions arrive as protobuf int64s and are
+// read as JavaScript numbers by proto-wire.ts, exact below 2^53, which a store
+// reaches after ~285 years at a million writes per second.)
 
 export function keyBytes(key: string): Buffer {
   return Buffer.from(key, 'utf8');

@@ -1,6 +1,6 @@
 // One KV watch over its own etcd gRPC watch stream.
 //
-// The etcd3 package's Watcher is not used: on (re)connect it moves its resume
+// The etcd3 package's Watcher was never used (nor, now, the package): on (re)connect it moves its resume
 // point to the revision in the server's header, not to the last event delivered,
 // so a stream that breaks while etcd is still replaying history (etcd sends at most
 // 1000 revisions per response) resumes past events it never delivered; and it
@@ -11,16 +11,16 @@
 // One stream per watch keeps cancellation simple: ending it releases everything
 // on both sides.
 
-import { ClientClosedError } from 'etcd3';
-import type { IDuplexStream, IEvent, IWatchRequest, IWatchResponse } from 'etcd3';
 import { CompactedError } from '../kv.js';
 import type { KVEvent, KVWatch, KVWatchHandlers } from '../kv.js';
-import { headerRevision, toKeyValue, toRevision } from './convert.js';
-
-export type WatchStream = IDuplexStream<IWatchRequest, IWatchResponse>;
+import { encodeWatchCreate, WATCH_PROGRESS_REQUEST } from './codecs.js';
+import type { WatchEvent, WatchReply } from './codecs.js';
+import { EtcdClientClosedError } from './grpc-client.js';
+import type { WatchStream } from './grpc-client.js';
 
 export interface WatchContext {
-  openStream(): Promise<WatchStream>;
+  /** A new stream; throws EtcdClientClosedError once the client is closed. */
+  openStream(): WatchStream;
   /** etcd told us its compacted revision. */
   observeCompaction(revision: number): void;
   /** The best known compacted revision, for errors raised without etcd saying it. */
@@ -32,8 +32,7 @@ export interface WatchContext {
 const INITIAL_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 3000;
 
-/** Ends a stream for good. end() first: the etcd3 package marks the host failed for
- *  errors on a still-writable stream, and a cancel is not a host failure. */
+/** Ends a stream for good: half-close, then cancel (its CANCELLED error is expected). */
 function release(stream: WatchStream): void {
   stream.on('error', () => undefined);
   stream.end();
@@ -72,7 +71,7 @@ export class Etcd3Watch implements KVWatch {
    */
   requestProgress(): void {
     if (this.stopped || this.stream === undefined) return;
-    this.stream.write({ progress_request: {} });
+    this.stream.write(WATCH_PROGRESS_REQUEST);
   }
 
   /** Ends the watch with `err` (once), as the contract's onError. */
@@ -99,34 +98,32 @@ export class Etcd3Watch implements KVWatch {
   }
 
   private connect(): void {
-    this.ctx.openStream().then(
-      (stream) => {
-        if (this.stopped) {
-          release(stream);
-          return;
-        }
-        this.stream = stream;
-        stream.on('data', (res: IWatchResponse) => this.onResponse(stream, res));
-        stream.on('error', (err: Error) => this.onBroken(stream, err));
-        stream.on('end', () => this.onBroken(stream, new Error('etcd ended the watch stream')));
-        stream.write({
-          create_request: {
-            key: this.start,
-            range_end: this.end,
-            start_revision: this.next,
-            prev_kv: this.handlers.withoutPrevious !== true,
-            progress_notify: true,
-          },
-        });
-      },
-      (err: unknown) => this.onBroken(undefined, err instanceof Error ? err : new Error(String(err))),
+    let stream: WatchStream;
+    try {
+      stream = this.ctx.openStream();
+    } catch (err) {
+      this.onBroken(undefined, err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    this.stream = stream;
+    stream.on('data', (res: WatchReply) => this.onResponse(stream, res));
+    stream.on('error', (err: Error) => this.onBroken(stream, err));
+    stream.on('end', () => this.onBroken(stream, new Error('etcd ended the watch stream')));
+    stream.write(
+      encodeWatchCreate({
+        key: this.start,
+        rangeEnd: this.end,
+        startRevision: this.next,
+        prevKv: this.handlers.withoutPrevious !== true,
+        progressNotify: true,
+      }),
     );
   }
 
   /** The stream failed (etcd restarted, network): reconnect from the resume point. */
   private onBroken(stream: WatchStream | undefined, err: Error): void {
     if (this.stopped || stream !== this.stream) return;
-    if (err instanceof ClientClosedError) {
+    if (err instanceof EtcdClientClosedError) {
       this.fail(err);
       return;
     }
@@ -136,7 +133,7 @@ export class Etcd3Watch implements KVWatch {
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
   }
 
-  private onResponse(stream: WatchStream, res: IWatchResponse): void {
+  private onResponse(stream: WatchStream, res: WatchReply): void {
     if (this.stopped || stream !== this.stream) return;
     if (res.canceled) {
       this.onCanceled(res);
@@ -145,24 +142,24 @@ export class Etcd3Watch implements KVWatch {
     if (res.created) {
       this.backoffMs = INITIAL_BACKOFF_MS;
       // "From now" is fixed once, at the first creation; a reconnect resumes from there.
-      if (this.next === 0) this.next = headerRevision(res.header) + 1;
+      if (this.next === 0) this.next = res.revision + 1;
       return;
     }
     if (res.events.length === 0) {
-      this.onProgressNotify(headerRevision(res.header));
+      this.onProgressNotify(res.revision);
       return;
     }
     this.deliver(res.events);
   }
 
-  private onCanceled(res: IWatchResponse): void {
-    const compactRevision = toRevision(res.compact_revision);
+  private onCanceled(res: WatchReply): void {
+    const compactRevision = res.compactRevision;
     if (compactRevision > 0) {
       this.ctx.observeCompaction(compactRevision);
       this.fail(new CompactedError(this.next, compactRevision));
       return;
     }
-    this.fail(new Error(`etcd cancelled the watch${res.cancel_reason ? `: ${res.cancel_reason}` : ''}`));
+    this.fail(new Error(`etcd cancelled the watch${res.cancelReason ? `: ${res.cancelReason}` : ''}`));
   }
 
   private onProgressNotify(revision: number): void {
@@ -177,7 +174,7 @@ export class Etcd3Watch implements KVWatch {
   }
 
   /** Hands events over one revision at a time, advancing the resume point first. */
-  private deliver(raw: readonly IEvent[]): void {
+  private deliver(raw: readonly WatchEvent[]): void {
     let batch: KVEvent[] = [];
     let batchRevision = 0;
     const flush = (): boolean => {
@@ -205,11 +202,10 @@ export class Etcd3Watch implements KVWatch {
     flush();
   }
 
-  private toEvent(ev: IEvent): KVEvent | Error {
-    const kv = toKeyValue(ev.kv);
-    const prevKv = ev.prev_kv != null ? toKeyValue(ev.prev_kv) : undefined;
-    const isDelete = ev.type === 'Delete';
-    const isCreate = !isDelete && toRevision(ev.kv.version) === 1;
+  private toEvent(ev: WatchEvent): KVEvent | Error {
+    const { kv, prevKv } = ev;
+    const isDelete = ev.type === 'delete';
+    const isCreate = !isDelete && ev.version === 1;
     if (prevKv === undefined && !isCreate && this.handlers.withoutPrevious !== true) {
       // etcd reads the previous value at revision-1 when it sends the event; if a
       // compaction got there first the value is gone and the event cannot be shaped
@@ -217,8 +213,13 @@ export class Etcd3Watch implements KVWatch {
       // a compaction error makes the consumer relist, which is the right recovery.
       return new CompactedError(kv.modRevision - 1, this.ctx.lastKnownCompaction());
     }
+    // etcd sends a deleted key without a value; the contract says so explicitly.
     if (isDelete) {
-      return { type: 'delete', kv: { ...kv, value: Buffer.alloc(0) }, ...(prevKv ? { prevKv } : {}) };
+      return {
+        type: 'delete',
+        kv: kv.value.length === 0 ? kv : { ...kv, value: Buffer.alloc(0) },
+        ...(prevKv ? { prevKv } : {}),
+      };
     }
     return { type: 'put', kv, ...(prevKv ? { prevKv } : {}) };
   }

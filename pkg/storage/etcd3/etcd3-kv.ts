@@ -90,7 +90,7 @@ export class Etcd3KV implements KV {
     });
     const kv = new Etcd3KV(client, options.requestTimeoutMs ?? 60_000);
     try {
-      await client.unary(METHOD.range, encodeRange(PROBE), decodeRange, Date.now() + dialTimeoutMs);
+      await kv.probe(Date.now() + dialTimeoutMs, options.endpoints.length);
     } catch (err) {
       await kv.close();
       throw new Error(`etcd at ${options.endpoints.join(', ')} did not answer: ${(err as Error).message}`, {
@@ -99,6 +99,19 @@ export class Etcd3KV implements KV {
     }
     kv.progressRequests = await kv.serverOrdersProgress();
     return kv;
+  }
+
+  /** One read that must succeed by `deadlineAt`, trying each member once (a member may be down at startup). */
+  private async probe(deadlineAt: number, members: number): Promise<void> {
+    const request = encodeRange(PROBE);
+    for (let tried = 1; ; tried++) {
+      try {
+        await this.client.unary(METHOD.range, request, decodeRange, deadlineAt);
+        return;
+      } catch (err) {
+        if (tried >= members || !isTransientEtcdError(err) || Date.now() >= deadlineAt) throw err;
+      }
+    }
   }
 
   /** Asks the server its version; an answer we cannot read counts as "no". */

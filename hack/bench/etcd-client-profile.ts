@@ -22,7 +22,8 @@ interface CpuProfile {
 /** Where a function lives: a package, one of our modules, Node's own, or the VM. */
 function placeOf(url: string, functionName: string): string {
   // protobufjs compiles its codecs with new Function: they have no url, and names like TxnResponse$decode.
-  if (url === '') return functionName.includes('$') ? 'protobufjs (generated codecs)' : '(vm: gc, program, natives)';
+  if (url === '')
+    return functionName.includes('$') ? 'protobufjs (generated codecs)' : '(vm: gc, program, natives)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg) return pkg[1] as string;
   if (url.startsWith('node:')) return url.split('/')[0] as string;

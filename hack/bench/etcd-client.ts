@@ -94,7 +94,11 @@ function packageSide(endpoint: string): Side {
         failure: [{ request_range: { key: k } }],
       });
       const current = res.responses[0]?.response_range?.kvs[0];
-      return { ok: res.succeeded, revision: Number(res.header.revision), current: current && fromPackage(current) };
+      return {
+        ok: res.succeeded,
+        revision: Number(res.header.revision),
+        current: current && fromPackage(current),
+      };
     },
     async get(key) {
       const res = await client.kv.range({ key: Buffer.from(key) });
@@ -107,7 +111,11 @@ function packageSide(endpoint: string): Side {
         let seen = 0;
         stream.on('data', (res) => {
           for (const ev of res.events) {
-            const event = { type: ev.type, kv: fromPackage(ev.kv), prevKv: ev.prev_kv ? fromPackage(ev.prev_kv) : undefined };
+            const event = {
+              type: ev.type,
+              kv: fromPackage(ev.kv),
+              prevKv: ev.prev_kv ? fromPackage(ev.prev_kv) : undefined,
+            };
             if (event.kv.modRevision > 0) seen++;
           }
           if (seen >= count) resolve();
@@ -166,7 +174,11 @@ interface Figure {
   readonly cpuMicros: number;
 }
 
-async function timed(callers: number, seconds: number, call: (i: number) => Promise<unknown>): Promise<Figure> {
+async function timed(
+  callers: number,
+  seconds: number,
+  call: (i: number) => Promise<unknown>,
+): Promise<Figure> {
   let calls = 0;
   const end = Date.now() + seconds * 1000;
   const cpu = process.cpuUsage();
@@ -258,8 +270,12 @@ try {
   }
   for (const side of sides) await side.close();
 
-  console.log(`etcd client per call, loopback etcd, ${SECONDS} s windows, median of ${ROUNDS} rounds (alternating)`);
-  console.log('call          callers  client          calls/s   CPU µs/call   lean/package CPU   rounds (CPU µs/call)');
+  console.log(
+    `etcd client per call, loopback etcd, ${SECONDS} s windows, median of ${ROUNDS} rounds (alternating)`,
+  );
+  console.log(
+    'call          callers  client          calls/s   CPU µs/call   lean/package CPU   rounds (CPU µs/call)',
+  );
   for (const call of ['create', 'get', 'watch event']) {
     for (const callers of call === 'watch event' ? [1] : CALLERS) {
       const cpuOf: number[] = [];
@@ -267,7 +283,8 @@ try {
         const figures = results.get(`${side.name}|${call}|${callers}`) ?? [];
         const cpu = median(figures.map((f) => f.cpuMicros));
         cpuOf.push(cpu);
-        const ratio = cpuOf.length === 2 ? `${((cpuOf[1] as number) / (cpuOf[0] as number)).toFixed(2)}x` : '';
+        const ratio =
+          cpuOf.length === 2 ? `${((cpuOf[1] as number) / (cpuOf[0] as number)).toFixed(2)}x` : '';
         console.log(
           `${call.padEnd(13)} ${String(callers).padStart(7)}  ${side.name.padEnd(14)} ${median(
             figures.map((f) => f.perSecond),

@@ -206,7 +206,12 @@ export class Etcd3KV implements KV {
     try {
       // physical: return only once the old revisions are really gone, so a read
       // right after compact() sees the compaction.
-      await this.client.unary(METHOD.compact, encodeCompaction(revision, true), decodeHeaderOnly, this.deadline());
+      await this.client.unary(
+        METHOD.compact,
+        encodeCompaction(revision, true),
+        decodeHeaderOnly,
+        this.deadline(),
+      );
     } catch (err) {
       // Compacting to a revision at or below the last compaction has nothing to do.
       if (isEtcdCompacted(err)) return;

@@ -90,6 +90,8 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // A member back from an outage is reconnected within a second (see the header).
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 1000,
+  // Per-call bookkeeping for a debugging service this server does not expose.
+  'grpc.enable_channelz': 0,
 };
 
 function credentialsFor(endpoint: URL, tls: Etcd3TLS | undefined): grpc.ChannelCredentials {
@@ -123,12 +125,19 @@ export class EtcdGrpcClient {
     const index = this.pick();
     const member = this.members[index] as grpc.Client;
     return new Promise<T>((resolve, reject) => {
-      member.makeUnaryRequest(method, passThrough, decode, request, { deadline: deadlineAt }, (err, reply) => {
-        if (err) {
-          if (isMemberFailure(err)) this.memberFailed(index);
-          reject(err);
-        } else resolve(reply as T);
-      });
+      member.makeUnaryRequest(
+        method,
+        passThrough,
+        decode,
+        request,
+        { deadline: deadlineAt },
+        (err, reply) => {
+          if (err) {
+            if (isMemberFailure(err)) this.memberFailed(index);
+            reject(err);
+          } else resolve(reply as T);
+        },
+      );
     });
   }
 

@@ -210,17 +210,26 @@ async function main(): Promise<void> {
   console.log(
     `get by name, ${CLIENTS} clients, ${args.backend}, caller ${args.caller}, ${rounds} rounds of ${seconds} s (median):`,
   );
-  const bareCpu = median(results.get('bare')!.map((r) => r.cpuMicrosPerGet));
   for (const s of sides) {
     const rs = results.get(s.label)!;
-    const cpu = median(rs.map((r) => r.cpuMicrosPerGet));
     const errors = rs.reduce((n, r) => n + r.errors, 0);
     console.log(
       `  ${s.label.padEnd(6)} gets/s ${rs.map((r) => r.getsPerSecond.toFixed(0)).join(', ')} (median ${median(rs.map((r) => r.getsPerSecond)).toFixed(0)}); ` +
-        `server CPU us/get ${rs.map((r) => r.cpuMicrosPerGet.toFixed(0)).join(', ')} (median ${cpu.toFixed(0)}, ${(cpu / bareCpu).toFixed(2)}x bare)` +
+        `server CPU us/get ${rs.map((r) => r.cpuMicrosPerGet.toFixed(0)).join(', ')} (median ${median(rs.map((r) => r.cpuMicrosPerGet)).toFixed(0)})` +
         (errors > 0 ? `; ${errors} errors` : ''),
     );
   }
+  // Load on a shared machine drifts within seconds, and CPU per request grows when a
+  // process is starved (fewer requests share each wake-up): compare sides measured
+  // next to each other, round by round, and take the median of those ratios.
+  const paired = (a: string, b: string): string => {
+    const ra = results.get(a)!;
+    const rb = results.get(b)!;
+    const ratios = ra.map((r, i) => r.cpuMicrosPerGet / (rb[i]?.cpuMicrosPerGet ?? NaN));
+    return `${a}/${b} CPU per get, by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`;
+  };
+  for (const s of sides) if (s.label !== 'bare') console.log(`  ${paired(s.label, 'bare')}`);
+  if (args.base) console.log(`  ${paired('server', 'base')}`);
 }
 
 try {

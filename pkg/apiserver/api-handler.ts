@@ -61,6 +61,18 @@ function matchHealth(path: string): [HealthEndpoint, string | undefined] | undef
   return [head as HealthEndpoint, check === '' ? undefined : check];
 }
 
+const API_ROOTS = ['/apis', '/api'] as const;
+
+/** `/api`, `/apis` and below: the API's own paths, where the request-info resolver routes. */
+function isApiPath(path: string): boolean {
+  for (const root of API_ROOTS) {
+    if (path.startsWith(root) && (path.length === root.length || path.charCodeAt(root.length) === 47)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** The handler, with the discovery and OpenAPI builders given (tests pass small fakes). */
 export function newApiHandler(config: ApiServerConfig, documentBuilders: DocumentBuilders): ApiHandler {
   return new Server(config, documentBuilders);
@@ -246,7 +258,8 @@ class Server implements ApiHandler {
       writeBytes(res, 200, 'application/json', this.versionBytes);
       return;
     }
-    if (await this.servePublicDocument(scope, path)) return;
+    // The API's own paths are never a public document: no look-up (an async call) for them.
+    if (!isApiPath(path) && (await this.servePublicDocument(scope, path))) return;
     // The console's page and assets hold no secret; it then calls the API with the user's key.
     if (this.console.matches(path)) {
       await this.auditAnonymous(

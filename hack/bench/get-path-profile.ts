@@ -44,6 +44,9 @@ export function summarise(profile: CpuProfile, top: number): string[] {
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const totalByFunction = new Map<string, number>();
+  // Each sample charged to the nearest function of this project on its stack: what our
+  // code costs including the Node and native work it calls into.
+  const byNearestOwn = new Map<string, number>();
   const selfByFunction = new Map<string, number>();
   const selfByPlace = new Map<string, number>();
   let busy = 0;
@@ -62,6 +65,15 @@ export function summarise(profile: CpuProfile, top: number): string[] {
       if (frame) onStack.add(nameOf(frame));
     }
     for (const f of onStack) totalByFunction.set(f, (totalByFunction.get(f) ?? 0) + 1);
+    let nearest = '(no project frame)';
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at);
+      if (frame && OWN.test(nameOf(frame))) {
+        nearest = nameOf(frame);
+        break;
+      }
+    }
+    byNearestOwn.set(nearest, (byNearestOwn.get(nearest) ?? 0) + 1);
     selfByPlace.set(place, (selfByPlace.get(place) ?? 0) + 1);
   }
   const pct = (n: number): string => `${((n / Math.max(1, busy)) * 100).toFixed(1).padStart(5)}%`;
@@ -76,11 +88,17 @@ export function summarise(profile: CpuProfile, top: number): string[] {
       .map(([k, v]) => `  ${pct(v)}  ${k}`),
     `top ${top} functions by total time (this project's only):`,
     ...sorted(totalByFunction)
-      .filter(([k]) => /^\S+ (pkg|hack|cmd)\//.test(k))
+      .filter(([k]) => OWN.test(k))
+      .slice(0, top)
+      .map(([k, v]) => `  ${pct(v)}  ${k}`),
+    `top ${top} functions of this project, with the Node and native work they call:`,
+    ...sorted(byNearestOwn)
       .slice(0, top)
       .map(([k, v]) => `  ${pct(v)}  ${k}`),
   ];
 }
+
+const OWN = /^\S+ (pkg|hack|cmd)\//;
 
 function nameOf(node: ProfileNode): string {
   const f = node.callFrame;

@@ -270,17 +270,23 @@ class Server implements ApiHandler {
     }
 
     const info = newRequestInfo(method, path, () => scope.query);
+    // Each step below answers synchronously when it can: awaited only when it did not.
     try {
-      scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
+      const user = authenticate(this.config.authenticator, req, this.config.logger);
+      scope.user = user instanceof Promise ? await user : user;
     } catch (err) {
       this.audit?.failedAuthentication(scope, info);
       throw err;
     }
     scope.info = info;
-    await this.audit?.begin(scope, info, scope.user);
+    if (this.audit) await this.audit.begin(scope, info, scope.user);
     // Upstream's order: authentication, audit, then max-in-flight / fair queuing, then authorization.
-    if (this.maxInflight) await this.maxInflight.admit(res, info, scope.user, () => scope.signal);
-    await authorize(this.config.authorizer, attributesFor(scope.user, info), scope.audit);
+    if (this.maxInflight) {
+      const admitted = this.maxInflight.admit(res, info, scope.user, () => scope.signal);
+      if (admitted instanceof Promise) await admitted;
+    }
+    const allowed = authorize(this.config.authorizer, attributesFor(scope.user, info), scope.audit);
+    if (allowed instanceof Promise) await allowed;
 
     if (!info.isResourceRequest) {
       const docPath = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;

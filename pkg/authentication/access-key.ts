@@ -30,7 +30,7 @@ import {
   type AccessKeyUsabilityOptions,
 } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
-import type { Authenticator } from './interfaces.js';
+import type { Authenticator, Awaitable } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 export {
@@ -136,18 +136,22 @@ export class AccessKeyAuthenticator implements Authenticator {
     this.usability = new AccessKeyUsability(source, options);
   }
 
-  async authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
+  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     const token = bearerToken(req);
     if (token === null) return null;
-    // Once synced (every request but the first few), no await: a promise a request.
-    if (!this.source.hasSynced) {
-      try {
-        await this.usability.whenSynced();
-      } catch (err) {
+    // Once the index has synced (every request but the first few), answered at once.
+    if (this.source.hasSynced) return this.authenticateKey(token);
+    return this.usability.whenSynced().then(
+      () => this.authenticateKey(token),
+      (err: unknown) => {
         countResult('unavailable');
         throw err;
-      }
-    }
+      },
+    );
+  }
+
+  /** The identity of `token`, looked up in the synced index; a 401 (thrown) or null when it is no usable key. */
+  private authenticateKey(token: string): AuthenticatedUser | null {
     const hash = hashAccessKey(token);
     const key = this.source.accessKeyByHash(hash);
     if (!key || !sameHash(hash, storedKeyHash(key))) {

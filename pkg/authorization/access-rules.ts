@@ -12,13 +12,7 @@
 
 import type { AccessGrant, AccessHolder, IdentityCache } from '../identity/identity-cache.js';
 import type { Caller, CallerResolver } from './caller.js';
-import {
-  ALLOWED,
-  NO_OPINION,
-  type Attributes,
-  type AuthorizationResult,
-  type Authorizer,
-} from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 /**
  * Subresource requests that are, for the rules, another verb on the object:
@@ -57,7 +51,7 @@ export class AccessRuleAuthorizer implements Authorizer {
   ) {}
 
   authorize(attrs: Attributes): AuthorizationResult {
-    return this.allows(attrs) ? ALLOWED : NO_OPINION;
+    return grantIf(this.allows(attrs));
   }
 
   private allows(attrs: Attributes): boolean {

@@ -2,18 +2,12 @@
 // scope still narrows an administrator's key: the ScopeAuthorizer runs first.
 
 import type { CallerResolver } from './caller.js';
-import {
-  ALLOWED,
-  NO_OPINION,
-  type Attributes,
-  type AuthorizationResult,
-  type Authorizer,
-} from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 export class AdminAuthorizer implements Authorizer {
   constructor(private readonly callers: CallerResolver) {}
 
   authorize(attrs: Attributes): AuthorizationResult {
-    return this.callers.resolve(attrs.user).admin ? ALLOWED : NO_OPINION;
+    return grantIf(this.callers.resolve(attrs.user).admin);
   }
 }

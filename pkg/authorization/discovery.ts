@@ -4,13 +4,7 @@
 // authenticated user through its system:discovery role; they say what the API
 // is, never what it holds.
 
-import {
-  ALLOWED,
-  NO_OPINION,
-  type Attributes,
-  type AuthorizationResult,
-  type Authorizer,
-} from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 /** Non-resource paths readable by everyone authenticated: exact paths, and everything below them. */
 export const DISCOVERY_PATHS: readonly string[] = [
@@ -45,6 +39,6 @@ export class DiscoveryAuthorizer implements Authorizer {
   ) {}
 
   authorize(attrs: Attributes): AuthorizationResult {
-    return isDiscoveryRequest(attrs, this.pathPrefixes) ? ALLOWED : NO_OPINION;
+    return grantIf(isDiscoveryRequest(attrs, this.pathPrefixes));
   }
 }

@@ -31,6 +31,11 @@ export interface AuthorizationResult {
 export const ALLOWED: AuthorizationResult = Object.freeze({ decision: 'allow' });
 export const NO_OPINION: AuthorizationResult = Object.freeze({ decision: 'no-opinion' });
 
+/** The answer of a rule that only ever grants: allow when it applies, no opinion otherwise. */
+export function grantIf(applies: boolean): AuthorizationResult {
+  return applies ? ALLOWED : NO_OPINION;
+}
+
 export interface Authorizer {
   /**
    * The decision; synchronous when nothing has to be waited for (the platform's own

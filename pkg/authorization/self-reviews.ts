@@ -4,13 +4,7 @@
 // through its system:basic-user role. A key's scope allows them too: asking what a
 // key may do is no use if the key may not ask.
 
-import {
-  ALLOWED,
-  NO_OPINION,
-  type Attributes,
-  type AuthorizationResult,
-  type Authorizer,
-} from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 const SELF_REVIEWS: ReadonlyMap<string, readonly string[]> = new Map([
   ['authorization.k8s.io', ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']],
@@ -26,6 +20,6 @@ export function isSelfReviewRequest(attrs: Attributes): boolean {
 
 export class SelfReviewAuthorizer implements Authorizer {
   authorize(attrs: Attributes): AuthorizationResult {
-    return isSelfReviewRequest(attrs) ? ALLOWED : NO_OPINION;
+    return grantIf(isSelfReviewRequest(attrs));
   }
 }

@@ -13,13 +13,7 @@
 import { specString } from '../identity/membership.js';
 import type { IdentityCache } from '../identity/identity-cache.js';
 import type { CallerResolver } from './caller.js';
-import {
-  ALLOWED,
-  NO_OPINION,
-  type Attributes,
-  type AuthorizationResult,
-  type Authorizer,
-} from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 const KEY_VERBS = new Set(['get', 'update', 'patch', 'delete']);
 /** Reading these subresources is reading the object. */
@@ -33,7 +27,7 @@ export class SelfAuthorizer implements Authorizer {
   ) {}
 
   authorize(attrs: Attributes): AuthorizationResult {
-    return this.allows(attrs) ? ALLOWED : NO_OPINION;
+    return grantIf(this.allows(attrs));
   }
 
   private allows(attrs: Attributes): boolean {

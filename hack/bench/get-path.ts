@@ -1,5 +1,5 @@
-// node dist/hack/bench/get-path.js [--backend sqlite|etcd3] [--seconds S] [--rounds R]
-//                                  [--caller admin|reader] [--base DIR] [--profile DIR]
+// node dist/hack/bench/get-path.js [--backend sqlite|etcd3] [--seconds S] [--rounds R] [--clients N]
+//                                  [--caller admin|reader] [--base DIR [--base-first]] [--profile DIR]
 //
 // What the request path costs a get by name (issue 17: "at most 2x the bare server's
 // CPU per get"). The real server (server-host.ts: the same options, assembly and
@@ -55,6 +55,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     caller: { type: 'string', default: 'admin' },
     base: { type: 'string' },
+    'base-first': { type: 'boolean', default: false },
+    clients: { type: 'string', default: String(CLIENTS) },
     profile: { type: 'string' },
   },
 });
@@ -143,7 +145,7 @@ async function measure(load: Child, side: Side, ms: number): Promise<Round> {
     kind: 'get',
     target: side.target,
     paths: [side.path],
-    concurrency: CLIENTS,
+    concurrency: Number(args.clients),
     warmupMs: 0,
     durationMs: ms,
   });
@@ -175,9 +177,15 @@ async function main(): Promise<void> {
     ];
   }
   const load = child(Child.start('load', 'load', { logFile: join(dir, 'load.log') }));
-  const first = await startServer('server', load, backendArgs('server'));
-  const sides: Side[] = [first];
-  if (args.base) sides.push(await startServer('base', load, backendArgs('base'), args.base));
+  // The server started first has answered no differently in same-build runs, but
+  // --base-first lets a run check that its order does not favour one side.
+  const base = async (): Promise<Side & { readonly started: HostStarted }> =>
+    startServer('base', load, backendArgs('base'), args.base);
+  const early = args.base && args['base-first'] ? await base() : undefined;
+  const current = await startServer('server', load, backendArgs('server'));
+  const late = args.base && !args['base-first'] ? await base() : undefined;
+  const sides: Side[] = [early, current, late].filter((s): s is NonNullable<typeof s> => s !== undefined);
+  const first = current;
   // The bare baseline: the first server's certificate, the bytes it returns for the get.
   const body = await request(load, first.target, 'GET', first.path);
   const bare = child(Child.start('bare', 'bare-server', { gc: true }));
@@ -208,7 +216,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `get by name, ${CLIENTS} clients, ${args.backend}, caller ${args.caller}, ${rounds} rounds of ${seconds} s (median):`,
+    `get by name, ${args.clients} clients, ${args.backend}, caller ${args.caller}, ${rounds} rounds of ${seconds} s (median):`,
   );
   for (const s of sides) {
     const rs = results.get(s.label)!;

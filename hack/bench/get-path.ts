@@ -177,8 +177,8 @@ async function main(): Promise<void> {
     ];
   }
   const load = child(Child.start('load', 'load', { logFile: join(dir, 'load.log') }));
-  // The server started first has answered no differently in same-build runs, but
-  // --base-first lets a run check that its order does not favour one side.
+  // --base-first starts (and lists) the base first: on a busy machine a run should be
+  // repeated in both orders before a difference of a few percent is believed.
   const base = async (): Promise<Side & { readonly started: HostStarted }> =>
     startServer('base', load, backendArgs('base'), args.base);
   const early = args.base && args['base-first'] ? await base() : undefined;

@@ -119,20 +119,21 @@ function takeIdentityHeaders(
 ): HeaderValues | undefined {
   const raw = req.rawHeaders;
   let values: HeaderValues | undefined;
-  const kept: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] ?? '').toLowerCase();
-    const value = raw[i + 1] ?? '';
-    if (isIdentityHeader(name, config)) {
-      values ??= new Map();
-      const list = values.get(name) ?? [];
-      list.push(value);
-      values.set(name, list);
-    } else {
-      kept.push(raw[i] ?? '', value);
-    }
+    if (!isIdentityHeader(name, config)) continue;
+    values ??= new Map();
+    const list = values.get(name) ?? [];
+    list.push(raw[i + 1] ?? '');
+    values.set(name, list);
   }
+  // Nearly every request carries none: then nothing is copied.
   if (!values) return undefined;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    if (!values.has(name.toLowerCase())) kept.push(name, raw[i + 1] ?? '');
+  }
   for (const name of values.keys()) {
     delete req.headers[name];
     delete (req.headersDistinct as Record<string, string[] | undefined>)[name];

@@ -4,6 +4,7 @@
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const fromSource = import.meta.url.endsWith('.ts');
@@ -31,13 +32,19 @@ export class Child {
     });
   }
 
-  /** Forks `module` (a sibling file, without extension). `logFile` receives its stdout and stderr. */
+  /**
+   * Forks `module` (a sibling file, without extension). `logFile` receives its stdout and
+   * stderr. `dir` forks the module of that name from another build's hack/bench folder
+   * instead (an A/B of two builds: see get-path.ts).
+   */
   static start(
     name: string,
     module: string,
-    options: { logFile?: string; gc?: boolean; maxOldSpaceMb?: number } = {},
+    options: { logFile?: string; gc?: boolean; maxOldSpaceMb?: number; dir?: string } = {},
   ): Child {
-    const file = fileURLToPath(new URL(`./${module}${fromSource ? '.ts' : '.js'}`, import.meta.url));
+    const file = options.dir
+      ? join(options.dir, `${module}.js`)
+      : fileURLToPath(new URL(`./${module}${fromSource ? '.ts' : '.js'}`, import.meta.url));
     const execArgv = [
       ...(fromSource ? ['--import', 'tsx'] : []),
       ...(options.gc ? ['--expose-gc'] : []),

@@ -61,6 +61,18 @@ function matchHealth(path: string): [HealthEndpoint, string | undefined] | undef
   return [head as HealthEndpoint, check === '' ? undefined : check];
 }
 
+const API_ROOTS = ['/apis', '/api'] as const;
+
+/** `/api`, `/apis` and below: the API's own paths, where the request-info resolver routes. */
+function isApiPath(path: string): boolean {
+  for (const root of API_ROOTS) {
+    if (path.startsWith(root) && (path.length === root.length || path.charCodeAt(root.length) === 47)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** The handler, with the discovery and OpenAPI builders given (tests pass small fakes). */
 export function newApiHandler(config: ApiServerConfig, documentBuilders: DocumentBuilders): ApiHandler {
   return new Server(config, documentBuilders);
@@ -246,7 +258,8 @@ class Server implements ApiHandler {
       writeBytes(res, 200, 'application/json', this.versionBytes);
       return;
     }
-    if (await this.servePublicDocument(scope, path)) return;
+    // The API's own paths are never a public document: no look-up (an async call) for them.
+    if (!isApiPath(path) && (await this.servePublicDocument(scope, path))) return;
     // The console's page and assets hold no secret; it then calls the API with the user's key.
     if (this.console.matches(path)) {
       await this.auditAnonymous(
@@ -257,17 +270,23 @@ class Server implements ApiHandler {
     }
 
     const info = newRequestInfo(method, path, () => scope.query);
+    // Each step below answers synchronously when it can: awaited only when it did not.
     try {
-      scope.user = await authenticate(this.config.authenticator, req, this.config.logger);
+      const user = authenticate(this.config.authenticator, req, this.config.logger);
+      scope.user = user instanceof Promise ? await user : user;
     } catch (err) {
       this.audit?.failedAuthentication(scope, info);
       throw err;
     }
     scope.info = info;
-    await this.audit?.begin(scope, info, scope.user);
+    if (this.audit) await this.audit.begin(scope, info, scope.user);
     // Upstream's order: authentication, audit, then max-in-flight / fair queuing, then authorization.
-    if (this.maxInflight) await this.maxInflight.admit(res, info, scope.user, () => scope.signal);
-    await authorize(this.config.authorizer, attributesFor(scope.user, info), scope.audit);
+    if (this.maxInflight) {
+      const admitted = this.maxInflight.admit(res, info, scope.user, () => scope.signal);
+      if (admitted instanceof Promise) await admitted;
+    }
+    const allowed = authorize(this.config.authorizer, attributesFor(scope.user, info), scope.audit);
+    if (allowed instanceof Promise) await allowed;
 
     if (!info.isResourceRequest) {
       const docPath = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;

@@ -39,6 +39,8 @@ export interface PublicDocumentSource {
    * The document at `path` (any path prefix stripped), or undefined when the path is
    * not one of its own. `base` is the URL the request came in at, up to and
    * including the path prefix it used (`https://host:8443/kubernetes/management`).
+   * Never asked about `/api`, `/apis` and below: those paths belong to the API, and
+   * asking would cost every API request an asynchronous look-up.
    */
   document(path: string, base: string): Promise<PublicDocument | undefined>;
 }

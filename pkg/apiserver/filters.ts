@@ -5,31 +5,44 @@
 import type { IncomingMessage } from 'node:http';
 
 import { isApiError, newForbidden, newUnauthorized } from '../apis/meta/errors.js';
-import type { Authenticator } from '../authentication/interfaces.js';
+import type { Authenticator, Awaitable } from '../authentication/interfaces.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
-import type { Attributes, Authorizer } from '../authorization/interfaces.js';
+import type { Attributes, AuthorizationResult, Authorizer } from '../authorization/interfaces.js';
 import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
 import { describe } from './responses.js';
 
-/** The caller, or a 401: no credentials, bad credentials, or a failing authenticator. */
-export async function authenticate(
+/**
+ * The caller, or a 401: no credentials, bad credentials, or a failing authenticator.
+ * Synchronous (the user, or a throw) when the authenticator answered synchronously.
+ */
+export function authenticate(
   authenticator: Authenticator,
   req: IncomingMessage,
   logger: Logger,
-): Promise<AuthenticatedUser> {
-  let user: AuthenticatedUser | null;
+): Awaitable<AuthenticatedUser> {
+  let user: AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
   try {
-    user = await authenticator.authenticate(req);
+    user = authenticator.authenticate(req);
   } catch (err) {
-    // A 401 with a helpful message (expired key) goes to the client as it is.
-    if (isApiError(err)) throw err;
-    // Anything else is our fault, but the caller is still not authenticated.
-    logger.error('authenticator failed', { error: describe(err) });
-    throw newUnauthorized();
+    return authenticatorFailed(err, logger);
   }
+  if (user instanceof Promise)
+    return user.then(recognised, (err: unknown) => authenticatorFailed(err, logger));
+  return recognised(user);
+}
+
+function recognised(user: AuthenticatedUser | null): AuthenticatedUser {
   if (!user) throw newUnauthorized();
   return user;
+}
+
+function authenticatorFailed(err: unknown, logger: Logger): never {
+  // A 401 with a helpful message (expired key) goes to the client as it is.
+  if (isApiError(err)) throw err;
+  // Anything else is our fault, but the caller is still not authenticated.
+  logger.error('authenticator failed', { error: describe(err) });
+  throw newUnauthorized();
 }
 
 export function attributesFor(user: AuthenticatedUser, info: RequestInfo): Attributes {
@@ -59,19 +72,41 @@ export interface DecisionAnnotations {
 const DECISION_ANNOTATION = 'authorization.k8s.io/decision';
 const REASON_ANNOTATION = 'authorization.k8s.io/reason';
 
-/** Resolves when allowed; throws the Kubernetes 403 otherwise ('no-opinion' is a denial). */
-export async function authorize(
+/**
+ * Returns (or resolves) when allowed; throws the Kubernetes 403 otherwise ('no-opinion'
+ * is a denial). Synchronous when the authorizer answered synchronously.
+ */
+export function authorize(
   authorizer: Authorizer,
   attrs: Attributes,
   annotations?: DecisionAnnotations,
-): Promise<void> {
-  let result: Awaited<ReturnType<Authorizer['authorize']>>;
+): Awaitable<void> {
+  let result: Awaitable<AuthorizationResult>;
   try {
-    result = await authorizer.authorize(attrs);
+    result = authorizer.authorize(attrs);
   } catch (err) {
-    annotations?.addAnnotation(REASON_ANNOTATION, 'internal error');
-    throw err;
+    return authorizerFailed(err, annotations);
   }
+  if (result instanceof Promise) {
+    return result.then(
+      (r) => decided(r, attrs, annotations),
+      (err: unknown) => authorizerFailed(err, annotations),
+    );
+  }
+  decided(result, attrs, annotations);
+}
+
+function authorizerFailed(err: unknown, annotations: DecisionAnnotations | undefined): never {
+  annotations?.addAnnotation(REASON_ANNOTATION, 'internal error');
+  throw err;
+}
+
+/** Notes the decision for the audit; throws the 403 of a denial. */
+function decided(
+  result: AuthorizationResult,
+  attrs: Attributes,
+  annotations: DecisionAnnotations | undefined,
+): void {
   if (annotations) {
     annotations.addAnnotation(DECISION_ANNOTATION, result.decision === 'allow' ? 'allow' : 'forbid');
     annotations.addAnnotation(REASON_ANNOTATION, result.reason ?? '');

@@ -8,17 +8,22 @@ import { newApiHandler } from './api-handler.js';
 import type { PublicDocumentSource } from './config.js';
 import { call, fakeDocumentBuilders, startTestServer, type TestServer } from './testing/fakes.js';
 
+/** Every path a source was asked about. */
+const asked: string[] = [];
+
 const source: PublicDocumentSource = {
-  document: (path, base) =>
-    Promise.resolve(
-      path === '/.well-known/openid-configuration'
+  document: (path, base) => {
+    asked.push(path);
+    return Promise.resolve(
+      path === '/.well-known/openid-configuration' || path.startsWith('/apis/') || path === '/api'
         ? {
             contentType: 'application/json',
             body: { jwks_uri: `${base}/openid/v1/jwks` },
             maxAgeSeconds: 300,
           }
         : undefined,
-    ),
+    );
+  },
 };
 
 describe('public documents', () => {
@@ -51,5 +56,17 @@ describe('public documents', () => {
     assert.equal(post.status, 405);
     const other = await call(server.url, '/.well-known/other', { token: null });
     assert.equal(other.status, 401);
+  });
+
+  it('never stand in for the API: its paths are not looked up and still need credentials', async () => {
+    asked.length = 0;
+    for (const path of ['/apis/management.platform.dev/v1/teams', '/kubernetes/management/api']) {
+      const res = await call(server.url, path, { token: null });
+      assert.equal(res.status, 401, path);
+    }
+    assert.deepEqual(asked, []);
+    // A path that only starts like one is not the API's.
+    await call(server.url, '/apisx', { token: null });
+    assert.deepEqual(asked, ['/apisx']);
   });
 });

@@ -8,7 +8,7 @@ import type { KubeObject } from '../apis/meta/types.js';
 import { isApiError } from '../apis/meta/errors.js';
 import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { IdentityCache } from '../identity/identity-cache.js';
-import { AccessKeyAuthenticator, EXPIRED_MESSAGE, type AccessKeyUse } from './access-key.js';
+import { AccessKeyAuthenticator, EXPIRED_MESSAGE, sameHash, type AccessKeyUse } from './access-key.js';
 
 const GROUP = 'management.platform.dev';
 const ROOT = `/registry/${GROUP}/`;
@@ -369,4 +369,15 @@ test("a deleted user's keys authenticate nobody before the collector removes the
     assert.equal((await authStatus(authn, 'plain-k')).code, 401);
     assert.ok(cache.user('alice')?.metadata.uid === 'another-uid');
   });
+});
+
+test('stored hashes compare equal only when every character is', () => {
+  const a = hashAccessKey('a'.repeat(64));
+  assert.equal(sameHash(a, hashAccessKey('a'.repeat(64))), true);
+  assert.equal(sameHash(a, hashAccessKey('b'.repeat(64))), false);
+  // One character off, at either end; a prefix; the empty string.
+  assert.equal(sameHash(a, `${a.slice(0, -1)}${a.endsWith('0') ? '1' : '0'}`), false);
+  assert.equal(sameHash(a, `x${a.slice(1)}`), false);
+  assert.equal(sameHash(a, a.slice(0, -1)), false);
+  assert.equal(sameHash(a, ''), false);
 });

@@ -12,7 +12,7 @@
 // groups += spec.groups and "system:authenticated"; accessKeyName, accessKeyUid,
 // accessKeyDigest, accessKeyType and scope come from the key.
 
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { newUnauthorized } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
@@ -20,7 +20,8 @@ import { isObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import { hashAccessKey } from '../apis/management/v1/owned-access-key.js';
 import { storedKeyHash } from '../identity/identity-cache.js';
-import { accessKeyAuthentications } from '../metrics/platform.js';
+import type { CounterSeries } from '../metrics/families.js';
+import { accessKeyAuthentications, type AccessKeyResult } from '../metrics/platform.js';
 import { specString, specStrings } from '../identity/membership.js';
 import {
   AccessKeyUsability,
@@ -29,7 +30,7 @@ import {
   type AccessKeyUsabilityOptions,
 } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
-import type { Authenticator } from './interfaces.js';
+import type { Authenticator, Awaitable } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 export {
@@ -135,20 +136,27 @@ export class AccessKeyAuthenticator implements Authenticator {
     this.usability = new AccessKeyUsability(source, options);
   }
 
-  async authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
+  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     const token = bearerToken(req);
     if (token === null) return null;
-    try {
-      await this.usability.whenSynced();
-    } catch (err) {
-      accessKeyAuthentications.inc({ result: 'unavailable' });
-      throw err;
-    }
+    // Once the index has synced (every request but the first few), answered at once.
+    if (this.source.hasSynced) return this.authenticateKey(token);
+    return this.usability.whenSynced().then(
+      () => this.authenticateKey(token),
+      (err: unknown) => {
+        countResult('unavailable');
+        throw err;
+      },
+    );
+  }
+
+  /** The identity of `token`, looked up in the synced index; a 401 (thrown) or null when it is no usable key. */
+  private authenticateKey(token: string): AuthenticatedUser | null {
     const hash = hashAccessKey(token);
     const key = this.source.accessKeyByHash(hash);
     if (!key || !sameHash(hash, storedKeyHash(key))) {
       // A token that may be another authenticator's (passUnknownTokens) is not counted as a failure here.
-      if (this.options.passUnknownTokens !== true) accessKeyAuthentications.inc({ result: 'unknown' });
+      if (this.options.passUnknownTokens !== true) countResult('unknown');
       return this.notAKey();
     }
     let user: AuthenticatedUser | undefined;
@@ -156,14 +164,14 @@ export class AccessKeyAuthenticator implements Authenticator {
       this.usability.check(key);
       user = this.identityOf(key);
     } catch (err) {
-      accessKeyAuthentications.inc({ result: 'rejected' });
+      countResult('rejected');
       throw err;
     }
     if (!user) {
-      accessKeyAuthentications.inc({ result: 'rejected' });
+      countResult('rejected');
       throw newUnauthorized();
     }
-    accessKeyAuthentications.inc({ result: 'success' });
+    countResult('success');
     this.usability.recordUse(key);
     return user;
   }
@@ -189,8 +197,26 @@ export class AccessKeyAuthenticator implements Authenticator {
   }
 }
 
-function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8');
-  const y = Buffer.from(b, 'utf8');
-  return x.length === y.length && timingSafeEqual(x, y);
+/**
+ * The two hashes are equal, compared in time that depends only on their length (as
+ * timingSafeEqual, without copying both into Buffers on every request): the stored
+ * form is fixed-length ASCII, so its length tells nothing.
+ */
+export function sameHash(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/** The counter's series of each result, resolved on first use and kept (see CounterFamily). */
+const resultSeries = new Map<AccessKeyResult, CounterSeries>();
+
+function countResult(result: AccessKeyResult): void {
+  let series = resultSeries.get(result);
+  if (!series) {
+    series = accessKeyAuthentications.series({ result });
+    resultSeries.set(result, series);
+  }
+  series.inc();
 }

@@ -69,20 +69,19 @@ export class ClientCertificateAuthenticator implements Authenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
+  authenticate(req: IncomingMessage): AuthenticatedUser | null {
     const bundle = this.source.current();
-    if (!bundle) return Promise.resolve(null);
+    if (!bundle) return null;
     const socket = req.socket as TLSSocket;
     const now = this.now();
     const known = this.verified.get(socket);
-    if (known && known.generation === bundle.generation && now <= known.expires)
-      return Promise.resolve(known.user);
+    if (known && known.generation === bundle.generation && now <= known.expires) return known.user;
     const chain = peerCertificateChain(socket);
     const leaf = chain[0];
     if (!leaf) {
       // Most connections carry no certificate, and never will: remember that too.
       this.verified.set(socket, { generation: bundle.generation, expires: Infinity, user: null });
-      return Promise.resolve(null);
+      return null;
     }
     const result = verifyClientChain(chain, bundle.roots, now);
     let user: AuthenticatedUser | null = null;
@@ -99,6 +98,6 @@ export class ClientCertificateAuthenticator implements Authenticator {
       expires: user ? expires : Math.min(expires, now + 60_000),
       user,
     });
-    return Promise.resolve(user);
+    return user;
   }
 }

@@ -45,7 +45,7 @@ import { isUnlimitedScope, scopeExcess } from '../tokens/scope.js';
 import { accessKeyDigest, accessKeyIdentity } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
-import type { Authenticator } from './interfaces.js';
+import type { Authenticator, Awaitable } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 export const TOKEN_EXPIRED_MESSAGE = 'direct cluster endpoint token expired, please request a new one';
@@ -61,9 +61,14 @@ export class EndpointTokenAuthenticator implements Authenticator {
     private readonly keys: AccessKeyUsability,
   ) {}
 
-  async authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
+  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     const token = bearerToken(req);
+    // Most bearer tokens are access keys: not ours, said at once (no promise).
     if (token === null || !looksLikeJwt(token)) return null;
+    return this.authenticateJwt(token);
+  }
+
+  private async authenticateJwt(token: string): Promise<AuthenticatedUser | null> {
     let claims: EndpointTokenClaims;
     try {
       claims = await this.issuer.verify(token);

@@ -53,31 +53,31 @@ export class FrontProxyAuthenticator implements Authenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null> {
+  authenticate(req: IncomingMessage): AuthenticatedUser | null {
     const config = this.source.current();
     const headers = takeIdentityHeaders(req, config);
-    if (!config || !headers) return Promise.resolve(null);
+    if (!config || !headers) return null;
 
     const result = this.verify(req.socket as TLSSocket, config);
     if (!result.ok) {
       // Not a 401: another credential on the request (a bearer token) may still be good. Debug
       // level: anyone can send these headers, and a log line per forged request helps nobody.
       this.logger?.debug('front-proxy: identity headers ignored', { reason: result.reason });
-      return Promise.resolve(null);
+      return null;
     }
     const name = first(headers, config.usernameHeaders);
-    if (name === '') return Promise.resolve(null);
+    if (name === '') return null;
     const groups = all(headers, config.groupHeaders);
     if (!groups.includes(AUTHENTICATED_GROUP)) groups.push(AUTHENTICATED_GROUP);
     const extra = extras(headers, config.extraHeaderPrefixes);
     const uid = first(headers, config.uidHeaders);
-    return Promise.resolve({
+    return {
       name,
       groups,
       ...(uid ? { uid } : {}),
       ...(Object.keys(extra).length > 0 ? { extra } : {}),
       hostIdentity: true,
-    });
+    };
   }
 
   private verify(socket: TLSSocket, config: RequestHeaderConfig): VerifyResult {
@@ -119,20 +119,21 @@ function takeIdentityHeaders(
 ): HeaderValues | undefined {
   const raw = req.rawHeaders;
   let values: HeaderValues | undefined;
-  const kept: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] ?? '').toLowerCase();
-    const value = raw[i + 1] ?? '';
-    if (isIdentityHeader(name, config)) {
-      values ??= new Map();
-      const list = values.get(name) ?? [];
-      list.push(value);
-      values.set(name, list);
-    } else {
-      kept.push(raw[i] ?? '', value);
-    }
+    if (!isIdentityHeader(name, config)) continue;
+    values ??= new Map();
+    const list = values.get(name) ?? [];
+    list.push(raw[i + 1] ?? '');
+    values.set(name, list);
   }
+  // Nearly every request carries none: then nothing is copied.
   if (!values) return undefined;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    if (!values.has(name.toLowerCase())) kept.push(name, raw[i + 1] ?? '');
+  }
   for (const name of values.keys()) {
     delete req.headers[name];
     delete (req.headersDistinct as Record<string, string[] | undefined>)[name];

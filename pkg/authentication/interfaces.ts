@@ -5,6 +5,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthenticatedUser } from './user/user.js';
 
+/** A value now, or later. */
+export type Awaitable<T> = T | Promise<T>;
+
 export interface Authenticator {
-  authenticate(req: IncomingMessage): Promise<AuthenticatedUser | null>;
+  /**
+   * Synchronous when nothing has to be waited for (a header or a key looked up in
+   * memory): a request then passes the union without a promise per authenticator.
+   * A synchronous answer may also be a synchronous throw.
+   */
+  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null>;
 }

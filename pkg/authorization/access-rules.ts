@@ -12,7 +12,7 @@
 
 import type { AccessGrant, AccessHolder, IdentityCache } from '../identity/identity-cache.js';
 import type { Caller, CallerResolver } from './caller.js';
-import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 /**
  * Subresource requests that are, for the rules, another verb on the object:
@@ -50,8 +50,8 @@ export class AccessRuleAuthorizer implements Authorizer {
     private readonly cache: IdentityCache,
   ) {}
 
-  authorize(attrs: Attributes): Promise<AuthorizationResult> {
-    return Promise.resolve({ decision: this.allows(attrs) ? 'allow' : 'no-opinion' });
+  authorize(attrs: Attributes): AuthorizationResult {
+    return grantIf(this.allows(attrs));
   }
 
   private allows(attrs: Attributes): boolean {

@@ -2,12 +2,12 @@
 // scope still narrows an administrator's key: the ScopeAuthorizer runs first.
 
 import type { CallerResolver } from './caller.js';
-import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 export class AdminAuthorizer implements Authorizer {
   constructor(private readonly callers: CallerResolver) {}
 
-  authorize(attrs: Attributes): Promise<AuthorizationResult> {
-    return Promise.resolve({ decision: this.callers.resolve(attrs.user).admin ? 'allow' : 'no-opinion' });
+  authorize(attrs: Attributes): AuthorizationResult {
+    return grantIf(this.callers.resolve(attrs.user).admin);
   }
 }

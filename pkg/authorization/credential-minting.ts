@@ -13,7 +13,7 @@
 // are denied, first in the chain so no later rule can allow them. The 403 is
 // upstream's forbidden message plus this reason.
 
-import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import { NO_OPINION, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 export const TOKEN_CANNOT_MINT_REASON =
   'a direct cluster endpoint token cannot mint credentials (access keys, tokens, kube configs); use an access key';
@@ -38,10 +38,10 @@ export function mintsCredentials(attrs: Attributes, group: string): boolean {
 export class CredentialMintingAuthorizer implements Authorizer {
   constructor(private readonly group: string) {}
 
-  authorize(attrs: Attributes): Promise<AuthorizationResult> {
+  authorize(attrs: Attributes): AuthorizationResult {
     if (attrs.user.tokenDerived === true && mintsCredentials(attrs, this.group)) {
-      return Promise.resolve({ decision: 'deny', reason: TOKEN_CANNOT_MINT_REASON });
+      return { decision: 'deny', reason: TOKEN_CANNOT_MINT_REASON };
     }
-    return Promise.resolve({ decision: 'no-opinion' });
+    return NO_OPINION;
   }
 }

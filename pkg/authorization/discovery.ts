@@ -4,10 +4,18 @@
 // authenticated user through its system:discovery role; they say what the API
 // is, never what it holds.
 
-import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 /** Non-resource paths readable by everyone authenticated: exact paths, and everything below them. */
-export const DISCOVERY_PATHS: readonly string[] = ['/api', '/apis', '/version', '/openapi', '/healthz', '/livez', '/readyz'];
+export const DISCOVERY_PATHS: readonly string[] = [
+  '/api',
+  '/apis',
+  '/version',
+  '/openapi',
+  '/healthz',
+  '/livez',
+  '/readyz',
+];
 
 function stripPrefix(path: string, prefixes: readonly string[]): string {
   for (const prefix of prefixes) {
@@ -30,9 +38,7 @@ export class DiscoveryAuthorizer implements Authorizer {
     private readonly pathPrefixes: readonly string[] = [],
   ) {}
 
-  authorize(attrs: Attributes): Promise<AuthorizationResult> {
-    return Promise.resolve({
-      decision: isDiscoveryRequest(attrs, this.pathPrefixes) ? 'allow' : 'no-opinion',
-    });
+  authorize(attrs: Attributes): AuthorizationResult {
+    return grantIf(isDiscoveryRequest(attrs, this.pathPrefixes));
   }
 }

@@ -1,6 +1,7 @@
 // May they. Attributes follow k8s.io/apiserver/pkg/authorization/authorizer: one
 // decision per request, made before the verb handler runs.
 
+import type { Awaitable } from '../authentication/interfaces.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
 
 export interface Attributes {
@@ -26,8 +27,21 @@ export interface AuthorizationResult {
   readonly reason?: string;
 }
 
+/** The two answers most authorizers give, shared rather than allocated per request. */
+export const ALLOWED: AuthorizationResult = Object.freeze({ decision: 'allow' });
+export const NO_OPINION: AuthorizationResult = Object.freeze({ decision: 'no-opinion' });
+
+/** The answer of a rule that only ever grants: allow when it applies, no opinion otherwise. */
+export function grantIf(applies: boolean): AuthorizationResult {
+  return applies ? ALLOWED : NO_OPINION;
+}
+
 export interface Authorizer {
-  authorize(attrs: Attributes): Promise<AuthorizationResult>;
+  /**
+   * The decision; synchronous when nothing has to be waited for (the platform's own
+   * rules, from memory), so a request asks its chain without a promise per authorizer.
+   */
+  authorize(attrs: Attributes): Awaitable<AuthorizationResult>;
 }
 
 /** The attributes of a request for a path outside the API (discovery, health), without its user. */

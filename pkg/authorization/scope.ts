@@ -38,7 +38,7 @@
 import type { AccessKeyScope, AccessKeyScopeRole, AccessKeyScopeRule } from '../apis/management/v1/common.js';
 import { isObject } from '../apis/meta/types.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
-import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import { NO_OPINION, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 import { isDiscoveryRequest } from './discovery.js';
 import { isSelfReviewRequest } from './self-reviews.js';
 
@@ -307,10 +307,10 @@ export class ScopeAuthorizer implements Authorizer {
     this.matcher = new ScopeMatcher(options);
   }
 
-  authorize(attrs: Attributes): Promise<AuthorizationResult> {
+  authorize(attrs: Attributes): AuthorizationResult {
     const scope = attrs.user.scope;
-    if (!scope || this.matcher.allows(scope, attrs)) return Promise.resolve({ decision: 'no-opinion' });
-    return Promise.resolve({ decision: 'deny', reason: scopeDenialReason(attrs.user, scope) });
+    if (!scope || this.matcher.allows(scope, attrs)) return NO_OPINION;
+    return { decision: 'deny', reason: scopeDenialReason(attrs.user, scope) };
   }
 }
 

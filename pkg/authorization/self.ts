@@ -13,7 +13,7 @@
 import { specString } from '../identity/membership.js';
 import type { IdentityCache } from '../identity/identity-cache.js';
 import type { CallerResolver } from './caller.js';
-import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
+import { grantIf, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 const KEY_VERBS = new Set(['get', 'update', 'patch', 'delete']);
 /** Reading these subresources is reading the object. */
@@ -26,8 +26,8 @@ export class SelfAuthorizer implements Authorizer {
     private readonly cache: IdentityCache,
   ) {}
 
-  authorize(attrs: Attributes): Promise<AuthorizationResult> {
-    return Promise.resolve({ decision: this.allows(attrs) ? 'allow' : 'no-opinion' });
+  authorize(attrs: Attributes): AuthorizationResult {
+    return grantIf(this.allows(attrs));
   }
 
   private allows(attrs: Attributes): boolean {

@@ -4,16 +4,18 @@
 
 import { Counter, Histogram } from 'prom-client';
 
+import { CounterFamily } from './families.js';
 import { registry } from './registry.js';
 
 /** How an access-key authentication ended. */
 export type AccessKeyResult = 'success' | 'unknown' | 'rejected' | 'unavailable';
 
-export const accessKeyAuthentications = new Counter({
+/** Counted on every authenticated request, so by handle (families.ts): `series({ result })` once, then inc(). */
+export const accessKeyAuthentications = new CounterFamily({
   name: 'platform_access_key_authentications_total',
   help: 'Bearer tokens checked as access keys, by result: success, unknown (no such key), rejected (expired, disabled, or its user cannot log in) or unavailable (the key index was not ready).',
   labelNames: ['result'],
-  registers: [registry],
+  registry,
 });
 
 /** Which review of the host cluster. */

@@ -2,18 +2,19 @@
 //                                   [--baseline <other build's dist/hack/bench/server-host.js>]
 //                                   [--profile <dir>]
 //
-// The list path (issue 17): a full list of `--objects` ~1 KiB Users served from the
-// watch cache, against what the bench row "list vs etcd3 range + JSON.parse" compares
-// it with: a raw etcd3 range of the prefix plus JSON.parse of each value (done here,
-// in this process, as hack/bench/load.ts's etcd-range-parse job does). The real server
+// The list path (issue 17): a full list of `--objects` Users (~1 KiB each, and the
+// bootstrap admin, as the bench fills them) served from the watch cache, against what
+// the bench row "list vs etcd3 range + JSON.parse" compares it with: a raw etcd3 range
+// of the prefix plus JSON.parse of each value (done here, in this process, as
+// hack/bench/load.ts's etcd-range-parse job does). The real server
 // runs in a child process (hack/bench/server-host.ts) on etcd3 over a loopback etcd
 // (hack/etcd.ts); the Users are created through its registry. Reports, per side, the
 // median wall time of a list (the client reads the whole body, as the bench does) and
 // the CPU microseconds per list of the process that serves it (the server, or this
 // process for the raw range).
 //
-// A/B of two builds: `--baseline` forks a second server from another build (e.g. a
-// `git worktree` of main built with tsc) on the same etcd and the same Users; rounds
+// A/B of two builds: `--baseline` forks a second server from another build (e.g.
+// `git archive <commit> | tar -x -C /tmp/base`, node_modules linked, built with tsc) on the same etcd and the same Users; rounds
 // alternate this build, the baseline and the raw range, so a noisy neighbour slows
 // all of them alike, and the median of the rounds counts. `--profile <dir>` writes a
 // V8 CPU profile of this build's server over its lists in every round.
@@ -176,8 +177,10 @@ async function main(): Promise<void> {
     const self = fileURLToPath(new URL('./server-host.js', import.meta.url));
     const [host, started] = await startHost(self, etcd.endpoint, join(dir, 'a'));
     hosts.push(host);
-    console.log(`filling ${OBJECTS} Users...`);
-    await host.call({ seedUsers: { prefix: 'fill', from: 0, count: OBJECTS, concurrency: 32 } });
+    // As the bench fills: `--objects` Users in all, the bootstrap admin included.
+    const fill = OBJECTS - 1;
+    console.log(`filling ${fill} Users...`);
+    await host.call({ seedUsers: { prefix: 'fill', from: 0, count: fill, concurrency: 32 } });
     const sides: Side[] = [serverSide('server (this build)', host, started)];
     if (args.baseline) {
       // The same data dir: the admin key and certificates live in etcd and there, made once.

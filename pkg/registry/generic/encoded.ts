@@ -48,6 +48,25 @@ export function encodedCount(states: readonly KubeObject[]): number {
   return states.filter((s) => encodings.has(s)).length;
 }
 
+/**
+ * Arrays whose every item is a deep-frozen cached state already as a client sees it
+ * (apiVersion and kind first, and current): a list's items handed out with no copy at
+ * all. Frozen themselves, so nothing can put another object in.
+ */
+const stateLists = new WeakSet<readonly unknown[]>();
+
+/** `items` (cached states in output form) as a list's items; see stateLists. */
+export function noteStateList<T extends KubeObject>(items: T[]): T[] {
+  stateLists.add(Object.freeze(items));
+  return items;
+}
+
+/** `subset`, picked from `of`, holds such states too when `of` does (a filtered list). */
+export function noteListSubset<T>(subset: T[], of: readonly T[]): T[] {
+  if (stateLists.has(of)) stateLists.add(Object.freeze(subset));
+  return subset;
+}
+
 /** `output` is `source` with apiVersion and kind (re)set first; remembered when `source` is frozen. */
 export function noteOutputOf(output: KubeObject, source: KubeObject): void {
   if (Object.isFrozen(source)) sources.set(output, source);
@@ -85,16 +104,24 @@ function encodedItem(value: unknown, keep: boolean): Encoded | undefined {
   if (i !== outputKeys.length) return undefined;
   const memo = encodings.get(source);
   if (memo && memo.apiVersion === output['apiVersion'] && memo.kind === output['kind']) return memo;
+  return encodeNow(output, source, keep);
+}
+
+/** The memo of a cached state handed out as it is (an item of a state list): frozen, so no check. */
+function encodedState(state: KubeObject, keep: boolean): Encoded {
+  const memo = encodings.get(state);
+  if (memo && memo.apiVersion === state.apiVersion && memo.kind === state.kind) return memo;
+  return encodeNow(state, state, keep);
+}
+
+/** `output`'s JSON, kept as `source`'s memo when `keep`. */
+function encodeNow(output: object, source: KubeObject, keep: boolean): Encoded {
   const json = JSON.stringify(output);
-  const made = {
-    apiVersion: output['apiVersion'],
-    kind: output['kind'],
-    json,
-    bytes: Buffer.byteLength(json),
-  };
-  if (!keep) return { ...made, kept: false };
-  remember(source, made);
-  return made;
+  const { apiVersion, kind } = output as Record<string, unknown>;
+  const encoded: Encoded = { apiVersion, kind, json, bytes: Buffer.byteLength(json) };
+  if (!keep) return { ...encoded, kept: false };
+  remember(source, encoded);
+  return encoded;
 }
 
 /** A response body in pieces, and its length in UTF-8 bytes. */
@@ -113,14 +140,16 @@ export interface EncodedBody {
 const CHUNK_CHARS = 64 * 1024;
 
 /**
- * JSON.stringify(list) in chunks, for a list whose items are output copies of cached
- * objects: their memoized JSON is concatenated. Undefined when its first item is not
- * such a copy (the caller stringifies as usual).
+ * JSON.stringify(list) in chunks, for a list whose items are cached states handed out
+ * as they are (a state list) or output copies of them: their memoized JSON is
+ * concatenated. Undefined for any other list (the caller stringifies as usual).
  */
 export function cachedListBody(list: unknown): EncodedBody | undefined {
   if (typeof list !== 'object' || list === null || Array.isArray(list)) return undefined;
   const items = (list as { items?: unknown }).items;
-  if (!Array.isArray(items) || items.length === 0 || !sources.has(items[0] as object)) return undefined;
+  if (!Array.isArray(items) || items.length === 0) return undefined;
+  const states = stateLists.has(items);
+  if (!states && !sources.has(items[0] as object)) return undefined;
   const chunks: string[] = [];
   let parts: string[] = [];
   let chars = 0;
@@ -147,7 +176,7 @@ export function cachedListBody(list: unknown): EncodedBody | undefined {
       let room = MAX_ENCODED_STATES;
       for (let i = 0; i < items.length; i++) {
         const item: unknown = items[i];
-        const encoded = encodedItem(item, room > 0);
+        const encoded = states ? encodedState(item as KubeObject, room > 0) : encodedItem(item, room > 0);
         // A memo found counts as one kept: otherwise the item past the bound would take
         // the oldest memo's place, that one the next's on the next list, and so on.
         if (encoded !== undefined && encoded.kept === undefined) room--;

@@ -38,6 +38,8 @@ const COMPARED = [
   'fair-queuing',
   'encryption-create',
   'encryption-get',
+  'limiter-get',
+  'limiter-create',
 ];
 
 interface ReportRow {
@@ -96,6 +98,34 @@ test('npm run bench -- --quick produces a complete table and JSON report', { tim
     // The printed table has a line per row.
     for (const row of report.rows)
       assert.ok(r.stdout.includes(row.workload), `${row.workload} missing from the table`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--only runs just the groups it names, and refuses one it does not know', { timeout: 300_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-test-'));
+  try {
+    const out = join(dir, 'only.json');
+    const run = (...args: string[]): ReturnType<typeof spawnSync> =>
+      spawnSync(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), main, '--quick', ...args], {
+        encoding: 'utf8',
+        timeout: 240_000,
+      });
+    const r = run('--only', 'fairness', '--out', out);
+    assert.equal(r.status, 0, `the quick bench failed:\n${String(r.stderr).slice(-4000)}`);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as { only?: string[]; rows: ReportRow[] };
+    assert.deepEqual(report.only, ['fairness']);
+    assert.deepEqual(
+      report.rows.map((row) => row.id),
+      ['fair-queuing'],
+    );
+    const bad = run('--only', 'etcd,nope', '--out', join(dir, 'bad.json'));
+    assert.notEqual(bad.status, 0);
+    assert.match(
+      String(bad.stderr),
+      /--only: unknown group "nope"; the groups are etcd, sqlite, memory, encryption, fairness, limiter/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,7 +7,14 @@ import { performance } from 'node:perf_hooks';
 import { Etcd3 } from 'etcd3';
 import { Pool } from 'undici';
 import { Latencies, type LatencySummary } from './histogram.js';
-import { API_PATH, SECRETS_NAMESPACE, rawValue, sharedSecretBody, userBody } from './objects.js';
+import {
+  API_PATH,
+  SECRETS_NAMESPACE,
+  accessKeyBody,
+  rawValue,
+  sharedSecretBody,
+  userBody,
+} from './objects.js';
 
 export interface HttpTarget {
   /** https://127.0.0.1:port */
@@ -23,6 +30,14 @@ export interface Timing {
 export type Job =
   | ({ kind: 'create-users'; target: HttpTarget; namePrefix: string; concurrency: number } & Timing)
   | ({ kind: 'create-secrets'; target: HttpTarget; namePrefix: string; concurrency: number } & Timing)
+  | ({
+      kind: 'create-access-keys';
+      target: HttpTarget;
+      /** The User whose keys they are: the target's own, for a plain user's creates. */
+      user: string;
+      namePrefix: string;
+      concurrency: number;
+    } & Timing)
   | {
       kind: 'create-users-count';
       target: HttpTarget;
@@ -156,6 +171,10 @@ async function createUsers(job: Extract<Job, { kind: 'create-users' }>): Promise
 
 async function createSecrets(job: Extract<Job, { kind: 'create-secrets' }>): Promise<LoadResult> {
   return createObjects(job, `${API_PATH}/namespaces/${SECRETS_NAMESPACE}/sharedsecrets`, sharedSecretBody);
+}
+
+async function createAccessKeys(job: Extract<Job, { kind: 'create-access-keys' }>): Promise<LoadResult> {
+  return createObjects(job, `${API_PATH}/ownedaccesskeys`, (name) => accessKeyBody(name, job.user));
 }
 
 /** Creates `<namePrefix>-<n>` objects at `path` from as many clients as asked, for the job's time. */
@@ -562,6 +581,8 @@ export async function runJob(job: Job): Promise<LoadResult> {
   switch (job.kind) {
     case 'create-users':
       return createUsers(job);
+    case 'create-access-keys':
+      return createAccessKeys(job);
     case 'create-secrets':
       return createSecrets(job);
     case 'create-users-count':

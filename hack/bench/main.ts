@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--out results.json]
+// npm run bench [-- --quick] [--out results.json] [--only group,...]
 //
 // `npm run bench` builds (tsc, as `npm start` does) and runs the server from dist/,
 // as it runs in production: from the sources through tsx, every closure the server
@@ -10,7 +10,9 @@
 // BENCH_SIZES (JSON) any other size.
 //
 // Runs every workload against its raw baseline (see suite.ts), prints the table and
-// writes it as JSON. --quick runs the same workloads small, in about a minute: CI
+// writes it as JSON. `--only etcd,limiter` runs only those groups of workloads (etcd,
+// sqlite, memory, encryption, fairness, limiter: the order Suite.run() runs them in),
+// to rerun part of the suite; the JSON then holds only their rows. --quick runs the same workloads small, in about a minute: CI
 // runs it so the harness keeps working; timings from it mean little.
 
 import { writeFileSync } from 'node:fs';
@@ -19,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import { findEtcd } from '../etcd.js';
 import { table } from './report.js';
-import { FULL, QUICK, Suite } from './suite.js';
+import { FULL, QUICK, Suite, WORKLOAD_GROUPS, type WorkloadGroup } from './suite.js';
 
 function etcdVersion(): string {
   try {
@@ -31,9 +33,24 @@ function etcdVersion(): string {
   }
 }
 
+/** `--only a,b`: known group names, or an error that lists them. */
+function groupsOf(list: string): ReadonlySet<WorkloadGroup> {
+  const names = list
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  const unknown = names.filter((n) => !(WORKLOAD_GROUPS as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new Error(
+      `--only: ${unknown.length > 0 ? `unknown group ${unknown.map((n) => JSON.stringify(n)).join(', ')}` : 'no group given'}; the groups are ${WORKLOAD_GROUPS.join(', ')}`,
+    );
+  }
+  return new Set(names as WorkloadGroup[]);
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { quick: { type: 'boolean' }, out: { type: 'string' } },
+    options: { quick: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' } },
     allowPositionals: true,
   });
   const quick = values.quick === true;
@@ -44,7 +61,11 @@ async function main(): Promise<void> {
   const durationMs = Number(process.env['BENCH_DURATION_MS'] ?? '') || base.durationMs;
   // BENCH_SIZES='{"watchers":200}' overrides any size (iteration on one workload).
   const overrides = JSON.parse(process.env['BENCH_SIZES'] ?? '{}') as Partial<typeof base>;
-  const suite = new Suite({ ...base, durationMs, ...overrides }, { log: (line) => console.error(line) });
+  const only = values.only === undefined ? undefined : groupsOf(values.only);
+  const suite = new Suite(
+    { ...base, durationMs, ...overrides },
+    { log: (line) => console.error(line), only },
+  );
   const rows = await suite.run();
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   const machine = {
@@ -56,7 +77,7 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     out,
-    `${JSON.stringify({ mode: quick ? 'quick' : 'full', date: new Date(started).toISOString(), seconds, machine, rows }, null, 2)}\n`,
+    `${JSON.stringify({ mode: quick ? 'quick' : 'full', ...(only ? { only: [...only] } : {}), date: new Date(started).toISOString(), seconds, machine, rows }, null, 2)}\n`,
   );
   console.log(table(rows));
   console.log(`\n${rows.length} workloads in ${seconds}s (${quick ? 'quick' : 'full'} run); JSON: ${out}`);

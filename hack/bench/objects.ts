@@ -43,6 +43,16 @@ export function sharedSecretBody(name: string): Record<string, unknown> {
   };
 }
 
+/**
+ * An OwnedAccessKey of `user`; without `key` the server generates one (as it does for a
+ * plain user creating a key for themselves, which their own rules allow).
+ */
+export function accessKeyBody(name: string, user: string, key?: string): Record<string, unknown> {
+  const spec: Record<string, unknown> = { displayName: name, description: 'A benchmark access key.', user };
+  if (key !== undefined) spec['key'] = key;
+  return { apiVersion: `${GROUP}/v1`, kind: 'OwnedAccessKey', metadata: { name }, spec };
+}
+
 /** A value of `size` bytes for raw etcd puts (JSON-like, so nothing compresses it differently). */
 export function rawValue(size: number): Buffer {
   const body = `{"spec":{"description":"${'x'.repeat(Math.max(0, size - 30))}"}}`;

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { stringify as yamlStringify } from 'yaml';
 
 import { isApiError, toApiError, type ApiError } from '../apis/meta/errors.js';
-import { cachedJSON, cachedListJSON } from '../registry/generic/encoded.js';
+import { cachedJSON, cachedListBody, cachedListJSON } from '../registry/generic/encoded.js';
 import type { Logger } from '../util/log/index.js';
 import { JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, type MediaType } from './negotiation.js';
 
@@ -31,12 +31,37 @@ export function encode(obj: unknown, format: OutputFormat): string {
 }
 
 export function writeObject(res: ServerResponse, code: number, obj: unknown, format: OutputFormat): void {
+  const list = format.mediaType === JSON_MEDIA_TYPE && !format.pretty ? cachedListBody(obj) : undefined;
+  if (list) {
+    writeChunks(res, code, format, list.chunks, list.bytes);
+    return;
+  }
   const body = encode(obj, format);
   res.writeHead(code, {
     'Content-Type': format.contentType ?? format.mediaType,
     'Content-Length': Buffer.byteLength(body),
   });
   res.end(body);
+}
+
+/**
+ * A list served from the watch cache, written as the chunks it was encoded in: the same
+ * bytes and Content-Length as one string, without ever joining megabytes into one (and
+ * the first chunks are on their way while the rest are converted to UTF-8).
+ */
+function writeChunks(
+  res: ServerResponse,
+  code: number,
+  format: OutputFormat,
+  chunks: readonly string[],
+  bytes: number,
+): void {
+  res.writeHead(code, {
+    'Content-Type': format.contentType ?? format.mediaType,
+    'Content-Length': bytes + 1,
+  });
+  for (const chunk of chunks) res.write(chunk);
+  res.end('\n');
 }
 
 /** Bytes already serialized (cached discovery and OpenAPI documents). */

@@ -13,6 +13,7 @@
 // anything about objects the caller cannot see.
 
 import type { KubeList, KubeObject, ListMeta } from '../apis/meta/types.js';
+import { noteListSubset } from '../registry/generic/encoded.js';
 import { delegateTo } from '../registry/rest/delegate.js';
 import type { ListOptions, RequestContext, RESTStorage } from '../registry/rest/interfaces.js';
 import type { StorageWatchEvent, Watcher } from '../storage/interfaces.js';
@@ -107,7 +108,9 @@ export function withListFiltering(
       if (await maySeeAll(ctx, 'list')) return list(ctx, options);
       const result = await list(ctx, options);
       const { remainingItemCount: _hidden, ...metadata } = result.metadata;
-      return { ...result, metadata: metadata as ListMeta, items: await visibleItems(ctx, result.items) };
+      // The items kept are the Store's: their JSON stays the memo's, written in chunks.
+      const items = noteListSubset(await visibleItems(ctx, result.items), result.items);
+      return { ...result, metadata: metadata as ListMeta, items };
     };
   }
 

@@ -3,7 +3,14 @@ import { describe, it } from 'node:test';
 
 import type { KubeObject } from '../../apis/meta/types.js';
 import { deepFreeze } from '../../storage/cacher/watch-cache.js';
-import { cachedJSON, cachedListJSON, encodedCount, MAX_ENCODED_STATES, noteOutputOf } from './encoded.js';
+import {
+  cachedJSON,
+  cachedListBody,
+  cachedListJSON,
+  encodedCount,
+  MAX_ENCODED_STATES,
+  noteOutputOf,
+} from './encoded.js';
 
 function cached(name: string): KubeObject {
   return deepFreeze({
@@ -82,5 +89,43 @@ describe('JSON of cached objects', () => {
     assert.equal(cachedListJSON(list), JSON.stringify(list));
     assert.equal(cachedListJSON({ items: [] }), undefined);
     assert.equal(cachedListJSON({ items: [{ plain: 1 }] }), undefined);
+  });
+
+  it('writes a list body in chunks whose bytes and length are exactly those of JSON.stringify', () => {
+    // Non-ASCII text (2-, 3- and 4-byte UTF-8) so characters and bytes differ.
+    const sources = Array.from({ length: 300 }, (_, i) =>
+      deepFreeze({
+        metadata: { name: `u-${i}`, annotations: { note: `Zoë ✓ 🚀 ${'x'.repeat(i * 3)}` } },
+      } as KubeObject),
+    );
+    const items = sources.map((source) => output(source));
+    const list = {
+      kind: 'UserList',
+      apiVersion: 'g/v1',
+      metadata: { resourceVersion: '9', continue: 'é' },
+      items,
+    };
+    const body = cachedListBody(list);
+    assert.ok(body);
+    assert.ok(body.chunks.length > 1, 'a large list is more than one chunk');
+    const whole = JSON.stringify(list);
+    assert.equal(body.chunks.join(''), whole);
+    assert.equal(body.bytes, Buffer.byteLength(whole));
+    // Again, now from the memos.
+    const again = cachedListBody({ ...list, items: sources.map((source) => output(source)) });
+    assert.equal(again?.chunks.join(''), whole);
+    assert.equal(again?.bytes, Buffer.byteLength(whole));
+  });
+
+  it('keeps memos for as many items of a long list as it holds, and reuses them on the next list', () => {
+    const states = Array.from({ length: MAX_ENCODED_STATES + 1 }, (_, i) => cached(`long-${i}`));
+    const list = (): unknown => ({ kind: 'UserList', items: states.map((s) => output(s)) });
+    const first = cachedListJSON(list());
+    assert.equal(encodedCount(states), MAX_ENCODED_STATES, 'all but the one past the bound');
+    assert.equal(encodedCount(states.slice(0, MAX_ENCODED_STATES)), MAX_ENCODED_STATES);
+    const second = cachedListJSON(list());
+    assert.equal(second, first);
+    // The next list found them all and pushed none out for the one past the bound.
+    assert.equal(encodedCount(states.slice(0, MAX_ENCODED_STATES)), MAX_ENCODED_STATES);
   });
 });

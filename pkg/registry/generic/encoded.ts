@@ -12,6 +12,10 @@ interface Encoded {
   readonly apiVersion: unknown;
   readonly kind: unknown;
   readonly json: string;
+  /** Its UTF-8 length, so a list's Content-Length is a sum rather than a scan of the whole body. */
+  readonly bytes: number;
+  /** False on an encoding made for one use and not kept (only a list's overflow makes those). */
+  readonly kept?: false;
 }
 
 /** Output copy -> the frozen cached object it copies. */
@@ -44,6 +48,25 @@ export function encodedCount(states: readonly KubeObject[]): number {
   return states.filter((s) => encodings.has(s)).length;
 }
 
+/**
+ * Arrays whose every item is a deep-frozen cached state already as a client sees it
+ * (apiVersion and kind first, and current): a list's items handed out with no copy at
+ * all. Frozen themselves, so nothing can put another object in.
+ */
+const stateLists = new WeakSet<readonly unknown[]>();
+
+/** `items` (cached states in output form) as a list's items; see stateLists. */
+export function noteStateList<T extends KubeObject>(items: T[]): T[] {
+  stateLists.add(Object.freeze(items));
+  return items;
+}
+
+/** `subset`, picked from `of`, holds such states too when `of` does (a filtered list). */
+export function noteListSubset<T>(subset: T[], of: readonly T[]): T[] {
+  if (stateLists.has(of)) stateLists.add(Object.freeze(subset));
+  return subset;
+}
+
 /** `output` is `source` with apiVersion and kind (re)set first; remembered when `source` is frozen. */
 export function noteOutputOf(output: KubeObject, source: KubeObject): void {
   if (Object.isFrozen(source)) sources.set(output, source);
@@ -55,10 +78,14 @@ export function noteOutputOf(output: KubeObject, source: KubeObject): void {
  * nested values are frozen); undefined for anything else.
  */
 export function cachedJSON(value: unknown): string | undefined {
-  return encode(value, true);
+  return encodedItem(value, true)?.json;
 }
 
-function encode(value: unknown, keep: boolean): string | undefined {
+/**
+ * The memo of an output copy, made (and kept when `keep`) if it has none; undefined
+ * when `value` is not an unchanged output copy of a cached object.
+ */
+function encodedItem(value: unknown, keep: boolean): Encoded | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const source = sources.get(value);
   if (source === undefined) return undefined;
@@ -76,35 +103,101 @@ function encode(value: unknown, keep: boolean): string | undefined {
   }
   if (i !== outputKeys.length) return undefined;
   const memo = encodings.get(source);
-  if (memo && memo.apiVersion === output['apiVersion'] && memo.kind === output['kind']) return memo.json;
+  if (memo && memo.apiVersion === output['apiVersion'] && memo.kind === output['kind']) return memo;
+  return encodeNow(output, source, keep);
+}
+
+/** The memo of a cached state handed out as it is (an item of a state list): frozen, so no check. */
+function encodedState(state: KubeObject, keep: boolean): Encoded {
+  const memo = encodings.get(state);
+  if (memo && memo.apiVersion === state.apiVersion && memo.kind === state.kind) return memo;
+  return encodeNow(state, state, keep);
+}
+
+/** `output`'s JSON, kept as `source`'s memo when `keep`. */
+function encodeNow(output: object, source: KubeObject, keep: boolean): Encoded {
   const json = JSON.stringify(output);
-  if (keep) remember(source, { apiVersion: output['apiVersion'], kind: output['kind'], json });
-  return json;
+  const { apiVersion, kind } = output as Record<string, unknown>;
+  const encoded: Encoded = { apiVersion, kind, json, bytes: Buffer.byteLength(json) };
+  if (!keep) return { ...encoded, kept: false };
+  remember(source, encoded);
+  return encoded;
+}
+
+/** A response body in pieces, and its length in UTF-8 bytes. */
+export interface EncodedBody {
+  readonly chunks: readonly string[];
+  readonly bytes: number;
 }
 
 /**
- * JSON.stringify(list) for a list whose items are output copies of cached objects,
- * joining their memoized JSON; undefined when it has no such items.
+ * About how many characters each chunk of a list body holds: big enough that writing
+ * one costs little more than its bytes, small enough that no list is ever one string
+ * of many megabytes (joining 10,000 items into one, then the envelope around it, then
+ * converting it to UTF-8 copied the whole body three times and took most of a list's
+ * server time).
  */
-export function cachedListJSON(list: unknown): string | undefined {
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * JSON.stringify(list) in chunks, for a list whose items are cached states handed out
+ * as they are (a state list) or output copies of them: their memoized JSON is
+ * concatenated. Undefined for any other list (the caller stringifies as usual).
+ */
+export function cachedListBody(list: unknown): EncodedBody | undefined {
   if (typeof list !== 'object' || list === null || Array.isArray(list)) return undefined;
   const items = (list as { items?: unknown }).items;
-  if (!Array.isArray(items) || items.length === 0 || !sources.has(items[0] as object)) return undefined;
-  const parts: string[] = [];
+  if (!Array.isArray(items) || items.length === 0) return undefined;
+  const states = stateLists.has(items);
+  if (!states && !sources.has(items[0] as object)) return undefined;
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let chars = 0;
+  let bytes = 0;
+  const add = (json: string, length: number): void => {
+    parts.push(json);
+    chars += json.length;
+    bytes += length;
+    if (chars < CHUNK_CHARS) return;
+    chunks.push(parts.join(''));
+    parts = [];
+    chars = 0;
+  };
+  const addText = (text: string): void => add(text, Buffer.byteLength(text));
+  let first = true;
   for (const [key, value] of Object.entries(list)) {
+    const prefix = `${first ? '{' : ','}${JSON.stringify(key)}:`;
     if (key === 'items') {
-      // A list longer than the memo would only push out, one by one, the memos it needs
-      // next: it uses those it finds and keeps none of its own.
-      const keep = items.length <= MAX_ENCODED_STATES;
-      const encoded = Array.from(
-        items,
-        (item: unknown) => encode(item, keep) ?? JSON.stringify(item) ?? 'null',
-      );
-      parts.push(`"items":[${encoded.join(',')}]`);
+      first = false;
+      addText(`${prefix}[`);
+      // A list longer than the memo keeps memos for as many of its items as the memo
+      // holds, and encodes the rest each time: keeping them would only push out, one by
+      // one, the memos it needs next.
+      let room = MAX_ENCODED_STATES;
+      for (let i = 0; i < items.length; i++) {
+        const item: unknown = items[i];
+        const encoded = states ? encodedState(item as KubeObject, room > 0) : encodedItem(item, room > 0);
+        // A memo found counts as one kept: otherwise the item past the bound would take
+        // the oldest memo's place, that one the next's on the next list, and so on.
+        if (encoded !== undefined && encoded.kept === undefined) room--;
+        if (i > 0) add(',', 1);
+        if (encoded !== undefined) add(encoded.json, encoded.bytes);
+        else addText(JSON.stringify(item) ?? 'null');
+      }
+      addText(']');
       continue;
     }
     const json = JSON.stringify(value);
-    if (json !== undefined) parts.push(`${JSON.stringify(key)}:${json}`);
+    if (json === undefined) continue;
+    first = false;
+    addText(prefix + json);
   }
-  return `{${parts.join(',')}}`;
+  addText('}'); // `items` was there: never an empty object
+  if (parts.length > 0) chunks.push(parts.join(''));
+  return { chunks, bytes };
+}
+
+/** JSON.stringify(list) for the lists cachedListBody encodes (one string: for callers that need one). */
+export function cachedListJSON(list: unknown): string | undefined {
+  return cachedListBody(list)?.chunks.join('');
 }

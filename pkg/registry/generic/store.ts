@@ -55,7 +55,7 @@ import type {
   SubresourceStorage,
   UpdateOptions,
 } from '../rest/interfaces.js';
-import { noteOutputOf } from './encoded.js';
+import { noteOutputOf, noteStateList } from './encoded.js';
 import { decodeObject, type DecodeMode } from './decode.js';
 import {
   checkDeletePreconditions,
@@ -320,8 +320,33 @@ export class Store implements RESTStorage {
       kind: this.info.listKind,
       apiVersion: this.apiVersion,
       metadata,
-      items: result.items.map((item) => this.output(item, false)),
+      items: this.listItems(result.items),
     };
+  }
+
+  /**
+   * A list's items as a client sees them. Cached states are deep-frozen, and those the
+   * Store wrote already have this version's apiVersion and kind first: they are handed
+   * out as they are, with no copy (their JSON is the memo's, written in chunks), when
+   * every item is; otherwise each item is an output copy, as a get's.
+   */
+  private listItems(items: readonly KubeObject[]): KubeObject[] {
+    if (!this.strategy.decorate && items.length > 0 && items.every((item) => this.inOutputForm(item))) {
+      return noteStateList([...items]);
+    }
+    return items.map((item) => this.output(item, false));
+  }
+
+  /** Frozen (a cached state), with this version's apiVersion then kind as its first keys. */
+  private inOutputForm(obj: KubeObject): boolean {
+    if (!Object.isFrozen(obj) || obj.apiVersion !== this.apiVersion || obj.kind !== this.info.kind)
+      return false;
+    let i = 0;
+    for (const key in obj) {
+      if (key !== (i === 0 ? 'apiVersion' : 'kind')) return false;
+      if (++i === 2) return true;
+    }
+    return false;
   }
 
   async watch(ctx: RequestContext, options: ListOptions): Promise<Watcher> {

@@ -17,6 +17,10 @@
 // server modules from the dist directory it is given, so both variants run the same
 // driver. Rounds alternate A, B, A, B and the median round counts.
 // `--profile <dir>` writes a .cpuprofile of each child's 64-caller window.
+// `--micro` instead times, in this process, what storage does around one write of
+// such a User (encode it, and make the object the write returns) with each build's
+// codec, alternating builds: the share of a create that a codec change moves is
+// below the noise of whole-server windows on a shared machine.
 
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,6 +32,7 @@ import { Etcd3 } from 'etcd3';
 import { startEtcd } from '../etcd.js';
 import type * as ServerModule from '../../pkg/server/index.js';
 import type * as OptionsModule from '../../pkg/apiserver/options/index.js';
+import type * as CodecModule from '../../pkg/storage/codec.js';
 import { rawValue, userBody } from './objects.js';
 import { profile } from './profiler.js';
 
@@ -168,6 +173,70 @@ async function rawPuts(endpoint: string, count: number, concurrencies: readonly 
   }
 }
 
+// ---- the codec alone ----------------------------------------------------------
+
+type Codec = typeof CodecModule;
+
+/** A User as the registry hands it to storage: uid, timestamps and one managedFields entry. */
+function storedUser(n: number): Parameters<Codec['encodeObject']>[0] {
+  const body = userBody(`u${n}`) as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+  return {
+    ...body,
+    metadata: {
+      ...body.metadata,
+      uid: `6c1b7f0e-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      creationTimestamp: '2026-11-25T23:00:00Z',
+      generation: 1,
+      managedFields: [
+        {
+          manager: 'bench',
+          operation: 'Update',
+          apiVersion: 'management.platform.dev/v1',
+          time: '2026-11-25T23:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': { 'f:labels': { '.': {}, 'f:bench.platform.dev/set': {} } },
+            'f:spec': { '.': {}, 'f:description': {}, 'f:displayName': {}, 'f:email': {}, 'f:username': {} },
+          },
+        },
+      ],
+    },
+  } as Parameters<Codec['encodeObject']>[0];
+}
+
+/** µs of CPU per write for encoding and the returned object, with this codec. */
+function codecCost(codec: Codec, objects: readonly ReturnType<typeof storedUser>[], repeat: number): number {
+  const write = codec.encodeWithObject
+    ? (o: ReturnType<typeof storedUser>, rev: number): unknown =>
+        codec.writtenObject('/k', codec.encodeWithObject(o), rev)
+    : (o: ReturnType<typeof storedUser>, rev: number): unknown =>
+        codec.decodeObject('/k', codec.encodeObject(o), rev);
+  const cpu0 = process.cpuUsage();
+  let rev = 1;
+  for (let r = 0; r < repeat; r++) for (const o of objects) write(o, rev++);
+  const cpu = process.cpuUsage(cpu0);
+  return (cpu.user + cpu.system) / (repeat * objects.length);
+}
+
+async function micro(variants: readonly [string, string][], rounds: number): Promise<void> {
+  const codecs = await Promise.all(
+    variants.map(
+      async ([, dist]) => (await import(pathToFileURL(join(dist, 'pkg/storage/codec.js')).href)) as Codec,
+    ),
+  );
+  const objects = Array.from({ length: 1000 }, (_, i) => storedUser(i));
+  console.log(
+    `stored size ${codecs[0]?.encodeObject(objects[0] as ReturnType<typeof storedUser>).length ?? 0} bytes`,
+  );
+  const samples = variants.map((): number[] => []);
+  for (const codec of codecs) codecCost(codec, objects, 5);
+  for (let round = 0; round < rounds; round++) {
+    codecs.forEach((codec, i) => samples[i]?.push(codecCost(codec, objects, 20)));
+  }
+  console.log(`Encode + returned object per write, median of ${rounds} alternating rounds (CPU µs)`);
+  variants.forEach(([name], i) => console.log(`${name.padEnd(16)} ${median(samples[i] ?? []).toFixed(1)}`));
+}
+
 // ---- the parent ------------------------------------------------------------------
 
 function median(xs: readonly number[]): number {
@@ -186,6 +255,7 @@ async function main(): Promise<void> {
       baseline: { type: 'string' },
       profile: { type: 'string' },
       child: { type: 'boolean', default: false },
+      micro: { type: 'boolean', default: false },
     },
   });
   const backends = values.backends.split(',') as ('etcd3' | 'sqlite')[];
@@ -198,6 +268,7 @@ async function main(): Promise<void> {
         ['B (this build)', OWN_DIST],
       ]
     : [['this build', OWN_DIST]];
+  if (values.micro) return micro(variants, Math.max(rounds, 9));
   const etcd = backends.includes('etcd3') ? await startEtcd() : undefined;
   const results = new Map<string, Window[][]>();
   const note = (label: string, w: Window[]): void => {

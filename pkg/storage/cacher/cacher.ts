@@ -501,6 +501,9 @@ export class Cacher {
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) return resolve(undefined);
       this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
+        // The cache keeps every key's state itself: an event's previous value would be
+        // read by etcd, sent and decoded for nothing.
+        withoutPrevious: true,
         onEvents: (events) => {
           batches++;
           this.onEvents(events);

@@ -9,54 +9,10 @@ import type { KeyValue } from './kv.js';
 import { isObject } from '../apis/meta/types.js';
 import { corruptObject } from './errors.js';
 import { formatResourceVersion } from './resource-version.js';
+import { NOT_PLAIN, plainCopy, type CopyRules } from '../util/plain-copy.js';
 
-/** What canonical() returns for a value JSON would not round-trip exactly. */
-const UNUSUAL = Symbol('unusual');
-
-/**
- * A deep copy of a JSON value with every object's keys sorted and undefined
- * members left out: the object JSON.parse would return for its canonical bytes,
- * built without printing and reparsing them. UNUSUAL for anything whose JSON is
- * not simply itself (a class instance or toJSON, -0 or a non-finite number,
- * undefined in an array, a function, a "__proto__" key): the caller then takes the
- * long way, so the copy is never a guess.
- */
-function canonical(value: unknown): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) && !Object.is(value, -0) ? value : UNUSUAL;
-    case 'object': {
-      if (value === null) return null;
-      if (Array.isArray(value)) {
-        const out: unknown[] = new Array<unknown>(value.length);
-        for (let i = 0; i < value.length; i++) {
-          const item = canonical(value[i]);
-          if (item === UNUSUAL) return UNUSUAL;
-          out[i] = item;
-        }
-        return out;
-      }
-      const proto: unknown = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return UNUSUAL;
-      const record = value as Record<string, unknown>;
-      const out: Record<string, unknown> = {};
-      for (const key of Object.keys(record).sort()) {
-        const member = record[key];
-        if (member === undefined) continue;
-        if (key === '__proto__') return UNUSUAL;
-        const copy = canonical(member);
-        if (copy === UNUSUAL) return UNUSUAL;
-        out[key] = copy;
-      }
-      return out;
-    }
-    default:
-      return UNUSUAL;
-  }
-}
+/** The canonical form's rules: what JSON.parse gives for the sorted JSON of a value. */
+const CANONICAL: CopyRules = { json: true, sortKeys: true };
 
 function sortKeys(_key: string, value: unknown): unknown {
   if (!isObject(value)) return value;
@@ -70,7 +26,7 @@ export interface Encoded {
   readonly data: Buffer;
   /**
    * A fresh object equal to decodeObject(data) but for metadata.resourceVersion,
-   * which stored bytes never hold: stamp() it with the write's revision.
+   * which stored bytes never hold: writtenObject() stamps it with the write's revision.
    */
   readonly decoded: KubeObject | undefined;
 }
@@ -82,8 +38,10 @@ export interface Encoded {
  */
 export function encodeWithObject(obj: KubeObject): Encoded {
   const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
-  const copy = canonical({ ...obj, metadata });
-  if (copy === UNUSUAL) {
+  // One walk builds the copy that parsing the canonical bytes would give; printing it
+  // needs no replacer. Anything JSON would not carry as itself takes the old way.
+  const copy = plainCopy({ ...obj, metadata }, CANONICAL);
+  if (copy === NOT_PLAIN) {
     return { data: Buffer.from(JSON.stringify({ ...obj, metadata }, sortKeys), 'utf8'), decoded: undefined };
   }
   return { data: Buffer.from(JSON.stringify(copy), 'utf8'), decoded: copy as KubeObject };

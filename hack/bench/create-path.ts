@@ -17,9 +17,9 @@
 // server modules from the dist directory it is given, so both variants run the same
 // driver. Rounds alternate A, B, A, B and the median round counts.
 // `--profile <dir>` writes a .cpuprofile of each child's 64-caller window.
-// `--micro` instead times, in this process, what storage does around one write of
-// such a User (encode it, and make the object the write returns) with each build's
-// codec, alternating builds: the share of a create that a codec change moves is
+// `--micro` instead times, in this process, the steps of a create this topic changed
+// (storage's encode and returned object, the copy of the body, the managedFields),
+// each as every build does it, alternating builds: what one such change moves is
 // below the noise of whole-server windows on a shared machine.
 
 import { fork } from 'node:child_process';
@@ -33,7 +33,10 @@ import { startEtcd } from '../etcd.js';
 import type * as ServerModule from '../../pkg/server/index.js';
 import type * as OptionsModule from '../../pkg/apiserver/options/index.js';
 import type * as CodecModule from '../../pkg/storage/codec.js';
-import { rawValue, userBody } from './objects.js';
+import type * as ObjectModule from '../../pkg/registry/generic/object.js';
+import type * as FieldManagerModule from '../../pkg/registry/fieldmanager/field-manager.js';
+import type * as UserModule from '../../pkg/apis/management/v1/user.js';
+import { GROUP, rawValue, userBody } from './objects.js';
 import { profile } from './profiler.js';
 
 const OWN_DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -173,7 +176,7 @@ async function rawPuts(endpoint: string, count: number, concurrencies: readonly 
   }
 }
 
-// ---- the codec alone ----------------------------------------------------------
+// ---- single steps, in process ----------------------------------------------------------
 
 type Codec = typeof CodecModule;
 
@@ -204,37 +207,64 @@ function storedUser(n: number): Parameters<Codec['encodeObject']>[0] {
   } as Parameters<Codec['encodeObject']>[0];
 }
 
-/** µs of CPU per write for encoding and the returned object, with this codec. */
-function codecCost(codec: Codec, objects: readonly ReturnType<typeof storedUser>[], repeat: number): number {
-  const write = codec.encodeWithObject
-    ? (o: ReturnType<typeof storedUser>, rev: number): unknown =>
-        codec.writtenObject('/k', codec.encodeWithObject(o), rev)
-    : (o: ReturnType<typeof storedUser>, rev: number): unknown =>
-        codec.decodeObject('/k', codec.encodeObject(o), rev);
+type Stored = ReturnType<typeof storedUser>;
+/** One step of a create, as one build does it: `run(o)` does it once for `o`. */
+type Step = (o: Stored) => unknown;
+type Probe = (dist: string) => Promise<Step>;
+
+const load = async <T>(dist: string, module: string): Promise<T> =>
+  (await import(pathToFileURL(join(dist, module)).href)) as T;
+
+/** The steps of a create that this topic changed, each as any build does it (older builds lack the newer exports). */
+const PROBES: Record<string, Probe> = {
+  'encode + returned object': async (dist) => {
+    const codec = await load<Codec>(dist, 'pkg/storage/codec.js');
+    let rev = 1;
+    return codec.encodeWithObject
+      ? (o) => codec.writtenObject('/k', codec.encodeWithObject(o), rev++)
+      : (o) => codec.decodeObject('/k', codec.encodeObject(o), rev++);
+  },
+  'clone of the body': async (dist) => {
+    const object = await load<typeof ObjectModule>(dist, 'pkg/registry/generic/object.js');
+    return (o) => object.clone(o);
+  },
+  managedFields: async (dist) => {
+    const fm = await load<typeof FieldManagerModule>(dist, 'pkg/registry/fieldmanager/field-manager.js');
+    const user = await load<typeof UserModule>(dist, 'pkg/apis/management/v1/user.js');
+    const manager = new fm.FieldManager({
+      schema: user.userSchema(),
+      apiVersion: `${GROUP}/v1`,
+      kind: 'User',
+    });
+    const empty = { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: {} };
+    return (o) =>
+      manager.updateNoErrors(empty, { ...o, metadata: { ...o.metadata, managedFields: undefined } }, 'bench');
+  },
+};
+
+/** µs of CPU per call of `step` over `objects`, `repeat` times each. */
+function stepCost(step: Step, objects: readonly Stored[], repeat: number): number {
   const cpu0 = process.cpuUsage();
-  let rev = 1;
-  for (let r = 0; r < repeat; r++) for (const o of objects) write(o, rev++);
+  for (let r = 0; r < repeat; r++) for (const o of objects) step(o);
   const cpu = process.cpuUsage(cpu0);
   return (cpu.user + cpu.system) / (repeat * objects.length);
 }
 
 async function micro(variants: readonly [string, string][], rounds: number): Promise<void> {
-  const codecs = await Promise.all(
-    variants.map(
-      async ([, dist]) => (await import(pathToFileURL(join(dist, 'pkg/storage/codec.js')).href)) as Codec,
-    ),
-  );
   const objects = Array.from({ length: 1000 }, (_, i) => storedUser(i));
-  console.log(
-    `stored size ${codecs[0]?.encodeObject(objects[0] as ReturnType<typeof storedUser>).length ?? 0} bytes`,
-  );
-  const samples = variants.map((): number[] => []);
-  for (const codec of codecs) codecCost(codec, objects, 5);
-  for (let round = 0; round < rounds; round++) {
-    codecs.forEach((codec, i) => samples[i]?.push(codecCost(codec, objects, 20)));
+  const codec = await load<Codec>(OWN_DIST, 'pkg/storage/codec.js');
+  console.log(`stored size ${codec.encodeObject(objects[0] as Stored).length} bytes`);
+  console.log(`CPU µs per create for each step, median of ${rounds} rounds alternating the builds`);
+  console.log(`${'step'.padEnd(26)} ${variants.map(([name]) => name.padStart(16)).join(' ')}`);
+  for (const [label, probe] of Object.entries(PROBES)) {
+    const steps = await Promise.all(variants.map(([, dist]) => probe(dist)));
+    const samples = steps.map((): number[] => []);
+    for (const step of steps) stepCost(step, objects, 3);
+    for (let round = 0; round < rounds; round++) {
+      steps.forEach((step, i) => samples[i]?.push(stepCost(step, objects, 10)));
+    }
+    console.log(`${label.padEnd(26)} ${samples.map((x) => median(x).toFixed(1).padStart(16)).join(' ')}`);
   }
-  console.log(`Encode + returned object per write, median of ${rounds} alternating rounds (CPU µs)`);
-  variants.forEach(([name], i) => console.log(`${name.padEnd(16)} ${median(samples[i] ?? []).toFixed(1)}`));
 }
 
 // ---- the parent ------------------------------------------------------------------

@@ -9,6 +9,10 @@ import type { KeyValue } from './kv.js';
 import { isObject } from '../apis/meta/types.js';
 import { corruptObject } from './errors.js';
 import { formatResourceVersion } from './resource-version.js';
+import { NOT_PLAIN, plainCopy, type CopyRules } from '../util/plain-copy.js';
+
+/** The canonical form's rules: what JSON.parse gives for the sorted JSON of a value. */
+const CANONICAL: CopyRules = { json: true, sortKeys: true };
 
 function sortKeys(_key: string, value: unknown): unknown {
   if (!isObject(value)) return value;
@@ -17,10 +21,47 @@ function sortKeys(_key: string, value: unknown): unknown {
   return sorted;
 }
 
+/** What a write stores: the bytes, and (when it could be built) the object decoding them would give. */
+export interface Encoded {
+  readonly data: Buffer;
+  /**
+   * A fresh object equal to decodeObject(data) but for metadata.resourceVersion,
+   * which stored bytes never hold: writtenObject() stamps it with the write's revision.
+   */
+  readonly decoded: KubeObject | undefined;
+}
+
+/**
+ * The stored bytes of `obj` (canonical JSON without metadata.resourceVersion) and
+ * the object they decode to, from one walk of `obj`: a write's result need not parse
+ * the bytes it just printed. Does not modify `obj`.
+ */
+export function encodeWithObject(obj: KubeObject): Encoded {
+  const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
+  // One walk builds the copy that parsing the canonical bytes would give; printing it
+  // needs no replacer. Anything JSON would not carry as itself takes the old way.
+  const copy = plainCopy({ ...obj, metadata }, CANONICAL);
+  if (copy === NOT_PLAIN) {
+    return { data: Buffer.from(JSON.stringify({ ...obj, metadata }, sortKeys), 'utf8'), decoded: undefined };
+  }
+  return { data: Buffer.from(JSON.stringify(copy), 'utf8'), decoded: copy as KubeObject };
+}
+
 /** The stored bytes of `obj`: canonical JSON without metadata.resourceVersion. Does not modify `obj`. */
 export function encodeObject(obj: KubeObject): Buffer {
-  const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
-  return Buffer.from(JSON.stringify({ ...obj, metadata }, sortKeys), 'utf8');
+  return encodeWithObject(obj).data;
+}
+
+/**
+ * The object a write stored, stamped with the write's revision: the encoded copy
+ * when there is one, else the stored bytes decoded (the same object either way).
+ */
+export function writtenObject(key: string, encoded: Encoded, revision: number): KubeObject {
+  const obj = encoded.decoded;
+  if (obj === undefined) return decodeObject(key, encoded.data, revision);
+  // As decodeObject does after parsing: the revision is the last metadata member.
+  (obj.metadata ??= {}).resourceVersion = formatResourceVersion(revision);
+  return obj;
 }
 
 /** A fresh object decoded from stored bytes, with metadata.resourceVersion set to `revision`. */

@@ -5,7 +5,14 @@
 // here once, so every backend behaves alike by construction.
 
 import type { KubeObject, Preconditions } from '../apis/meta/types.js';
-import { cloneObject, decodeKeyValue, decodeObject, encodeObject } from './codec.js';
+import {
+  cloneObject,
+  decodeKeyValue,
+  decodeObject,
+  encodeObject,
+  encodeWithObject,
+  writtenObject,
+} from './codec.js';
 import { encodeContinue } from './continue.js';
 import {
   CorruptObjects,
@@ -119,10 +126,11 @@ export class KVStorage implements Storage {
     const rv = obj.metadata?.resourceVersion;
     // Upstream only refuses a version it can read as non-zero; anything else is just dropped.
     if (rv !== undefined && /^[0-9]+$/.test(rv) && Number(rv) !== 0) throw resourceVersionSetOnCreate(key);
-    const data = encodeObject(obj);
-    const result = await this.kv.create(key, data);
+    // The stored bytes and the object they decode to, from one walk: the result is not reparsed.
+    const encoded = encodeWithObject(obj);
+    const result = await this.kv.create(key, encoded.data);
     if (!result.ok) throw keyExists(key, 0);
-    return decodeObject(key, data, result.revision);
+    return writtenObject(key, encoded, result.revision);
   }
 
   async get(key: string, options: GetOptions = {}): Promise<KubeObject | null> {
@@ -325,7 +333,8 @@ export class KVStorage implements Storage {
         continue;
       }
 
-      const data = encodeObject(updated);
+      const encoded = encodeWithObject(updated);
+      const data = encoded.data;
       if (state.data !== undefined && data.equals(state.data) && state.stale !== true) {
         // Nothing changes: write nothing, so the resourceVersion stays and no watch event fires.
         // A cached object must first be confirmed against storage (which also tells staleness).
@@ -345,7 +354,7 @@ export class KVStorage implements Storage {
         isCurrent = true;
         continue;
       }
-      return decodeObject(key, data, result.revision);
+      return writtenObject(key, encoded, result.revision);
     }
   }
 

@@ -49,6 +49,7 @@ import {
   KUBECTL_MANAGER,
   LAST_APPLIED_ANNOTATION,
 } from './last-applied.js';
+import { NOT_PLAIN, plainCopy, type CopyRules } from '../../util/plain-copy.js';
 
 export { ANCIENT_CHANGES_MANAGER, LAST_APPLIED_ANNOTATION, MAX_UPDATE_MANAGERS };
 
@@ -108,8 +109,16 @@ export class FieldManagerError extends ApiError {
   }
 }
 
+const JSON_COPY: CopyRules = { json: true };
+
+/**
+ * The JSON round trip of `v` (what the engine works on: no undefined members, no
+ * class instances). Plain data is copied without printing and parsing it, which a
+ * create paid three times on ~1 KiB; anything else takes the round trip itself.
+ */
 function clone<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
+  const copy = plainCopy(v, JSON_COPY);
+  return copy === NOT_PLAIN ? (JSON.parse(JSON.stringify(v)) as T) : (copy as T);
 }
 
 function rfc3339Seconds(d: Date): string {

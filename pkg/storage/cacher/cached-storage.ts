@@ -4,6 +4,11 @@
 // by one watch of its prefix on the KV beneath that storage, so the server holds
 // one storage watch per resource however many clients watch it.
 //
+// A create hands the object storage returned (exactly what its stored bytes decode
+// to, at the write's revision: KVStorage's contract) to the resource's cache, which
+// applies it when the write's event arrives instead of decoding the event's bytes
+// again; the object is frozen and shared, as every cached object is.
+//
 // Writes pass the cached object to storage as a hint (`cached`), which saves the
 // read storage would otherwise do before its compare-and-swap; storage checks the
 // hint against the stored revision and rereads when it is stale.
@@ -123,8 +128,9 @@ export class CachedStorage implements Storage {
   }
 
   async create(key: string, obj: KubeObject): Promise<KubeObject> {
-    await this.readyFor(key);
-    return this.storage.create(key, obj);
+    const cacher = await this.readyFor(key);
+    const created = await this.storage.create(key, obj);
+    return cacher ? cacher.expectWrite(key, created) : created;
   }
 
   async get(key: string, options: GetOptions = {}): Promise<KubeObject | null> {

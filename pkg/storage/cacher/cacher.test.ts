@@ -102,6 +102,19 @@ describe('watch cache', () => {
     }
   });
 
+  it('follows storage without previous values: it keeps every state itself, so etcd reads none per event', async () => {
+    const { storage, kv } = await cachedSqlite();
+    try {
+      await put(storage, 'a');
+      await storage.guaranteedUpdate(`${DIR}a`, (cur) => ({ ...(cur as KubeObject), spec: { size: 2 } }));
+      assert.deepEqual((await storage.get(`${DIR}a`))?.['spec'], { size: 2 });
+      assert.ok(kv.watches.length > 0);
+      for (const { handlers } of kv.watches) assert.equal(handlers.withoutPrevious, true);
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('a consistent read reflects a write made straight to storage (as by another replica)', async () => {
     const { storage, kv } = await cachedSqlite();
     try {

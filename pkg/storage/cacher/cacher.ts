@@ -103,6 +103,12 @@ export class Cacher {
   private readonly reflector: Reflector;
   /** Objects the last list found (for the ready log line). */
   private listedObjects = 0;
+  /**
+   * Objects this server just created, by key, awaiting their watch event: the event
+   * of the same key and revision is that very write, so its object need not be
+   * decoded again. Bounded by the writes in flight: pruned as the cache moves past them.
+   */
+  private readonly written = new Map<string, CacheEntry>();
 
   constructor(
     /** The resource's prefix, ending with "/". */
@@ -179,6 +185,27 @@ export class Cacher {
   /** The cached object at `key`, if the cache is ready and has one (a hint for writes). */
   cachedObject(key: string): KubeObject | undefined {
     return this.isReady ? this.cache.get(key)?.obj : undefined;
+  }
+
+  /**
+   * `obj` is what storage stored at `key` by a write this server made (decoded from,
+   * or equal to what decodes from, the stored bytes, stamped with the write's
+   * revision). Frozen and kept for that write's event, which then applies it as is.
+   * Returns it frozen: the caller shares it with the cache, as a cached read does.
+   */
+  expectWrite(key: string, obj: KubeObject): KubeObject {
+    const frozen = deepFreeze(obj);
+    const rev = parseResourceVersion(frozen.metadata?.resourceVersion ?? '');
+    // Already applied (its event came first, and was decoded), or not following storage now.
+    if (this.isReady && rev > this.cache.lastEventRevision) {
+      this.written.set(key, new CacheEntry(key, rev, frozen));
+    }
+    return frozen;
+  }
+
+  /** Writes this cache was handed (tests). */
+  get awaitingEvents(): number {
+    return this.written.size;
   }
 
   /** Storage compacted to `revision`: watches and lists before it are refused from here on too. */
@@ -456,6 +483,7 @@ export class Cacher {
   /** Lists the prefix into the cache (the reflector's list); the revision to watch after. */
   private async relist(): Promise<string> {
     const { entries, revision } = await this.listAll();
+    this.written.clear();
     if (!this.stopped) this.cache.replace(entries, revision);
     this.listedObjects = entries.length;
     return formatResourceVersion(revision);
@@ -473,6 +501,9 @@ export class Cacher {
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) return resolve(undefined);
       this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
+        // The cache keeps every key's state itself: an event's previous value would be
+        // read by etcd, sent and decoded for nothing.
+        withoutPrevious: true,
         onEvents: (events) => {
           batches++;
           this.onEvents(events);
@@ -537,11 +568,26 @@ export class Cacher {
     for (const event of events) {
       const rev = event.kv.modRevision;
       if (rev <= floor) continue;
-      const entry = event.type === 'put' ? this.entryOf(event.kv) : undefined;
+      const entry = event.type === 'put' ? this.entryOfEvent(event.kv) : undefined;
       const change = this.cache.apply(event.kv.key, rev, entry);
       if (change) for (const watcher of this.watchers) watcher.dispatch(change);
     }
+    if (this.written.size > 0) {
+      // Events come in revision order: a write the cache has moved past never comes again.
+      const applied = this.cache.lastEventRevision;
+      for (const [key, entry] of this.written) if (entry.rev <= applied) this.written.delete(key);
+    }
     this.wakeFreshWaiters();
+  }
+
+  /** The entry a put event brings: the object of this server's own write when it is that write, else decoded. */
+  private entryOfEvent(kv: KeyValue): CacheEntry {
+    const written = this.written.get(kv.key);
+    if (written !== undefined && written.rev === kv.modRevision && kv.unreadable === undefined) {
+      this.written.delete(kv.key);
+      return written;
+    }
+    return this.entryOf(kv);
   }
 
   private onProgress(revision: number): void {

@@ -1,0 +1,189 @@
+// node dist/hack/bench/fanout-ab.js [--watchers N] [--rate W] [--seconds S] [--rounds R]
+//                                  [--backend sqlite|etcd3] [--profile DIR]
+//
+// The watch fan-out against its fair baseline (issue 17), small enough for a shared
+// machine: the API server (a forked server host, etcd3 by default) and the bare
+// broadcast server (hack/bench/bare-server.ts `broadcast` mode: the same event bytes,
+// framed once, written to every TLS stream) each hold `--watchers` HTTPS watches of
+// Users while one writer creates a User `--rate` times a second (the bench's
+// `watch-fanout` job, from one forked load generator for both sides, so both pay the
+// same client-side TLS decryption on the same cores). Rounds alternate server, bare,
+// server, bare ...; the median round counts. Reports per side: p99 delivery latency
+// (write answered → last watcher has the event), the server process's CPU µs per
+// event per watcher (`process.cpuUsage()` over the writes' window, first write to last
+// event, sampled every 50 ms / (writes × watchers); the server's side includes its
+// create path, the bare side its bare POST), and the ratio. With --profile, one extra server round is CPU-profiled into DIR.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEtcd, type EtcdInstance } from '../etcd.js';
+import { Child } from './children.js';
+import type { HostStarted } from './server-host.js';
+import type { HttpTarget, Job, LoadResult } from './load.js';
+import { API_PATH, userBody } from './objects.js';
+
+interface Round {
+  readonly p99Ms: number;
+  readonly cpuUsPerEventPerWatcher: number;
+  readonly incomplete: number;
+}
+
+const { values } = parseArgs({
+  options: {
+    watchers: { type: 'string', default: '300' },
+    rate: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    backend: { type: 'string', default: 'etcd3' },
+    profile: { type: 'string' },
+  },
+});
+const watchers = Number(values.watchers);
+const rate = Number(values.rate);
+const durationMs = Number(values.seconds) * 1000;
+const rounds = Number(values.rounds);
+
+const dir = mkdtempSync(join(tmpdir(), 'fanout-ab-'));
+const children: Child[] = [];
+let etcd: EtcdInstance | undefined;
+
+async function cpuOf(child: Child): Promise<number> {
+  const u = await child.call<{ user: number; system: number }>({ cpu: true });
+  return u.user + u.system;
+}
+
+/** The CPU a child had used at `at` (ms since the epoch), interpolated between samples. */
+function cpuAt(samples: readonly { at: number; cpu: number }[], at: number): number {
+  let prev = samples[0];
+  if (!prev) return NaN;
+  for (const s of samples) {
+    if (s.at >= at) {
+      if (s.at === prev.at) return s.cpu;
+      return prev.cpu + ((s.cpu - prev.cpu) * (at - prev.at)) / (s.at - prev.at);
+    }
+    prev = s;
+  }
+  return prev.cpu;
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+}
+
+try {
+  const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
+  children.push(load);
+  const backendArgs =
+    values.backend === 'etcd3'
+      ? ['--storage-backend', 'etcd3', '--etcd-servers', (etcd = await startEtcd()).endpoint]
+      : ['--storage-backend', 'sqlite'];
+  const host = Child.start('server', 'server-host', { logFile: join(dir, 'server.log'), gc: true });
+  children.push(host);
+  const started = await host.call<HostStarted>({
+    start: { args: ['--secure-port', '0', '--data-dir', join(dir, 'data'), ...backendArgs] },
+  });
+  const server: HttpTarget = { origin: started.origin, token: started.token };
+  const job = async (j: Job): Promise<LoadResult> => {
+    const r = await load.call<LoadResult>({ job: j });
+    if (r.errors > 0) console.error(`${j.kind}: ${r.errors} errors, first: ${r.firstError ?? ''}`);
+    return r;
+  };
+
+  // The bare side writes a User event the server wrote, byte for byte but the resourceVersion.
+  await job({
+    kind: 'request',
+    target: server,
+    method: 'POST',
+    path: `${API_PATH}/users`,
+    body: userBody('fan-template'),
+  });
+  const got = await job({
+    kind: 'request',
+    target: server,
+    method: 'GET',
+    path: `${API_PATH}/users/fan-template`,
+  });
+  const created = JSON.parse(String(got.extra?.['body'])) as { metadata: { resourceVersion: string } };
+  const event = JSON.stringify({ type: 'ADDED', object: created }).replace(
+    `"resourceVersion":"${created.metadata.resourceVersion}"`,
+    '"resourceVersion":"@RV@"',
+  );
+  const bareChild = Child.start('bare', 'bare-server', { gc: true });
+  children.push(bareChild);
+  const bare: HttpTarget = (await bareChild.call<{ origin: string }>({
+    start: { certPem: started.certPem, keyPem: started.keyPem, behaviour: { mode: 'broadcast', event } },
+  })) satisfies HttpTarget;
+
+  let n = 0;
+  const measure = async (child: Child, target: HttpTarget, profile?: string): Promise<Round> => {
+    if (profile) await child.call({ profile: { start: true } });
+    // The child's CPU sampled through the job, to count only the writes' window (the
+    // watches' TLS handshakes before it cost more than the events at this size).
+    const samples: { at: number; cpu: number }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        samples.push({ at: Date.now(), cpu: await cpuOf(child) });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const r = await job({
+      kind: 'watch-fanout',
+      target,
+      watchers,
+      writesPerSecond: rate,
+      durationMs,
+      namePrefix: `ab${++n}`,
+    });
+    sampling = false;
+    await sampler;
+    if (profile) await child.call({ profile: { stop: profile } });
+    const used =
+      cpuAt(samples, Number(r.extra?.['windowEndEpochMs'])) -
+      cpuAt(samples, Number(r.extra?.['windowStartEpochMs']));
+    const writes = Number(r.extra?.['writes'] ?? 0);
+    return {
+      p99Ms: r.latency.p99Ms,
+      cpuUsPerEventPerWatcher: writes > 0 ? used / (writes * watchers) : NaN,
+      incomplete: Number(r.extra?.['incomplete'] ?? 0),
+    };
+  };
+
+  const sides: Record<'server' | 'bare', Round[]> = { server: [], bare: [] };
+  for (let r = 0; r < rounds; r++) {
+    sides.server.push(await measure(host, server));
+    sides.bare.push(await measure(bareChild, bare));
+    const s = sides.server[r]!;
+    const b = sides.bare[r]!;
+    console.log(
+      `round ${r + 1}: server p99 ${s.p99Ms.toFixed(2)} ms, ${s.cpuUsPerEventPerWatcher.toFixed(2)} µs/event/watcher` +
+        `${s.incomplete ? ` (${s.incomplete} incomplete)` : ''}; bare p99 ${b.p99Ms.toFixed(2)} ms, ` +
+        `${b.cpuUsPerEventPerWatcher.toFixed(2)} µs/event/watcher`,
+    );
+  }
+  if (values.profile) {
+    const file = join(values.profile, `fanout-server-${watchers}x${rate}.cpuprofile`);
+    await measure(host, server, file);
+    console.log(`profile: ${file}`);
+  }
+  const p99 = (side: Round[]): number => median(side.map((x) => x.p99Ms));
+  const cpu = (side: Round[]): number => median(side.map((x) => x.cpuUsPerEventPerWatcher));
+  console.log(
+    `${watchers} watchers × ${rate} writes/s, ${durationMs / 1000} s a round, median of ${rounds} (${values.backend}):`,
+  );
+  console.log(
+    `  p99 delivery: server ${p99(sides.server).toFixed(2)} ms, bare ${p99(sides.bare).toFixed(2)} ms, ` +
+      `ratio ${(p99(sides.server) / p99(sides.bare)).toFixed(2)}×`,
+  );
+  console.log(
+    `  CPU µs per event per watcher: server ${cpu(sides.server).toFixed(2)}, bare ${cpu(sides.bare).toFixed(2)}, ` +
+      `ratio ${(cpu(sides.server) / cpu(sides.bare)).toFixed(2)}×`,
+  );
+} finally {
+  for (const c of children.reverse()) await c.stop().catch(() => undefined);
+  await etcd?.stop().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,4 +1,4 @@
-// node dist/hack/bench/fanout-ab.js [--watchers N] [--rate W] [--seconds S] [--rounds R]
+// node dist/hack/bench/fanout-ab.js [--watchers N[,M...]] [--rate W] [--seconds S] [--rounds R]
 //                                  [--backend sqlite|etcd3] [--profile DIR]
 //
 // The watch fan-out against its fair baseline (issue 17), small enough for a shared
@@ -26,7 +26,7 @@ import { API_PATH, userBody } from './objects.js';
 
 interface Round {
   readonly p99Ms: number;
-  readonly cpuUsPerEventPerWatcher: number;
+  readonly cpuUsPerWrite: number;
   readonly incomplete: number;
 }
 
@@ -40,7 +40,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
   },
 });
-const watchers = Number(values.watchers);
+/** One count, or several (`100,300`): with two or more, also the cost of each added watcher. */
+const watcherCounts = (values.watchers ?? '').split(',').map(Number);
 const rate = Number(values.rate);
 const durationMs = Number(values.seconds) * 1000;
 const rounds = Number(values.rounds);
@@ -118,7 +119,12 @@ try {
   })) satisfies HttpTarget;
 
   let n = 0;
-  const measure = async (child: Child, target: HttpTarget, profile?: string): Promise<Round> => {
+  const measure = async (
+    child: Child,
+    target: HttpTarget,
+    watchers: number,
+    profile?: string,
+  ): Promise<Round> => {
     if (profile) await child.call({ profile: { start: true } });
     // The child's CPU sampled through the job, to count only the writes' window (the
     // watches' TLS handshakes before it cost more than the events at this size).
@@ -147,41 +153,61 @@ try {
     const writes = Number(r.extra?.['writes'] ?? 0);
     return {
       p99Ms: r.latency.p99Ms,
-      cpuUsPerEventPerWatcher: writes > 0 ? used / (writes * watchers) : NaN,
+      cpuUsPerWrite: writes > 0 ? used / writes : NaN,
       incomplete: Number(r.extra?.['incomplete'] ?? 0),
     };
   };
 
-  const sides: Record<'server' | 'bare', Round[]> = { server: [], bare: [] };
+  type Side = 'server' | 'bare';
+  const results = new Map<string, Round[]>();
+  const at = (side: Side, watchers: number): Round[] => {
+    const key = `${side} ${watchers}`;
+    let list = results.get(key);
+    if (!list) results.set(key, (list = []));
+    return list;
+  };
+  const describe = (x: Round, watchers: number): string =>
+    `p99 ${x.p99Ms.toFixed(2)} ms, ${(x.cpuUsPerWrite / watchers).toFixed(2)} µs/event/watcher` +
+    `${x.incomplete ? ` (${x.incomplete} incomplete)` : ''}`;
   for (let r = 0; r < rounds; r++) {
-    sides.server.push(await measure(host, server));
-    sides.bare.push(await measure(bareChild, bare));
-    const s = sides.server[r]!;
-    const b = sides.bare[r]!;
-    console.log(
-      `round ${r + 1}: server p99 ${s.p99Ms.toFixed(2)} ms, ${s.cpuUsPerEventPerWatcher.toFixed(2)} µs/event/watcher` +
-        `${s.incomplete ? ` (${s.incomplete} incomplete)` : ''}; bare p99 ${b.p99Ms.toFixed(2)} ms, ` +
-        `${b.cpuUsPerEventPerWatcher.toFixed(2)} µs/event/watcher`,
-    );
+    for (const watchers of watcherCounts) {
+      const s = await measure(host, server, watchers);
+      const b = await measure(bareChild, bare, watchers);
+      at('server', watchers).push(s);
+      at('bare', watchers).push(b);
+      console.log(
+        `round ${r + 1}, ${watchers} watchers: server ${describe(s, watchers)}; bare ${describe(b, watchers)}`,
+      );
+    }
   }
   if (values.profile) {
+    const watchers = watcherCounts[watcherCounts.length - 1] ?? 0;
     const file = join(values.profile, `fanout-server-${watchers}x${rate}.cpuprofile`);
-    await measure(host, server, file);
+    await measure(host, server, watchers, file);
     console.log(`profile: ${file}`);
   }
-  const p99 = (side: Round[]): number => median(side.map((x) => x.p99Ms));
-  const cpu = (side: Round[]): number => median(side.map((x) => x.cpuUsPerEventPerWatcher));
-  console.log(
-    `${watchers} watchers × ${rate} writes/s, ${durationMs / 1000} s a round, median of ${rounds} (${values.backend}):`,
-  );
-  console.log(
-    `  p99 delivery: server ${p99(sides.server).toFixed(2)} ms, bare ${p99(sides.bare).toFixed(2)} ms, ` +
-      `ratio ${(p99(sides.server) / p99(sides.bare)).toFixed(2)}×`,
-  );
-  console.log(
-    `  CPU µs per event per watcher: server ${cpu(sides.server).toFixed(2)}, bare ${cpu(sides.bare).toFixed(2)}, ` +
-      `ratio ${(cpu(sides.server) / cpu(sides.bare)).toFixed(2)}×`,
-  );
+  const p99 = (side: Side, w: number): number => median(at(side, w).map((x) => x.p99Ms));
+  const perWrite = (side: Side, w: number): number => median(at(side, w).map((x) => x.cpuUsPerWrite));
+  console.log(`${rate} writes/s, ${durationMs / 1000} s a round, median of ${rounds} (${values.backend}):`);
+  for (const w of watcherCounts) {
+    const [s, b] = [perWrite('server', w) / w, perWrite('bare', w) / w];
+    console.log(
+      `  ${w} watchers: p99 server ${p99('server', w).toFixed(2)} ms, bare ${p99('bare', w).toFixed(2)} ms, ` +
+        `ratio ${(p99('server', w) / p99('bare', w)).toFixed(2)}×; CPU µs per event per watcher server ` +
+        `${s.toFixed(2)}, bare ${b.toFixed(2)}, ratio ${(s / b).toFixed(2)}×`,
+    );
+  }
+  // Two counts separate what each added watcher costs from what each write costs.
+  const [low, high] = [watcherCounts[0] ?? 0, watcherCounts[watcherCounts.length - 1] ?? 0];
+  if (high > low) {
+    const marginal = (side: Side): number => (perWrite(side, high) - perWrite(side, low)) / (high - low);
+    const fixed = (side: Side): number => perWrite(side, low) - marginal(side) * low;
+    console.log(
+      `  per added watcher (${low} → ${high}), CPU µs per event: server ${marginal('server').toFixed(2)}, ` +
+        `bare ${marginal('bare').toFixed(2)}, ratio ${(marginal('server') / marginal('bare')).toFixed(2)}×; ` +
+        `per write, whatever the watchers: server ${fixed('server').toFixed(0)} µs, bare ${fixed('bare').toFixed(0)} µs`,
+    );
+  }
 } finally {
   for (const c of children.reverse()) await c.stop().catch(() => undefined);
   await etcd?.stop().catch(() => undefined);

@@ -136,6 +136,21 @@ for (const delivery of DELIVERIES)
       await watcherB.whenStopped;
     });
 
+    it('sends many shared events dispatched in one tick once each, in order', async () => {
+      const next = s.teams.nextWatcher();
+      const stream = await openWatch(s.url, `${ROOT}/teams?watch=true`);
+      const watcher = await next;
+      const names = Array.from({ length: 10 }, (_, i) => `t${i}`);
+      for (const [i, name] of names.entries())
+        watcher.push({ type: 'ADDED', object: team(name, String(20 + i)), shared: new EventMemo() });
+      const got: string[] = [];
+      for (let i = 0; i < names.length; i++)
+        got.push((JSON.parse((await stream.nextLine()) ?? '') as Event).object.metadata.name ?? '');
+      assert.deepEqual(got, names);
+      stream.abort();
+      await watcher.whenStopped;
+    });
+
     it('ends the stream after an ERROR event', async () => {
       const next = s.teams.nextWatcher();
       const stream = await openWatch(s.url, `${ROOT}/teams?watch=1`);

@@ -1,5 +1,5 @@
 // node dist/hack/bench/fanout-ab.js [--watchers N[,M...]] [--rate W] [--seconds S] [--rounds R]
-//                                  [--backend sqlite|etcd3] [--profile DIR]
+//                                  [--backend sqlite|etcd3] [--profile DIR] [--compare DIR]
 //
 // The watch fan-out against its fair baseline (issue 17), small enough for a shared
 // machine: the API server (a forked server host, etcd3 by default) and the bare
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     backend: { type: 'string', default: 'etcd3' },
     profile: { type: 'string' },
+    compare: { type: 'string' },
   },
 });
 /** One count, or several (`100,300`): with two or more, also the cost of each added watcher. */
@@ -158,7 +159,25 @@ try {
     };
   };
 
-  type Side = 'server' | 'bare';
+  // The sides, measured in turn each round: this build's server, optionally another
+  // build's (--compare), and the bare broadcast server.
+  type Side = string;
+  const sides: { name: Side; child: Child; target: HttpTarget }[] = [
+    { name: 'server', child: host, target: server },
+  ];
+  if (values.compare) {
+    const other = Child.start('compare', 'server-host', {
+      logFile: join(dir, 'compare.log'),
+      gc: true,
+      fromDir: values.compare,
+    });
+    children.push(other);
+    const s2 = await other.call<HostStarted>({
+      start: { args: ['--secure-port', '0', '--data-dir', join(dir, 'compare-data'), ...backendArgs] },
+    });
+    sides.push({ name: 'compare', child: other, target: { origin: s2.origin, token: s2.token } });
+  }
+  sides.push({ name: 'bare', child: bareChild, target: bare });
   const results = new Map<string, Round[]>();
   const at = (side: Side, watchers: number): Round[] => {
     const key = `${side} ${watchers}`;
@@ -171,13 +190,13 @@ try {
     `${x.incomplete ? ` (${x.incomplete} incomplete)` : ''}`;
   for (let r = 0; r < rounds; r++) {
     for (const watchers of watcherCounts) {
-      const s = await measure(host, server, watchers);
-      const b = await measure(bareChild, bare, watchers);
-      at('server', watchers).push(s);
-      at('bare', watchers).push(b);
-      console.log(
-        `round ${r + 1}, ${watchers} watchers: server ${describe(s, watchers)}; bare ${describe(b, watchers)}`,
-      );
+      const line: string[] = [];
+      for (const side of sides) {
+        const x = await measure(side.child, side.target, watchers);
+        at(side.name, watchers).push(x);
+        line.push(`${side.name} ${describe(x, watchers)}`);
+      }
+      console.log(`round ${r + 1}, ${watchers} watchers: ${line.join('; ')}`);
     }
   }
   if (values.profile) {
@@ -189,24 +208,29 @@ try {
   const p99 = (side: Side, w: number): number => median(at(side, w).map((x) => x.p99Ms));
   const perWrite = (side: Side, w: number): number => median(at(side, w).map((x) => x.cpuUsPerWrite));
   console.log(`${rate} writes/s, ${durationMs / 1000} s a round, median of ${rounds} (${values.backend}):`);
+  const servers = sides.filter((x) => x.name !== 'bare').map((x) => x.name);
   for (const w of watcherCounts) {
-    const [s, b] = [perWrite('server', w) / w, perWrite('bare', w) / w];
-    console.log(
-      `  ${w} watchers: p99 server ${p99('server', w).toFixed(2)} ms, bare ${p99('bare', w).toFixed(2)} ms, ` +
-        `ratio ${(p99('server', w) / p99('bare', w)).toFixed(2)}×; CPU µs per event per watcher server ` +
-        `${s.toFixed(2)}, bare ${b.toFixed(2)}, ratio ${(s / b).toFixed(2)}×`,
-    );
+    for (const name of servers) {
+      const [s, b] = [perWrite(name, w) / w, perWrite('bare', w) / w];
+      console.log(
+        `  ${w} watchers: p99 ${name} ${p99(name, w).toFixed(2)} ms, bare ${p99('bare', w).toFixed(2)} ms, ` +
+          `ratio ${(p99(name, w) / p99('bare', w)).toFixed(2)}×; CPU µs per event per watcher ${name} ` +
+          `${s.toFixed(2)}, bare ${b.toFixed(2)}, ratio ${(s / b).toFixed(2)}×`,
+      );
+    }
   }
   // Two counts separate what each added watcher costs from what each write costs.
   const [low, high] = [watcherCounts[0] ?? 0, watcherCounts[watcherCounts.length - 1] ?? 0];
   if (high > low) {
     const marginal = (side: Side): number => (perWrite(side, high) - perWrite(side, low)) / (high - low);
     const fixed = (side: Side): number => perWrite(side, low) - marginal(side) * low;
-    console.log(
-      `  per added watcher (${low} → ${high}), CPU µs per event: server ${marginal('server').toFixed(2)}, ` +
-        `bare ${marginal('bare').toFixed(2)}, ratio ${(marginal('server') / marginal('bare')).toFixed(2)}×; ` +
-        `per write, whatever the watchers: server ${fixed('server').toFixed(0)} µs, bare ${fixed('bare').toFixed(0)} µs`,
-    );
+    for (const name of servers) {
+      console.log(
+        `  per added watcher (${low} → ${high}), CPU µs per event: ${name} ${marginal(name).toFixed(2)}, ` +
+          `bare ${marginal('bare').toFixed(2)}, ratio ${(marginal(name) / marginal('bare')).toFixed(2)}×; ` +
+          `per write, whatever the watchers: ${name} ${fixed(name).toFixed(0)} µs, bare ${fixed('bare').toFixed(0)} µs`,
+      );
+    }
   }
 } finally {
   for (const c of children.reverse()) await c.stop().catch(() => undefined);

@@ -46,6 +46,9 @@ const watcherCounts = (values.watchers ?? '').split(',').map(Number);
 const rate = Number(values.rate);
 const durationMs = Number(values.seconds) * 1000;
 const rounds = Number(values.rounds);
+// Two servers on one etcd would share one keyspace (the second finds the admin
+// bootstrapped and writes no kubeconfig); each sqlite server has its own file.
+if (values.compare && values.backend !== 'sqlite') throw new Error('--compare needs --backend sqlite');
 
 const dir = mkdtempSync(join(tmpdir(), 'fanout-ab-'));
 const children: Child[] = [];

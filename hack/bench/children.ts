@@ -4,8 +4,7 @@
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const fromSource = import.meta.url.endsWith('.ts');
 
@@ -40,11 +39,11 @@ export class Child {
   static start(
     name: string,
     module: string,
-    options: { logFile?: string; gc?: boolean; maxOldSpaceMb?: number; dir?: string } = {},
+    options: { logFile?: string; gc?: boolean; maxOldSpaceMb?: number; fromDir?: string } = {},
   ): Child {
-    const file = options.dir
-      ? join(options.dir, `${module}.js`)
-      : fileURLToPath(new URL(`./${module}${fromSource ? '.ts' : '.js'}`, import.meta.url));
+    // fromDir: another build's hack/bench directory (an A/B of two builds in one run).
+    const base = options.fromDir ? pathToFileURL(`${options.fromDir}/`) : new URL('./', import.meta.url);
+    const file = fileURLToPath(new URL(`./${module}${fromSource ? '.ts' : '.js'}`, base));
     const execArgv = [
       ...(fromSource ? ['--import', 'tsx'] : []),
       ...(options.gc ? ['--expose-gc'] : []),

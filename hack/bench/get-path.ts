@@ -101,7 +101,7 @@ async function startServer(
     Child.start(label, 'server-host', {
       logFile: join(dir, `${label}.log`),
       gc: true,
-      ...(benchDir ? { dir: benchDir } : {}),
+      ...(benchDir ? { fromDir: benchDir } : {}),
     }),
   );
   const started = await host.call<HostStarted>({

@@ -455,6 +455,10 @@ async function watchFanout(job: Extract<Job, { kind: 'watch-fanout' }>): Promise
     writes: acks.size,
     incomplete,
     eventsPerSecond,
+    // The writes' window in wall-clock ms (first write to last event), so a caller
+    // sampling a server's CPU can leave out the watches' TLS handshakes before it.
+    windowStartEpochMs: performance.timeOrigin + start,
+    windowEndEpochMs: performance.timeOrigin + lastEvent,
   });
 }
 

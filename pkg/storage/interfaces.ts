@@ -107,6 +107,23 @@ export class EventMemo implements SharedEventMemo {
 export interface Watcher extends AsyncIterable<StorageWatchEvent> {
   /** Ends the watch; iteration finishes after the events already queued. Idempotent. */
   stop(): void;
+  /**
+   * Push delivery instead of iteration (optional; a watcher that has it is either
+   * iterated or given one receiver, never both). Queued events, then each new one, are
+   * handed to `receiver` synchronously as they are dispatched, so a fan-out to many
+   * watchers costs no promise per event and watcher. When `receiver.event` returns
+   * false, later events queue (against the same bound as an iterated watch) until the
+   * returned function is called.
+   */
+  receive?(receiver: WatchReceiver): () => void;
+}
+
+/** What a pushing watcher delivers to (see Watcher.receive). */
+export interface WatchReceiver {
+  /** The next event, in order. False: hold the next ones until resumed. */
+  event(event: StorageWatchEvent): boolean;
+  /** The watch is over, after its last event (an ERROR event, when it failed); `err` if delivering one failed. */
+  end(err?: unknown): void;
 }
 
 /**

@@ -74,6 +74,11 @@ export class WatchQueue<T> {
     });
   }
 
+  /** The next item at once, or undefined when none is queued: for a consumer that is pushed to, not waiting. */
+  takeNow(): T | undefined {
+    return this.length > 0 ? this.take() : undefined;
+  }
+
   private take(): T {
     const item = this.items[this.head] as T;
     this.head++;

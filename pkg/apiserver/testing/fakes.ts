@@ -31,7 +31,7 @@ import type {
   SubresourceStorage,
   UpdateOptions,
 } from '../../registry/rest/interfaces.js';
-import type { StorageWatchEvent, Watcher } from '../../storage/interfaces.js';
+import type { StorageWatchEvent, WatchReceiver, Watcher } from '../../storage/interfaces.js';
 import { newApiHandler, type ApiHandler } from '../api-handler.js';
 import type { ApiServerConfig, HealthCheck } from '../config.js';
 import type { Logger } from '../../util/log/index.js';
@@ -40,7 +40,11 @@ import type { DocumentBuilders } from '../documents.js';
 export const GROUP = 'management.test.dev';
 export const VERSION = 'v1';
 
-/** A watcher whose events the test pushes; records when it was stopped. */
+/**
+ * A watcher whose events the test pushes; records when it was stopped. Iterated, or
+ * with `pushing` it offers push delivery (Watcher.receive) as the watch cache does:
+ * events go to the receiver at once, and queue here while it holds.
+ */
 export class FakeWatcher implements Watcher {
   private readonly queue: StorageWatchEvent[] = [];
   private waiting: ((r: IteratorResult<StorageWatchEvent>) => void) | undefined;
@@ -49,6 +53,34 @@ export class FakeWatcher implements Watcher {
   private resolveStopped!: () => void;
   /** Resolves when stop() is called: tests await it instead of sleeping. */
   readonly whenStopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+  receive?: (receiver: WatchReceiver) => () => void;
+  private receiver: WatchReceiver | undefined;
+  private held = false;
+  private toldEnd = false;
+
+  constructor(pushing = false) {
+    if (!pushing) return;
+    this.receive = (receiver) => {
+      this.receiver = receiver;
+      this.deliver();
+      return () => {
+        this.held = false;
+        this.deliver();
+      };
+    };
+  }
+
+  private deliver(): void {
+    const receiver = this.receiver;
+    if (!receiver) return;
+    while (!this.held && this.queue.length > 0) {
+      if (!receiver.event(this.queue.shift() as StorageWatchEvent)) this.held = true;
+    }
+    if (this.ended && this.queue.length === 0 && !this.toldEnd) {
+      this.toldEnd = true;
+      receiver.end();
+    }
+  }
 
   /** Events pushed but not yet taken by the consumer. */
   get pending(): number {
@@ -57,7 +89,10 @@ export class FakeWatcher implements Watcher {
 
   push(event: StorageWatchEvent): void {
     if (this.ended) return;
-    if (this.waiting) {
+    if (this.receive) {
+      this.queue.push(event);
+      this.deliver();
+    } else if (this.waiting) {
       const w = this.waiting;
       this.waiting = undefined;
       w({ value: event, done: false });
@@ -77,6 +112,7 @@ export class FakeWatcher implements Watcher {
   /** The registry side ends the watch (as when it has nothing more to say). */
   finish(): void {
     this.ended = true;
+    this.deliver();
     if (this.waiting && this.queue.length === 0) {
       const w = this.waiting;
       this.waiting = undefined;
@@ -131,6 +167,8 @@ export class FakeStorage implements RESTStorage {
   warnings: string[] = [];
   /** The next delete leaves the object in place (as finalizers would). */
   keepOnDelete = false;
+  /** Watchers offer push delivery (Watcher.receive), as the watch cache's do. */
+  pushWatchers = false;
   private rv = 10;
   private watcherWaiters: ((w: FakeWatcher) => void)[] = [];
   subresources?: ReadonlyMap<string, SubresourceStorage>;
@@ -273,7 +311,7 @@ export class FakeStorage implements RESTStorage {
 
   async watch(ctx: RequestContext, options: ListOptions): Promise<Watcher> {
     this.record({ verb: 'watch', ctx, options, listOptions: options });
-    const w = new FakeWatcher();
+    const w = new FakeWatcher(this.pushWatchers);
     this.watchers.push(w);
     const waiters = this.watcherWaiters;
     this.watcherWaiters = [];
@@ -497,7 +535,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.liveChecks ? { liveChecks: options.liveChecks } : {}),
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
-    ...(options.maxRequestsInflight === undefined ? {} : { maxRequestsInflight: options.maxRequestsInflight }),
+    ...(options.maxRequestsInflight === undefined
+      ? {}
+      : { maxRequestsInflight: options.maxRequestsInflight }),
     ...(options.maxMutatingRequestsInflight === undefined
       ? {}
       : { maxMutatingRequestsInflight: options.maxMutatingRequestsInflight }),

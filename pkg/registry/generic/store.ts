@@ -37,7 +37,13 @@ import {
 import type { CompiledSchema } from '../../apis/schema/types.js';
 import { invalidObj, isStorageError } from '../../storage/errors.js';
 import { isObject } from '../../apis/meta/types.js';
-import { EventMemo, type Storage, type StorageWatchEvent, type Watcher } from '../../storage/interfaces.js';
+import {
+  EventMemo,
+  type Storage,
+  type StorageWatchEvent,
+  type WatchReceiver,
+  type Watcher,
+} from '../../storage/interfaces.js';
 import type {
   Admission,
   CreateOptions,
@@ -411,10 +417,30 @@ export class Store implements RESTStorage {
       e.shared
         ? e.shared.memo(this.decoratedEvent, () => ({ ...decorate(e), shared: new EventMemo() }))
         : decorate(e);
+    // Push delivery passes through when the inner watcher has it (the watch cache's):
+    // the fan-out then costs no promise per event and watcher.
+    const receive = inner.receive?.bind(inner);
     // A plain iterator, not an async generator: it sits on the fan-out path once per
     // watcher per event, where a generator's extra promise turns add up.
     return {
       stop: () => inner.stop(),
+      ...(receive && {
+        receive: (receiver: WatchReceiver) =>
+          receive({
+            event: (e) => {
+              let decorated: StorageWatchEvent;
+              try {
+                decorated = event(e);
+              } catch (err) {
+                inner.stop();
+                receiver.end(err);
+                return false;
+              }
+              return receiver.event(decorated);
+            },
+            end: (err) => receiver.end(err),
+          }),
+      }),
       [Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
         const it = inner[Symbol.asyncIterator]();
         // A consumer that stops iterating, or an iteration that ends or fails, is done with the watch.

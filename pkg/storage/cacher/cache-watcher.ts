@@ -1,14 +1,16 @@
 // One watch served from the cache (k8s.io/apiserver storage/cacher
 // cache_watcher.go). The cache pushes shared events into it synchronously as it
-// applies changes; the consumer pulls them at its own pace. A consumer that falls
-// more than the queue's capacity behind is cut off (its stream ends and it
+// applies changes; the consumer pulls them at its own pace, or (receive) is handed
+// each one synchronously while it keeps up, the events queueing only while it is
+// backed up (upstream's nonblocking add into the buffered channel). A consumer that
+// falls more than the queue's capacity behind is cut off (its stream ends and it
 // re-watches from the last resourceVersion it saw), so one slow client costs
 // bounded memory and never delays the cache or the other watchers.
 
 import { newInternalError } from '../../apis/meta/errors.js';
 import type { KubeObject, Status } from '../../apis/meta/types.js';
 import { INITIAL_EVENTS_END_ANNOTATION } from '../../apis/meta/types.js';
-import type { Predicate, StorageWatchEvent, Watcher } from '../interfaces.js';
+import type { Predicate, StorageWatchEvent, WatchReceiver, Watcher } from '../interfaces.js';
 import { formatResourceVersion } from '../resource-version.js';
 import { WatchQueue } from '../watch-queue.js';
 import type { CacheEntry, CacheEvent, TypeMeta } from './watch-cache.js';
@@ -37,6 +39,15 @@ export class CacheWatcher implements Watcher {
   private timer: NodeJS.Timeout | undefined;
   /** Changes at or below this revision came with the start (initial state or replay); none is sent twice. */
   private startRevision = 0;
+  /** Push delivery (receive): who gets the events, whether it asked to wait, whether it was told the end. */
+  private receiver: WatchReceiver | undefined;
+  private held = false;
+  private flushing = false;
+  private toldEnd = false;
+  private readonly resume = (): void => {
+    this.held = false;
+    this.flush();
+  };
 
   constructor(private readonly config: CacheWatcherConfig) {
     this.queue = new WatchQueue<StorageWatchEvent>(config.queueCapacity);
@@ -125,6 +136,18 @@ export class CacheWatcher implements Watcher {
     this.timer = undefined;
     this.queue.end();
     this.config.onStopped?.(this);
+    // A receiver still gets what was queued (as an iterator would), then the end.
+    this.flush();
+  }
+
+  /**
+   * Switches to push delivery: what is queued now (initial events) and every later
+   * event go to `receiver` synchronously, while it keeps up; see Watcher.receive.
+   */
+  receive(receiver: WatchReceiver): () => void {
+    this.receiver = receiver;
+    this.flush();
+    return this.resume;
   }
 
   /**
@@ -155,6 +178,13 @@ export class CacheWatcher implements Watcher {
   }
 
   private push(event: StorageWatchEvent): void {
+    if (this.stopped) return;
+    const receiver = this.receiver;
+    if (receiver && !this.held && !this.flushing && this.queue.length === 0) {
+      // Keeping up: straight to the receiver, as the bare fan-out writes straight to a socket.
+      if (!receiver.event(event)) this.held = true;
+      return;
+    }
     if (this.queue.length >= this.capacity) {
       // Too slow: end the watch rather than buffer without bound. The client sees the
       // stream end and re-watches from the last resourceVersion it received.
@@ -162,6 +192,25 @@ export class CacheWatcher implements Watcher {
       return;
     }
     this.queue.push(event);
+    this.flush();
+  }
+
+  /** Hands queued events to the receiver until it holds; once the queue has ended and drained, the end. */
+  private flush(): void {
+    const receiver = this.receiver;
+    if (!receiver || this.flushing) return;
+    this.flushing = true;
+    try {
+      while (!this.held && this.queue.length > 0) {
+        if (!receiver.event(this.queue.takeNow() as StorageWatchEvent)) this.held = true;
+      }
+    } finally {
+      this.flushing = false;
+    }
+    if (this.queue.isEnded && this.queue.length === 0 && !this.toldEnd) {
+      this.toldEnd = true;
+      receiver.end();
+    }
   }
 
   private periodicBookmark(): void {

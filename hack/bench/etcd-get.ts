@@ -17,6 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Agent, request } from 'undici';
 import { startEtcd } from '../etcd.js';
 import { Child } from './children.js';
 import type { LoadResult } from './load.js';
@@ -24,10 +25,15 @@ import { API_PATH } from './objects.js';
 import type { HostStarted } from './server-host.js';
 
 const USERS = 20;
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 interface Figures {
   readonly getsPerSecond: number;
   readonly serverCpuMicrosPerGet: number;
+  /** Storage revision reads (etcd_requests_total, getCurrentResourceVersion) per get. */
+  readonly revisionReadsPerGet: number;
+  /** Every storage call (reads, writes, revision reads) per get. */
+  readonly storageCallsPerGet: number;
 }
 
 interface Server {
@@ -53,6 +59,21 @@ async function serverCpu(host: Child): Promise<number> {
   return u.user + u.system;
 }
 
+/** The server's storage calls so far by operation (etcd_requests_total, SQLite's too), from its /metrics. */
+async function storageCalls(server: Server): Promise<Map<string, number>> {
+  const res = await request(`${server.started.origin}/metrics`, {
+    headers: { authorization: `Bearer ${server.started.token}` },
+    dispatcher: insecure,
+  });
+  const calls = new Map<string, number>();
+  for (const line of (await res.body.text()).split('\n')) {
+    if (!line.startsWith('etcd_requests_total{')) continue;
+    const operation = /operation="([^"]*)"/.exec(line)?.[1] ?? '?';
+    calls.set(operation, (calls.get(operation) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return calls;
+}
+
 async function startServer(dir: string, backend: string, args: string[]): Promise<Server> {
   const host = Child.start(`server-${backend}`, 'server-host', { logFile: join(dir, `${backend}.log`) });
   const started = await host.call<HostStarted>({
@@ -66,16 +87,24 @@ async function measure(load: Child, server: Server, profileFile: string | undefi
   const paths = Array.from({ length: USERS }, (_, i) => `${API_PATH}/users/get-${i}`);
   const target = { origin: server.started.origin, token: server.started.token };
   if (profileFile) await server.host.call({ profile: { start: true } });
+  const callsBefore = await storageCalls(server);
   const before = await serverCpu(server.host);
   const r = await load.call<LoadResult>({
     job: { kind: 'get', target, paths, concurrency: clients, warmupMs: 1000, durationMs: seconds * 1000 },
   });
   const used = (await serverCpu(server.host)) - before;
+  const callsAfter = await storageCalls(server);
+  const delta = (op: string): number => (callsAfter.get(op) ?? 0) - (callsBefore.get(op) ?? 0);
+  const allCalls = [...callsAfter.keys()].reduce((sum, op) => sum + delta(op), 0);
   if (profileFile) await server.host.call({ profile: { stop: profileFile } });
   if (r.errors > 0) throw new Error(`${server.backend}: ${r.errors} failed gets (${r.firstError ?? ''})`);
   // The CPU window includes the warm-up: count its gets at the measured rate.
   const gets = r.throughput * (seconds + 1);
-  return { getsPerSecond: r.throughput, serverCpuMicrosPerGet: used / gets };
+  return {
+    getsPerSecond: r.throughput, serverCpuMicrosPerGet: used / gets,
+    revisionReadsPerGet: delta('getCurrentResourceVersion') / gets,
+    storageCallsPerGet: allCalls / gets,
+  };
 }
 
 function median(xs: readonly number[]): number {
@@ -105,17 +134,24 @@ try {
     }
   }
   console.log(`get by name through the API server, ${clients} clients, ${seconds} s, median of ${rounds} rounds`);
-  console.log('backend      gets/s  server CPU µs per get   rounds (µs per get)');
+  console.log(
+    'backend      gets/s  server CPU µs per get  revision reads per get  storage calls per get   rounds (µs per get)',
+  );
   for (const [backend, figures] of results) {
     const cpu = median(figures.map((f) => f.serverCpuMicrosPerGet));
     const each = figures.map((f) => f.serverCpuMicrosPerGet.toFixed(0)).join(', ');
     console.log(
       `${backend.padEnd(9)} ${median(figures.map((f) => f.getsPerSecond)).toFixed(0).padStart(8)}  ${cpu
         .toFixed(0)
+        .padStart(21)}  ${median(figures.map((f) => f.revisionReadsPerGet))
+        .toFixed(3)
+        .padStart(22)}  ${median(figures.map((f) => f.storageCallsPerGet))
+        .toFixed(3)
         .padStart(21)}   ${each}`,
     );
   }
 } finally {
+  await insecure.close();
   for (const child of children) await child.stop();
   await etcd.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,9 @@
 // access key, as the harness's get row does. The server's CPU per get is read from
 // the server's own process (process.cpuUsage before and after the timed window), so
 // neither the client's nor etcd's cost is in it. Rounds alternate the two backends
-// so a noisy neighbour slows both alike; the median round counts.
+// so a noisy neighbour slows both alike, after one uncounted warm-up round each; the
+// median round counts. It also reads the server's etcd_requests_total before and after
+// to report the revision reads (and all storage calls) each get cost.
 //
 // --profile DIR also writes one CPU profile of each server's last round there; read
 // them with hack/bench/etcd-client-profile.ts.
@@ -123,6 +125,8 @@ try {
     await startServer(dir, 'sqlite', []),
   ];
   children.push(...servers.map((s) => s.host));
+  // One uncounted round each first: a fresh server's first seconds are mostly the JIT.
+  for (const server of servers) await measure(load, server, undefined);
   const results = new Map<string, Figures[]>();
   for (let round = 0; round < rounds; round++) {
     for (const server of servers) {

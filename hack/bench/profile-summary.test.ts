@@ -19,10 +19,10 @@ const frame = (functionName: string, url: string, lineNumber = 0) => ({ function
 // A stack the server might sample: a handler (ours) calling the storage codec (ours),
 // which writes through Node and native code; beside it gRPC with no frame of ours, a
 // package that ships its own dist/pkg/ (not ours), a generated protobufjs codec, GC,
-// (program) and idle.
+// (program), idle, and the profiler's own stop call.
 const PROFILE: CpuProfile = {
   nodes: [
-    { id: 1, callFrame: frame('(root)', ''), children: [2, 3, 4, 5, 9] },
+    { id: 1, callFrame: frame('(root)', ''), children: [2, 3, 4, 5, 9, 12] },
     { id: 2, callFrame: frame('(idle)', '') },
     { id: 3, callFrame: frame('(program)', '') },
     { id: 4, callFrame: frame('(garbage collector)', '') },
@@ -37,19 +37,29 @@ const PROFILE: CpuProfile = {
     },
     { id: 10, callFrame: frame('x', 'file:///r/node_modules/foo/dist/pkg/x.js') },
     { id: 11, callFrame: frame('TxnResponse$decode', '') },
+    { id: 12, callFrame: frame('post', `${ROOT}/hack/bench/profiler.js`, 6), children: [13] },
+    { id: 13, callFrame: frame('dispatch', '') },
   ],
-  samples: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-  timeDeltas: [100, 10, 20, 30, 40, 50, 5, 60, 7, 3].map((ms) => ms * 1000),
+  samples: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13],
+  timeDeltas: [100, 10, 20, 30, 40, 50, 5, 60, 7, 3, 1000].map((ms) => ms * 1000),
 };
 
 const asObject = (rows: readonly (readonly [string, number])[]): Record<string, number> =>
   Object.fromEntries(rows.map(([k, us]) => [k, us / 1000]));
 
-test('splits sampled time into idle, busy, (program) and GC', () => {
+test("splits sampled time into idle, the profiler's own, busy, (program) and GC", () => {
   const s = summariseProfile(PROFILE);
+  const { sampledUs, idleUs, profilerUs, busyUs, programUs, gcUs } = s;
   assert.deepEqual(
-    { sampled: s.sampledUs, idle: s.idleUs, busy: s.busyUs, program: s.programUs, gc: s.gcUs },
-    { sampled: 325_000, idle: 100_000, busy: 225_000, program: 10_000, gc: 20_000 },
+    { sampledUs, idleUs, profilerUs, busyUs, programUs, gcUs },
+    {
+      sampledUs: 1_325_000,
+      idleUs: 100_000,
+      profilerUs: 1_000_000,
+      busyUs: 225_000,
+      programUs: 10_000,
+      gcUs: 20_000,
+    },
   );
 });
 
@@ -102,12 +112,16 @@ test('a profile without timeDeltas counts samples', () => {
   const { timeDeltas: _, ...counts } = PROFILE;
   const s = summariseProfile(counts);
   assert.equal(s.busyUs, 9);
+  assert.equal(s.profilerUs, 1);
   assert.equal(asObject(s.byNearestProjectFrame)[NO_PROJECT_FRAME], 4 / 1000);
 });
 
 test('the printed summary shows shares of busy time and respects --top', () => {
   const lines = formatProfileSummary(summariseProfile(PROFILE), { top: 1, areas: 2 });
-  assert.match(lines[0] ?? '', /busy 225 ms, idle 100 ms; of busy: \(program\) 4\.4%, GC 8\.9%/);
+  assert.match(
+    lines[0] ?? '',
+    /busy 225 ms, idle 100 ms, profiler's own 1000 ms; of busy: \(program\) 4\.4%, GC 8\.9%/,
+  );
   assert.ok(lines.includes('   26.7%      60 ms  npm @grpc/grpc-js'), lines.join('\n'));
   const areaRows = lines.slice(lines.indexOf('self time by area') + 1, lines.indexOf('', 2));
   assert.equal(areaRows.length, 2);

@@ -3,7 +3,9 @@
 // Summarises a V8 CPU profile (from `node --cpu-prof`, BENCH_PROFILE, or the --profile
 // option of the focused benches: create-path, etcd-client, fanout-ab, get-path,
 // list-path) without opening DevTools:
-//   - the sampled time split into busy, idle, and within busy (program) and GC;
+//   - the sampled time split into busy, idle and the profiler's own (samples under
+//     hack/bench/profiler.js: the inspector call that stops the profile is sampled too,
+//     seconds of a window, and is no part of the workload), and within busy (program) and GC;
 //   - self time by area: this project's code, each npm package, Node's own modules,
 //     and V8's pseudo-frames ((gc), (program), (native)); protobufjs's generated codecs
 //     (compiled with new Function, so they have no url) get an area of their own;
@@ -11,7 +13,7 @@
 //   - this project's functions by total (inclusive) time;
 //   - each sample charged to the nearest frame of this project on its stack: what our
 //     code costs including the Node, npm and native work it calls into.
-// Percentages are of the busy (non-idle) time.
+// Percentages are of the busy time (neither idle nor the profiler's own).
 //
 // --group picks how fine the areas are (the npm areas are one per package at every level):
 //   package  project code by top folder (pkg/storage), Node as one area (node:)
@@ -47,7 +49,9 @@ export interface ProfileSummary {
   /** All sampled time, idle included. */
   readonly sampledUs: number;
   readonly idleUs: number;
-  /** Sampled minus idle: the denominator of every share. */
+  /** Samples with hack/bench/profiler.js on the stack: capturing the profile, not the workload. */
+  readonly profilerUs: number;
+  /** Sampled minus idle and the profiler's own: the denominator of every share. */
   readonly busyUs: number;
   /** V8's "(program)": native VM work not attributed to a JS function. */
   readonly programUs: number;
@@ -66,6 +70,8 @@ export const NO_PROJECT_FRAME = '(no project frame)';
 // (create-path/get-path --baseline /tmp/x/dist), never a package's own dist/.
 const PROJECT = /\/dist\/((?:pkg|hack|cmd|e2e)\/.*)$/;
 const PACKAGE = /node_modules\/((?:@[^/]+\/)?[^/]+)/;
+// The in-process capture of hack/bench/profiler.ts (server-host, bare-server, create-path).
+const CAPTURE = /\/dist\/hack\/bench\/profiler\.js$/;
 
 /** The path under dist/ of a project frame, or undefined for any other code. */
 function projectPathOf(url: string): string | undefined {
@@ -140,6 +146,7 @@ export function summariseProfile(profile: CpuProfile, grouping: AreaGrouping = '
   const byNearestProjectFrame = new Map<string, number>();
   let sampledUs = 0;
   let idleUs = 0;
+  let profilerUs = 0;
   let programUs = 0;
   let gcUs = 0;
   profile.samples.forEach((id, i) => {
@@ -152,11 +159,15 @@ export function summariseProfile(profile: CpuProfile, grouping: AreaGrouping = '
       idleUs += us;
       return;
     }
+    const stack = stackOf(id);
+    if (stack.some((n) => CAPTURE.test(n.callFrame.url))) {
+      profilerUs += us;
+      return;
+    }
     if (area === '(program)') programUs += us;
     if (area === '(gc)') gcUs += us;
     add(selfByArea, area, us);
     add(selfByFunction, functionOf(node.callFrame), us);
-    const stack = stackOf(id);
     const ownOnStack = stack.filter((n) => projectPathOf(n.callFrame.url) !== undefined);
     // A recursive function counts once per sample, so no total exceeds 100%.
     for (const name of new Set(ownOnStack.map((n) => functionOf(n.callFrame))))
@@ -167,7 +178,8 @@ export function summariseProfile(profile: CpuProfile, grouping: AreaGrouping = '
   return {
     sampledUs,
     idleUs,
-    busyUs: sampledUs - idleUs,
+    profilerUs,
+    busyUs: sampledUs - idleUs - profilerUs,
     programUs,
     gcUs,
     selfByArea: rank(selfByArea),
@@ -195,7 +207,7 @@ export function formatProfileSummary(s: ProfileSummary, options: FormatOptions):
   ];
   return [
     `sampled ${(s.sampledUs / 1000).toFixed(0)} ms: busy ${(s.busyUs / 1000).toFixed(0)} ms, ` +
-      `idle ${(s.idleUs / 1000).toFixed(0)} ms; of busy: (program) ${pct(s.programUs).trim()}, ` +
+      `idle ${(s.idleUs / 1000).toFixed(0)} ms, profiler's own ${(s.profilerUs / 1000).toFixed(0)} ms; of busy: (program) ${pct(s.programUs).trim()}, ` +
       `GC ${pct(s.gcUs).trim()}`,
     ...table('self time by area', s.selfByArea, options.areas),
     ...table(`top ${options.top} functions by self time`, s.selfByFunction, options.top),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RevisionBatcher } from './revision-batcher.js';
+import { RevisionBatcher, RevisionWaitExpired } from './revision-batcher.js';
 
 /**
  * A fake storage whose revision reads answer with the revision as of when they
@@ -162,4 +162,35 @@ test('a read that throws at once fails its round instead of the caller', async (
   });
   await assert.rejects(batcher.current(), /no connection/);
   assert.equal(await batcher.current(), 5);
+});
+
+test('a reader stops waiting at its deadline, in flight or queued; the rounds still answer the rest', async () => {
+  const s = fakeStorage();
+  const soon = Date.now() + 30;
+  const inFlight = s.batcher.current(undefined, soon);
+  const staying = s.batcher.current(undefined, Date.now() + 60_000);
+  const queued = s.batcher.current(undefined, soon);
+  const patient = s.batcher.current();
+  await assert.rejects(inFlight, RevisionWaitExpired);
+  await assert.rejects(queued, RevisionWaitExpired);
+  await s.answerNext(); // inFlight's round: nobody left in it
+  await s.answerNext();
+  assert.equal(await staying, 10);
+  assert.equal(await patient, 10);
+  assert.deepEqual(s.batcher.stats, { rounds: 2, served: 2 });
+});
+
+test('a reader already past its deadline fails at once, without a read', async () => {
+  const s = fakeStorage();
+  await assert.rejects(s.batcher.current(undefined, Date.now() - 1), RevisionWaitExpired);
+  assert.deepEqual(s.started, []);
+});
+
+test("a later reader with an earlier deadline is not held to the first reader's timer", async () => {
+  const s = fakeStorage();
+  const first = s.batcher.current(undefined, Date.now() + 60_000);
+  const hurried = s.batcher.current(undefined, Date.now() + 20);
+  await assert.rejects(hurried, RevisionWaitExpired);
+  await s.answerNext();
+  assert.equal(await first, 10);
 });

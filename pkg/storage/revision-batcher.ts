@@ -13,16 +13,32 @@
 // kube-apiserver itself sends one GetCurrentResourceVersionFromStorage per consistent
 // read from cache (storage/cacher, ConsistentListFromCache) and leaves the batching to
 // etcd's ReadIndex loop; doing it here also saves the gRPC call and its CPU per read.
+//
+// A reader may stop waiting at its request's deadline. Given as a time (deadlineAt),
+// that costs one timer per batcher, armed for the earliest deadline waiting, not an
+// AbortSignal.timeout per read: on a get served from the watch cache, a timer, a weak
+// reference and an abort listener per request were a tenth of the server's CPU over
+// etcd (docs/performance.md, "A get on etcd3").
 
 import { withoutStorageDeadline } from './deadline.js';
 
-/** A reader waiting for a round. Settled once, by the round or by its signal. */
+/** A reader waiting for a round. Settled once: by the round, its signal or its deadline. */
 interface Waiter {
   readonly resolve: (revision: number) => void;
   readonly reject: (err: unknown) => void;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: (() => void) | undefined;
+  /** Wall-clock ms (Date.now()) at which this reader stops waiting; Infinity: never. */
+  readonly deadlineAt: number;
   settled: boolean;
+}
+
+/** A reader's deadline passed before its round answered (the caller's storage timeout). */
+export class RevisionWaitExpired extends Error {
+  constructor() {
+    super('the wait for the current revision passed its deadline');
+    this.name = 'RevisionWaitExpired';
+  }
 }
 
 export interface RevisionBatcherStats {
@@ -34,13 +50,22 @@ export interface RevisionBatcherStats {
 
 /** Where consistent reads get storage's current revision from. */
 export interface RevisionReader {
-  current(signal?: AbortSignal): Promise<number>;
+  /**
+   * An aborted `signal` ends the wait with the signal's reason; reaching `deadlineAt`
+   * (wall-clock ms) ends it with RevisionWaitExpired.
+   */
+  current(signal?: AbortSignal, deadlineAt?: number): Promise<number>;
 }
 
 export class RevisionBatcher implements RevisionReader {
   /** Readers that arrived since the round in flight began (or while idle). */
   private next: Waiter[] = [];
+  /** Readers of the round in flight. */
+  private round: readonly Waiter[] = [];
   private inFlight = false;
+  /** The one deadline timer, and when it fires (Infinity: not armed). */
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
   private rounds = 0;
   private served = 0;
 
@@ -49,11 +74,13 @@ export class RevisionBatcher implements RevisionReader {
 
   /**
    * A revision at least as new as every write acknowledged before this call.
-   * An aborted `signal` stops this caller's wait (with the signal's reason); the
-   * round it was waiting for still answers the others.
+   * An aborted `signal` stops this caller's wait (with the signal's reason), and so
+   * does reaching `deadlineAt` (with RevisionWaitExpired); the round it was waiting
+   * for still answers the others.
    */
-  current(signal?: AbortSignal): Promise<number> {
+  current(signal?: AbortSignal, deadlineAt = Infinity): Promise<number> {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (deadlineAt <= Date.now()) return Promise.reject(new RevisionWaitExpired());
     return new Promise<number>((resolve, reject) => {
       // Called only after `waiter` below exists.
       const onAbort =
@@ -62,12 +89,12 @@ export class RevisionBatcher implements RevisionReader {
           : (): void => {
               if (waiter.settled) return;
               waiter.settled = true;
-              // A round not yet started forgets it, so an abandoned round is never sent.
-              this.next = this.next.filter((w) => w !== waiter);
+              this.forget(waiter);
               reject(abortReason(signal));
             };
-      const waiter: Waiter = { resolve, reject, signal, onAbort, settled: false };
+      const waiter: Waiter = { resolve, reject, signal, onAbort, deadlineAt, settled: false };
       if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
+      if (deadlineAt < this.timerAt) this.armTimer(deadlineAt);
       this.next.push(waiter);
       if (!this.inFlight) this.startRound();
     });
@@ -82,6 +109,7 @@ export class RevisionBatcher implements RevisionReader {
   private startRound(): void {
     const waiters = this.next;
     this.next = [];
+    this.round = waiters;
     if (waiters.length === 0) return;
     this.inFlight = true;
     this.rounds++;
@@ -100,6 +128,7 @@ export class RevisionBatcher implements RevisionReader {
 
   private finishRound(waiters: readonly Waiter[], settle: (waiter: Waiter) => void): void {
     this.inFlight = false;
+    this.round = [];
     for (const waiter of waiters) {
       if (waiter.settled) continue;
       waiter.settled = true;
@@ -109,7 +138,52 @@ export class RevisionBatcher implements RevisionReader {
     }
     // Everyone in `next` arrived while that round was out: their round starts now.
     this.startRound();
+    if (!this.inFlight) this.disarmTimer();
   }
+
+  /** A reader that gave up: a round not yet started forgets it, so an abandoned round is never sent. */
+  private forget(waiter: Waiter): void {
+    this.next = this.next.filter((w) => w !== waiter);
+  }
+
+  /**
+   * One timer for every reader's deadline, armed for the earliest. It stays armed
+   * while rounds follow one another (readers served by a round do not re-arm it), so
+   * under load it is set about once per deadline, not per read; when it fires it fails
+   * whoever is past their deadline and re-arms for the earliest deadline still
+   * waiting. It is cleared once nobody waits, so it never holds the process open.
+   */
+  private armTimer(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    // At most Node's longest timer; an earlier firing just re-arms.
+    this.timer = setTimeout(this.onTimer, Math.min(Math.max(0, at - Date.now()), 0x7fffffff));
+  }
+
+  private disarmTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  private readonly onTimer = (): void => {
+    this.disarmTimer();
+    const now = Date.now();
+    let earliest = Infinity;
+    for (const waiter of [...this.round, ...this.next]) {
+      if (waiter.settled) continue;
+      if (waiter.deadlineAt > now) {
+        earliest = Math.min(earliest, waiter.deadlineAt);
+        continue;
+      }
+      waiter.settled = true;
+      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.reject(new RevisionWaitExpired());
+    }
+    // As forget() does, at once for every reader that expired.
+    this.next = this.next.filter((w) => !w.settled);
+    if (earliest !== Infinity) this.armTimer(earliest);
+  };
 }
 
 function abortReason(signal: AbortSignal): unknown {

@@ -9,30 +9,29 @@ import { test } from 'node:test';
 
 import { StorageDeadline, withStorageDeadline } from '../deadline.js';
 import { StorageError } from '../errors.js';
-import type { RevisionReader } from '../revision-batcher.js';
+import { RevisionWaitExpired, type RevisionReader } from '../revision-batcher.js';
 import { SqliteKV } from '../sqlite/sqlite-kv.js';
 import { KVStorage } from '../store.js';
 import { CachedStorage, prefixAtDepth } from './index.js';
 
 const TEAMS = '/registry/g.example/teams/';
 
-/** Storage whose current revision never comes (etcd frozen): only an abort ends the wait. */
+/** Storage whose current revision never comes (etcd frozen): only the reader's deadline ends the wait. */
 class StalledRevisions implements RevisionReader {
   waits = 0;
-  current(signal?: AbortSignal): Promise<number> {
+  current(signal?: AbortSignal, deadlineAt = Infinity): Promise<number> {
     this.waits++;
     return new Promise<number>((_resolve, reject) => {
       // Gives up by itself after 5 s, so that a reader ignoring its deadline fails the
       // test with this error rather than hanging it.
       const giveUp = setTimeout(() => reject(new Error('the stalled read gave up')), 5000);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(giveUp);
-          reject(signal.reason as Error);
-        },
-        { once: true },
-      );
+      const expire = (err: unknown): void => {
+        clearTimeout(giveUp);
+        reject(err);
+      };
+      signal?.addEventListener('abort', () => expire(signal.reason), { once: true });
+      if (deadlineAt !== Infinity)
+        setTimeout(() => expire(new RevisionWaitExpired()), Math.max(0, deadlineAt - Date.now()));
     });
   }
 }

@@ -25,6 +25,10 @@ function cachedStore(strategy: TestStrategy): { storage: CachedStorage; store: S
   return { storage, store, ctx: { user: { name: 'alice', groups: [] }, namespace: '', warnings: [] } };
 }
 
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 describe('Store over the watch cache', () => {
   it('gives every watcher the same decorated event, with a memo for its encoding', async () => {
     const { storage, store, ctx } = cachedStore(new TestStrategy(testInfo(false)));
@@ -40,6 +44,29 @@ describe('Store over the watch cache', () => {
       assert.deepEqual(first.object.spec, { size: 1, secret: '' }, 'decorated as for any watcher');
       assert.ok(first.shared, 'the decorated event can carry what is derived from it');
       for (const w of watchers) w.stop();
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('ends a pushed watch with the error when decorating an event fails, as an iterated one does', async () => {
+    const strategy = new TestStrategy(testInfo(false));
+    const decorate = strategy.decorate.bind(strategy);
+    strategy.decorate = (obj, created, c) => {
+      if (obj.metadata.name === 'bad' && !created) throw new TypeError('decorate failed');
+      return decorate(obj, created, c);
+    };
+    const { storage, store, ctx } = cachedStore(strategy);
+    try {
+      const { resourceVersion } = (await store.list(ctx, {})).metadata;
+      const watcher = await store.watch(ctx, { resourceVersion });
+      assert.ok(watcher.receive, 'the watch cache offers push delivery through the Store');
+      const ends: unknown[] = [];
+      watcher.receive({ event: () => true, end: (err) => ends.push(err) });
+      await store.create(ctx, widget('bad'), CREATE);
+      await waitFor(() => ends.length > 0);
+      // The first end is the one the HTTP writer acts on (later ones are no-ops there).
+      assert.match(String((ends[0] as Error | undefined)?.message), /decorate failed/);
     } finally {
       await storage.close();
     }

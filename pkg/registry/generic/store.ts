@@ -432,8 +432,10 @@ export class Store implements RESTStorage {
               try {
                 decorated = event(e);
               } catch (err) {
-                inner.stop();
+                // The error first: stopping the inner watcher ends the receiver too
+                // (cleanly), and the first end is the one the client sees.
                 receiver.end(err);
+                inner.stop();
                 return false;
               }
               return receiver.event(decorated);

@@ -1,6 +1,8 @@
-// A lean etcd v3 gRPC client: one @grpc/grpc-js client (one HTTP/2 connection) per
-// endpoint, the messages encoded and decoded by codecs.ts, and nothing else on the
-// call path. It replaces the etcd3 package, whose per-call layers (proto-loader
+// A lean etcd v3 gRPC client: per endpoint, one node:http2 session for the unary
+// calls (http2-unary.ts: grpc-js's per-call layers cost more than the stream,
+// docs/performance.md "Unary calls on node:http2") and one @grpc/grpc-js client for
+// the Watch streams; the messages encoded and decoded by codecs.ts, and nothing
+// else on the call path. It replaces the etcd3 package, whose per-call layers (proto-loader
 // reflection into default-filled objects with int64s as strings, a retry policy, a
 // circuit breaker, a shuffled host generator, call-option resolution) cost more CPU
 // than the gRPC call itself (docs/performance.md, "The etcd client").
@@ -8,7 +10,8 @@
 // Failover, as etcd's own clients do it: calls go to one member while it answers;
 // a call that fails for want of a connection (UNAVAILABLE) or that the member did
 // not answer in time moves the next calls to the next member, and a member whose
-// channel is in TRANSIENT_FAILURE is passed over. Reconnect backoff is capped at a
+// connection is failing (its last connect failed, within the backoff; for watches,
+// a channel in TRANSIENT_FAILURE) is passed over. Reconnect backoff is capped at a
 // second, so after an outage a member is tried again within a second of coming
 // back (grpc-js's default cap is two minutes). Retrying is the caller's decision:
 // a conditional write must not be repeated blindly (see etcd3-kv.ts).

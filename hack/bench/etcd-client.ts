@@ -1,11 +1,14 @@
-// node dist/hack/bench/etcd-client.js [--seconds S] [--rounds R] [--events N] [--profile DIR]
+// node dist/hack/bench/etcd-client.js [--seconds S] [--rounds R] [--events N] [--profile DIR] [--package]
 //
 // What the etcd client costs per call (issue 17, "The etcd client" in
 // docs/performance.md): the `etcd3` package, configured and called as
 // pkg/storage/etcd3 used it until the lean client replaced it (one attempt per
 // call, a deadline per request, responses converted to the KV contract's
 // KeyValues), against the lean client (pkg/storage/etcd3/grpc-client.ts and
-// codecs.ts) through Etcd3KV, for the three calls the server makes:
+// codecs.ts) through Etcd3KV, for the three calls the server makes. The lean
+// client is measured twice, its unary calls (Range, Txn) through grpc-js and
+// written directly on node:http2 (http2-unary.ts; "Unary calls on node:http2" in
+// docs/performance.md); the package only with --package, as it was retired:
 //
 // - create: a conditional Txn (create_revision == 0 → put, else range), 1 KiB value;
 // - get: a Range of one key (what a consistent read's revision read and a get cost);
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     events: { type: 'string', default: '2000' },
     profile: { type: 'string' },
+    package: { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -143,10 +147,10 @@ function packageSide(endpoint: string): Side {
 
 // ---- the lean client, through the KV the server uses ----
 
-async function leanSide(endpoint: string): Promise<Side> {
-  const kv = await Etcd3KV.connect({ endpoints: [endpoint] });
+async function leanSide(endpoint: string, unaryTransport: 'http2' | 'grpc-js'): Promise<Side> {
+  const kv = await Etcd3KV.connect({ endpoints: [endpoint], unaryTransport });
   return {
-    name: 'lean client',
+    name: unaryTransport === 'http2' ? 'lean, h2 unary' : 'lean, grpc-js',
     create: (key) => kv.create(key, VALUE),
     get: (key) => kv.get(key),
     replay: (fromRevision, count) =>
@@ -228,7 +232,11 @@ async function profiled<T>(dir: string | undefined, name: string, work: () => Pr
 const shm = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/etcd-client-bench-') : undefined;
 const etcd = await startEtcd(shm !== undefined ? { dataDir: shm } : {});
 try {
-  const sides = [packageSide(etcd.endpoint), await leanSide(etcd.endpoint)];
+  const sides = [
+    ...(values.package ? [packageSide(etcd.endpoint)] : []),
+    await leanSide(etcd.endpoint, 'grpc-js'),
+    await leanSide(etcd.endpoint, 'http2'),
+  ];
   // The watched history: EVENTS creates, written once, replayed by every round.
   const writer = await Etcd3KV.connect({ endpoints: [etcd.endpoint] });
   const fromRevision = (await writer.currentRevision()) + 1;
@@ -274,7 +282,7 @@ try {
     `etcd client per call, loopback etcd, ${SECONDS} s windows, median of ${ROUNDS} rounds (alternating)`,
   );
   console.log(
-    'call          callers  client          calls/s   CPU µs/call   lean/package CPU   rounds (CPU µs/call)',
+    'call          callers  client          calls/s   CPU µs/call   vs first row CPU  rounds (CPU µs/call)',
   );
   for (const call of ['create', 'get', 'watch event']) {
     for (const callers of call === 'watch event' ? [1] : CALLERS) {
@@ -283,8 +291,7 @@ try {
         const figures = results.get(`${side.name}|${call}|${callers}`) ?? [];
         const cpu = median(figures.map((f) => f.cpuMicros));
         cpuOf.push(cpu);
-        const ratio =
-          cpuOf.length === 2 ? `${((cpuOf[1] as number) / (cpuOf[0] as number)).toFixed(2)}x` : '';
+        const ratio = cpuOf.length > 1 ? `${(cpu / (cpuOf[0] as number)).toFixed(2)}x` : '';
         console.log(
           `${call.padEnd(13)} ${String(callers).padStart(7)}  ${side.name.padEnd(14)} ${median(
             figures.map((f) => f.perSecond),

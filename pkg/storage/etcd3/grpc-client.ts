@@ -1,6 +1,8 @@
-// A lean etcd v3 gRPC client: one @grpc/grpc-js client (one HTTP/2 connection) per
-// endpoint, the messages encoded and decoded by codecs.ts, and nothing else on the
-// call path. It replaces the etcd3 package, whose per-call layers (proto-loader
+// A lean etcd v3 gRPC client: per endpoint, one node:http2 session for the unary
+// calls (http2-unary.ts: grpc-js's per-call layers cost more than the stream,
+// docs/performance.md "Unary calls on node:http2") and one @grpc/grpc-js client for
+// the Watch streams; the messages encoded and decoded by codecs.ts, and nothing
+// else on the call path. It replaces the etcd3 package, whose per-call layers (proto-loader
 // reflection into default-filled objects with int64s as strings, a retry policy, a
 // circuit breaker, a shuffled host generator, call-option resolution) cost more CPU
 // than the gRPC call itself (docs/performance.md, "The etcd client").
@@ -8,7 +10,8 @@
 // Failover, as etcd's own clients do it: calls go to one member while it answers;
 // a call that fails for want of a connection (UNAVAILABLE) or that the member did
 // not answer in time moves the next calls to the next member, and a member whose
-// channel is in TRANSIENT_FAILURE is passed over. Reconnect backoff is capped at a
+// connection is failing (its last connect failed, within the backoff; for watches,
+// a channel in TRANSIENT_FAILURE) is passed over. Reconnect backoff is capped at a
 // second, so after an outage a member is tried again within a second of coming
 // back (grpc-js's default cap is two minutes). Retrying is the caller's decision:
 // a conditional write must not be repeated blindly (see etcd3-kv.ts).
@@ -17,6 +20,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ClientDuplexStream, ServiceError } from '@grpc/grpc-js';
 import type { WatchReply } from './codecs.js';
 import { decodeWatch } from './codecs.js';
+import { Http2UnaryTransport } from './http2-unary.js';
 
 export interface Etcd3TLS {
   /** PEM: the CA that signed etcd's serving certificate. */
@@ -30,6 +34,12 @@ export interface EtcdGrpcClientOptions {
   /** Client URLs, e.g. `http://127.0.0.1:2379` (`https://` with `tls`). */
   readonly endpoints: readonly string[];
   readonly tls?: Etcd3TLS;
+  /**
+   * Which transport carries the unary calls: 'http2' (default) writes them on
+   * node:http2 sessions (http2-unary.ts); 'grpc-js' sends them through the same
+   * grpc-js channel as the watches (kept for the A/B in hack/bench/etcd-client.ts).
+   */
+  readonly unaryTransport?: 'http2' | 'grpc-js';
 }
 
 export const METHOD = {
@@ -107,6 +117,8 @@ function credentialsFor(endpoint: URL, tls: Etcd3TLS | undefined): grpc.ChannelC
 
 export class EtcdGrpcClient {
   private readonly members: grpc.Client[];
+  /** Per member, the node:http2 transport of the unary calls (absent when they go through grpc-js). */
+  private readonly unaryMembers: Http2UnaryTransport[] | undefined;
   /** The member calls go to while it answers. */
   private current = 0;
   private closed = false;
@@ -117,12 +129,24 @@ export class EtcdGrpcClient {
       const url = new URL(endpoint);
       return new grpc.Client(url.host, credentialsFor(url, options.tls), CHANNEL_OPTIONS);
     });
+    this.unaryMembers =
+      options.unaryTransport === 'grpc-js'
+        ? undefined
+        : options.endpoints.map((endpoint) => new Http2UnaryTransport(new URL(endpoint).origin, options.tls));
   }
 
   /** One request, one response; `deadlineAt` is wall-clock ms. Rejects with the gRPC error. */
   unary<T>(method: string, request: Buffer, decode: (reply: Buffer) => T, deadlineAt: number): Promise<T> {
     if (this.closed) return Promise.reject(new EtcdClientClosedError());
-    const index = this.pick();
+    const unaryMembers = this.unaryMembers;
+    if (unaryMembers !== undefined) {
+      const index = this.pick((i) => (unaryMembers[i] as Http2UnaryTransport).failing);
+      return (unaryMembers[index] as Http2UnaryTransport).call(method, request, decode, deadlineAt).catch((err) => {
+        if (isMemberFailure(err)) this.memberFailed(index);
+        throw err;
+      });
+    }
+    const index = this.pick(this.channelFailing);
     const member = this.members[index] as grpc.Client;
     return new Promise<T>((resolve, reject) => {
       member.makeUnaryRequest(
@@ -144,7 +168,7 @@ export class EtcdGrpcClient {
   /** A new Watch stream (requests are encoded WatchRequests). Throws once closed. */
   watch(): WatchStream {
     if (this.closed) throw new EtcdClientClosedError();
-    const index = this.pick();
+    const index = this.pick(this.channelFailing);
     const member = this.members[index] as grpc.Client;
     const stream = member.makeBidiStreamRequest(METHOD.watch, passThrough, decodeWatch, {});
     stream.on('error', (err: unknown) => {
@@ -161,16 +185,20 @@ export class EtcdGrpcClient {
     if (this.closed) return;
     this.closed = true;
     for (const member of this.members) member.close();
+    for (const member of this.unaryMembers ?? []) member.close();
   }
 
+  private readonly channelFailing = (index: number): boolean =>
+    (this.members[index] as grpc.Client).getChannel().getConnectivityState(false) ===
+    grpc.connectivityState.TRANSIENT_FAILURE;
+
   /** The current member, or the next one whose connection is not known to be failing. */
-  private pick(): number {
+  private pick(failing: (index: number) => boolean): number {
     const n = this.members.length;
     if (n === 1) return 0;
     for (let i = 0; i < n; i++) {
       const index = (this.current + i) % n;
-      const state = (this.members[index] as grpc.Client).getChannel().getConnectivityState(false);
-      if (state !== grpc.connectivityState.TRANSIENT_FAILURE) {
+      if (!failing(index)) {
         this.current = index;
         return index;
       }

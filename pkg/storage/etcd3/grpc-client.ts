@@ -82,10 +82,21 @@ export function isTransientEtcdError(err: unknown): boolean {
   return code !== undefined && TRANSIENT_CODES.has(code);
 }
 
+/**
+ * How long a call must have gone unanswered before its deadline counts against the
+ * member. A call's deadline is often the request's own (`?timeout=1s`, or what is
+ * left of it): that running out says nothing of the member, and moving every later
+ * call elsewhere for it would let one impatient client shuffle the server between
+ * members. A member silent this long (storage calls are bounded at 4 s) is not
+ * answering.
+ */
+export const MEMBER_SILENCE_MS = 2000;
+
 /** The member is not reachable or not answering: later calls should go elsewhere. */
-function isMemberFailure(err: unknown): boolean {
+function isMemberFailure(err: unknown, startedAt: number): boolean {
   const code = grpcCode(err);
-  return code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED;
+  if (code === status.UNAVAILABLE) return true;
+  return code === status.DEADLINE_EXCEEDED && Date.now() - startedAt >= MEMBER_SILENCE_MS;
 }
 
 const toBuffer = (pem: string | Buffer): Buffer => (typeof pem === 'string' ? Buffer.from(pem) : pem);
@@ -138,11 +149,12 @@ export class EtcdGrpcClient {
   /** One request, one response; `deadlineAt` is wall-clock ms. Rejects with the gRPC error. */
   unary<T>(method: string, request: Buffer, decode: (reply: Buffer) => T, deadlineAt: number): Promise<T> {
     if (this.closed) return Promise.reject(new EtcdClientClosedError());
+    const startedAt = Date.now();
     const unaryMembers = this.unaryMembers;
     if (unaryMembers !== undefined) {
       const index = this.pick((i) => (unaryMembers[i] as Http2UnaryTransport).failing);
       return (unaryMembers[index] as Http2UnaryTransport).call(method, request, decode, deadlineAt).catch((err) => {
-        if (isMemberFailure(err)) this.memberFailed(index);
+        if (isMemberFailure(err, startedAt)) this.memberFailed(index);
         throw err;
       });
     }
@@ -157,7 +169,7 @@ export class EtcdGrpcClient {
         { deadline: deadlineAt },
         (err, reply) => {
           if (err) {
-            if (isMemberFailure(err)) this.memberFailed(index);
+            if (isMemberFailure(err, startedAt)) this.memberFailed(index);
             reject(err);
           } else resolve(reply as T);
         },
@@ -170,9 +182,10 @@ export class EtcdGrpcClient {
     if (this.closed) throw new EtcdClientClosedError();
     const index = this.pick(this.channelFailing);
     const member = this.members[index] as grpc.Client;
+    const startedAt = Date.now();
     const stream = member.makeBidiStreamRequest(METHOD.watch, passThrough, decodeWatch, {});
     stream.on('error', (err: unknown) => {
-      if (isMemberFailure(err)) this.memberFailed(index);
+      if (isMemberFailure(err, startedAt)) this.memberFailed(index);
     });
     return stream;
   }

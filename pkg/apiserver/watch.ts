@@ -45,6 +45,11 @@ function chunkOf(line: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`${line.length.toString(16)}\r\n`, 'latin1'), line, CRLF]);
 }
 
+/** A shared event's encoded line, made once for every watcher it goes to. */
+function sharedLine(shared: NonNullable<StorageWatchEvent['shared']>, event: StorageWatchEvent): Buffer {
+  return shared.memo(EVENT_LINE, () => Buffer.from(watchEventLine(event.type, event.object)));
+}
+
 function uncork(socket: Socket): void {
   socket.uncork();
 }
@@ -298,9 +303,7 @@ class ActiveWatch implements WatchReceiver {
         !res.writableEnded &&
         res.writableLength === socket.writableLength
       ) {
-        const chunk = shared.memo(EVENT_CHUNK, () =>
-          chunkOf(shared.memo(EVENT_LINE, () => Buffer.from(watchEventLine(event.type, event.object)))),
-        );
+        const chunk = shared.memo(EVENT_CHUNK, () => chunkOf(sharedLine(shared, event)));
         if (!socket.writableCorked) {
           socket.cork();
           process.nextTick(uncork, socket);
@@ -310,11 +313,7 @@ class ActiveWatch implements WatchReceiver {
       }
     }
     this.drainSource = res;
-    return res.write(
-      shared
-        ? shared.memo(EVENT_LINE, () => Buffer.from(watchEventLine(event.type, event.object)))
-        : this.encode(event),
-    );
+    return res.write(shared ? sharedLine(shared, event) : this.encode(event));
   }
 
   private encode(event: StorageWatchEvent): string {

@@ -289,8 +289,8 @@ export class KVStorage implements Storage {
   /** The state a caller-supplied (possibly stale) object claims the key is in. */
   private stateFromCached(cached: KubeObject): ObjState {
     const rev = parseResourceVersion(cached.metadata?.resourceVersion ?? '');
-    const obj = cloneObject(cached);
-    return { obj, data: encodeObject(obj), rev };
+    // Only read here (preconditions); whoever changes it gets a copy (tryUpdate, validateDeletion).
+    return { obj: cached, data: encodeObject(cached), rev };
   }
 
   async guaranteedUpdate(

@@ -29,40 +29,11 @@
 
 import * as http2 from 'node:http2';
 import type { SecureClientSessionOptions } from 'node:http2';
+import { status } from '@grpc/grpc-js';
+import type { Etcd3TLS } from './grpc-client.js';
 
-/** The gRPC status codes this transport produces (grpc's codes.proto numbering). */
-export const GrpcCode = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  DEADLINE_EXCEEDED: 4,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  UNAUTHENTICATED: 16,
-} as const;
-
-const CODE_NAMES = [
-  'OK',
-  'CANCELLED',
-  'UNKNOWN',
-  'INVALID_ARGUMENT',
-  'DEADLINE_EXCEEDED',
-  'NOT_FOUND',
-  'ALREADY_EXISTS',
-  'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION',
-  'ABORTED',
-  'OUT_OF_RANGE',
-  'UNIMPLEMENTED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'DATA_LOSS',
-  'UNAUTHENTICATED',
-] as const;
+/** The gRPC status codes (grpc's codes.proto numbering), as grpc-js names them. */
+export const GrpcCode = status;
 
 /** A failed call, with the fields grpc-js's ServiceError has. */
 export class GrpcCallError extends Error {
@@ -71,14 +42,8 @@ export class GrpcCallError extends Error {
     readonly code: number,
     readonly details: string,
   ) {
-    super(`${code} ${CODE_NAMES[code] ?? 'UNKNOWN'}: ${details}`);
+    super(`${code} ${(status as Record<number, string>)[code] ?? 'UNKNOWN'}: ${details}`);
   }
-}
-
-export interface Http2TLS {
-  readonly ca: string | Buffer;
-  readonly cert?: string | Buffer;
-  readonly key?: string | Buffer;
 }
 
 const INITIAL_BACKOFF_MS = 100;
@@ -182,7 +147,7 @@ export class Http2UnaryTransport {
 
   constructor(
     private readonly origin: string,
-    tls: Http2TLS | undefined,
+    tls: Etcd3TLS | undefined,
     private readonly keepalive: KeepaliveTiming = KEEPALIVE,
   ) {
     this.connectOptions = {

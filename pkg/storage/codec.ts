@@ -9,7 +9,7 @@ import type { KeyValue } from './kv.js';
 import { isObject } from '../apis/meta/types.js';
 import { corruptObject } from './errors.js';
 import { formatResourceVersion } from './resource-version.js';
-import { NOT_PLAIN, plainCopy, type CopyRules } from '../util/plain-copy.js';
+import { NOT_PLAIN, plainCopy, structuredCopy, type CopyRules } from '../util/plain-copy.js';
 
 /** The canonical form's rules: what JSON.parse gives for the sorted JSON of a value. */
 const CANONICAL: CopyRules = { json: true, sortKeys: true };
@@ -95,5 +95,5 @@ export function decodeKeyValue(kv: KeyValue, revision: number = kv.modRevision):
 
 /** A deep copy, so callers and callbacks never share mutable state with the store. */
 export function cloneObject<T>(obj: T): T {
-  return structuredClone(obj);
+  return structuredCopy(obj);
 }

@@ -1,7 +1,7 @@
 // Small helpers over plain JSON objects that the store needs in several places.
 
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
-import { NOT_PLAIN, plainCopy, type CopyRules } from '../../util/plain-copy.js';
+import { structuredCopy } from '../../util/plain-copy.js';
 
 /**
  * How deep objects and arrays may nest in anything a client sends (the top-level
@@ -37,14 +37,9 @@ export function nestsDeeperThan(value: unknown, limit: number = MAX_NESTING_DEPT
   return nestingDepth(value, limit) > limit;
 }
 
-/** structuredClone's result, for plain data built without its serialization and parse. */
-const STRUCTURED: CopyRules = { json: false, maxDepth: MAX_NESTING_DEPTH };
-
 /** A deep copy, as structuredClone makes it (plain data is copied without its serialization). */
 export function clone<T>(value: T): T {
-  // About ten times cheaper than structuredClone for a ~1 KiB object (a create copies its body).
-  const copy = plainCopy(value, STRUCTURED);
-  return copy === NOT_PLAIN ? structuredClone(value) : (copy as T);
+  return structuredCopy(value, MAX_NESTING_DEPTH);
 }
 
 /** Structural equality of JSON values; key order does not matter, array order does. */

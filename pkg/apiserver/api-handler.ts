@@ -18,7 +18,6 @@ import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
-import { withStorageDeadline } from '../storage/deadline.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
 import { isApiError, newMethodNotAllowed } from '../apis/meta/errors.js';
@@ -325,8 +324,9 @@ class Server implements ApiHandler {
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
     if (info.verb === 'watch') return serveResource(scope, storage, this.env);
     const deadline = this.timeouts.arm(scope);
-    if (!this.storageDeadlines) return serveResource(scope, storage, this.env);
-    // Its storage calls work under the request's deadline.
-    return withStorageDeadline(deadline, () => serveResource(scope, storage, this.env));
+    // Its storage calls work under the request's deadline: the registry passes it down
+    // with each call (scope.context().deadline).
+    if (this.storageDeadlines) scope.storageDeadline = deadline;
+    return serveResource(scope, storage, this.env);
   }
 }

@@ -9,6 +9,7 @@ import type { AuditRecorder } from '../audit/context.js';
 import { nowEpochMs } from '../audit/event.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { RequestContext } from '../registry/rest/interfaces.js';
+import type { StorageDeadline } from '../storage/deadline.js';
 import { closeAfterUnreadBody } from './close-unread.js';
 import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
@@ -27,6 +28,8 @@ export class RequestScope {
   readonly receivedEpochMs = nowEpochMs();
   /** Set when the audit policy audits this request: handlers record the request and response objects into it. */
   audit: AuditRecorder | undefined;
+  /** The deadline the request's storage calls work under (filters/timeout.ts); none for a watch. */
+  storageDeadline: StorageDeadline | undefined;
   private queryParams: URLSearchParams | undefined;
   private abortController: AbortController | undefined;
   private closed = false;
@@ -101,6 +104,7 @@ export class RequestScope {
     if (!user) throw new Error('request context without an authenticated user');
     const userAgent = this.req.headers['user-agent'];
     const warnings = this.warnings;
+    const deadline = this.storageDeadline;
     // The signal is created only if the registry looks: most requests never need one.
     // A getter in the literal (own and enumerable, so a spread copy keeps the signal)
     // rather than defineProperty afterwards, which cost ~4 us a request in profiles.
@@ -110,6 +114,7 @@ export class RequestScope {
           user,
           namespace,
           warnings,
+          deadline,
           get signal() {
             return signal();
           },
@@ -119,6 +124,7 @@ export class RequestScope {
           namespace,
           userAgent,
           warnings,
+          deadline,
           get signal() {
             return signal();
           },

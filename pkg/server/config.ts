@@ -16,6 +16,7 @@ import { IdentityServices, userTokenGeneration } from '../identity/index.js';
 import type { Store } from '../registry/generic/store.js';
 import { managementKinds, resourcesWhere } from '../registry/management/index.js';
 import type { KubeObject } from '../apis/meta/types.js';
+import type { StorageDeadline } from '../storage/deadline.js';
 import type { Storage } from '../storage/interfaces.js';
 import type { RESTStorage } from '../registry/rest/interfaces.js';
 import { JsonLogger, isLogLevel, type Logger } from '../util/log/index.js';
@@ -136,8 +137,9 @@ export async function buildServerConfig(
         return info && { group: info.group, resource: info.resource, namespaced: info.namespaced };
       },
     });
-    const readUser = async (name: string): Promise<KubeObject | undefined> =>
-      (await storage.get(prefixOf('users') + name, { ignoreNotFound: true })) ?? undefined;
+    // Each lookup made for a request is given the request's deadline.
+    const readUser = async (name: string, deadline?: StorageDeadline): Promise<KubeObject | undefined> =>
+      (await storage.get(prefixOf('users') + name, { ignoreNotFound: true }, deadline)) ?? undefined;
     const accessKeyAuthenticator = new AccessKeyAuthenticator(accessKeys.cache, {
       use: accessKeys.activity,
       generationAnnotation: tokenGenerationAnnotation(group),
@@ -153,16 +155,20 @@ export async function buildServerConfig(
       logger: log,
     });
     // Read from storage, not the cache: the reference must name the owner as it is now.
-    const keyOwner = async (kind: 'User' | 'Team', name: string): Promise<KubeObject | undefined> =>
-      (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true })) ??
+    const keyOwner = async (
+      kind: 'User' | 'Team',
+      name: string,
+      deadline?: StorageDeadline,
+    ): Promise<KubeObject | undefined> =>
+      (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true }, deadline)) ??
       undefined;
     const resources = buildResources(group, storage, options.etcdPrefix, {
       admission: authorization.admission,
       filter: authorization.filter,
       identity: accessKeys.cache,
       // Read from storage, not the cache: a key must record the generation as it is now.
-      tokenGenerationOf: async (name) => {
-        const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true });
+      tokenGenerationOf: async (name, deadline) => {
+        const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true }, deadline);
         return user ? userTokenGeneration(user) : undefined;
       },
       virtualClusterInstances: {

@@ -11,13 +11,14 @@ import type {
   VirtualClusterInstanceOptions,
 } from '../registry/management/index.js';
 import type { RESTStorage, SubresourceStorage } from '../registry/rest/interfaces.js';
+import type { StorageDeadline } from '../storage/deadline.js';
 import type { Storage } from '../storage/interfaces.js';
 import type { KeyOwnerLookup } from '../registry/management/owned-access-key/owner-reference.js';
 
 /** What identity and authorization add to the kinds (all optional: tests build bare Stores). */
 export interface ResourceWiring extends Omit<InstallOptions, 'kinds'> {
   /** The current tokenGeneration of a User, recorded in the keys made for it. */
-  readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
+  readonly tokenGenerationOf?: (name: string, deadline?: StorageDeadline) => Promise<number | undefined>;
   /** The User or Team a key names, for the ownerReference every stored key carries. */
   readonly keyOwner?: KeyOwnerLookup;
   /** Wraps each stored resource (lists and watches filtered to what the caller may see). */

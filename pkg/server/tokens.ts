@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { parseNamespacedName } from '../apis/meta/namespaced-name.js';
 import type { KubeObject } from '../apis/meta/types.js';
+import type { StorageDeadline } from '../storage/deadline.js';
 import type { AccessKeyUsability } from '../authentication/access-key-usability.js';
 import { EndpointTokenAuthenticator } from '../authentication/endpoint-token.js';
 import type { Authorizer } from '../authorization/interfaces.js';
@@ -54,7 +55,8 @@ export type TokenOptionValues = Pick<
 
 /** Reads Users for the tokenGeneration claim of a new token: the User as storage has it now. */
 export interface TokenUserSource {
-  user(name: string): Promise<KubeObject | undefined>;
+  /** `deadline`: the request's, for the storage read. */
+  user(name: string, deadline?: StorageDeadline): Promise<KubeObject | undefined>;
 }
 
 export interface TokenServices {

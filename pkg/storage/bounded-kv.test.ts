@@ -3,13 +3,13 @@ import { describe, it } from 'node:test';
 
 import { interpretStorageError } from '../registry/generic/errors.js';
 import { BoundedKV } from './bounded-kv.js';
-import { StorageDeadline, storageDeadline, withoutStorageDeadline, withStorageDeadline } from './deadline.js';
+import { StorageDeadline } from './deadline.js';
 import { isStorageError } from './errors.js';
 import { CompactedError, type KV } from './kv.js';
 
-/** A backend whose every call behaves as `answer` says. */
-function backend(answer: () => Promise<never>): KV {
-  const call = (): Promise<never> => answer();
+/** A backend whose every call behaves as `answer` says (given the call's arguments). */
+function backend(answer: (args: unknown[]) => Promise<never>): KV {
+  const call = (...args: unknown[]): Promise<never> => answer(args);
   return {
     get: call,
     range: call,
@@ -57,8 +57,10 @@ describe('BoundedKV under a request deadline', () => {
   /** A frozen backend that records the deadline each call was handed. */
   function recordingFrozen(): { kv: KV; seen: (number | undefined)[] } {
     const seen: (number | undefined)[] = [];
-    const kv = backend(() => {
-      seen.push(storageDeadline()?.deadlineAt);
+    const kv = backend((args) => {
+      // The deadline BoundedKV hands down is the call's last argument.
+      const last = args[args.length - 1];
+      seen.push(last instanceof StorageDeadline ? last.deadlineAt : undefined);
       return new Promise<never>(() => undefined);
     });
     return { kv, seen };
@@ -80,7 +82,7 @@ describe('BoundedKV under a request deadline', () => {
     // A per-call bound of a minute: only the request's deadline can end this call in time.
     const bounded = new BoundedKV(kv, 60_000);
     const request = new StorageDeadline(Date.now() + 100);
-    const err = await outcome(withStorageDeadline(request, () => bounded.get('/registry/g/teams/a')));
+    const err = await outcome(bounded.get('/registry/g/teams/a', undefined, request));
     assert.ok(isStorageError(err, 'Timeout'), String(err));
     assert.equal(seen.length, 1);
     assert.ok((seen[0] ?? Infinity) <= request.deadlineAt, 'the backend call ends no later than the request');
@@ -89,16 +91,14 @@ describe('BoundedKV under a request deadline', () => {
   it('hands the backend the per-call bound when that ends first', async () => {
     const { kv, seen } = recordingFrozen();
     const request = new StorageDeadline(Date.now() + 3_600_000);
-    await outcome(withStorageDeadline(request, () => new BoundedKV(kv, 50).get('/a')));
+    await outcome(new BoundedKV(kv, 50).get('/a', undefined, request));
     assert.ok((seen[0] ?? Infinity) < request.deadlineAt - 3_000_000);
   });
 
   it('sends nothing for a request already answered without its work (timed out or client gone)', async () => {
     const { kv, seen } = recordingFrozen();
     const request = new StorageDeadline(Date.now() + 60_000, () => true);
-    const err = await outcome(
-      withStorageDeadline(request, () => new BoundedKV(kv).create('/a', Buffer.from('{}'))),
-    );
+    const err = await outcome(new BoundedKV(kv).create('/a', Buffer.from('{}'), request));
     assert.ok(isStorageError(err, 'Timeout'));
     // The transaction never left: its outcome is known.
     assert.doesNotMatch((err as Error).message, /may have succeeded/);
@@ -109,23 +109,25 @@ describe('BoundedKV under a request deadline', () => {
     let answer: (() => void) | undefined;
     const kv = backend(() => new Promise<never>((_, reject) => (answer = () => reject(new Error('down')))));
     const request = new StorageDeadline(Date.now() + 60_000);
-    const write = withStorageDeadline(request, () => new BoundedKV(kv).update('/a', Buffer.from('{}'), 1));
+    const write = new BoundedKV(kv).update('/a', Buffer.from('{}'), 1, request);
     assert.equal(request.writesInFlight, 1);
     answer?.();
     await write.catch(() => undefined);
     assert.equal(request.writesInFlight, 0);
     // Timed out and still unanswered: it stays outstanding (it may yet be applied).
     const frozenRequest = new StorageDeadline(Date.now() + 50);
-    await outcome(withStorageDeadline(frozenRequest, () => new BoundedKV(frozen).create('/b', Buffer.from('{}'))));
+    await outcome(new BoundedKV(frozen).create('/b', Buffer.from('{}'), frozenRequest));
     assert.equal(frozenRequest.writesInFlight, 1);
   });
 
-  it('lets shared work run free of the request that started it', () => {
-    const request = new StorageDeadline(Date.now() + 100);
-    withStorageDeadline(request, () => {
-      assert.equal(storageDeadline(), request);
-      withoutStorageDeadline(() => assert.equal(storageDeadline(), undefined));
-    });
+  it('bounds a call made for no request by the per-call bound alone', async () => {
+    const { kv, seen } = recordingFrozen();
+    const before = Date.now();
+    const err = await outcome(new BoundedKV(kv, 50).currentRevision());
+    assert.ok(isStorageError(err, 'Timeout'), String(err));
+    const handed = seen[0];
+    assert.ok(handed !== undefined, 'the backend is handed a deadline');
+    assert.ok(handed >= before + 50 && handed <= Date.now() + 50, 'the per-call bound');
   });
 });
 

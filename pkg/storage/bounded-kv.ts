@@ -6,7 +6,8 @@
 // anything else a backend throws is a failure to reach or use storage.
 //
 // A call's time is the per-call bound or what is left of its request's deadline
-// (storage/deadline.ts), whichever ends first; the backend sees that deadline too.
+// (storage/deadline.ts, the call's last argument), whichever ends first; the backend
+// is handed that narrowed deadline.
 // A request already answered without its work (timed out, client gone) starts no
 // further call: a write abandoned before its transaction never sends it. A call
 // that times out is not cancelled underneath (the etcd3 client treats a gRPC
@@ -15,7 +16,7 @@
 // 0.1 s to 4.5 s when tried), so a write sent before the deadline may still be
 // applied, which is why its timeout says so.
 
-import { StorageDeadline, storageDeadline, withStorageDeadline } from './deadline.js';
+import { StorageDeadline } from './deadline.js';
 import { StorageError, storageTimeout, storageUnavailable } from './errors.js';
 import {
   CompactedError,
@@ -38,40 +39,40 @@ export class BoundedKV implements KV {
     private readonly callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS,
   ) {}
 
-  get(key: string, revision?: number): ReturnType<KV['get']> {
-    return this.bounded(key, false, () => this.inner.get(key, revision));
+  get(key: string, revision?: number, deadline?: StorageDeadline): ReturnType<KV['get']> {
+    return this.bounded(key, false, deadline, (bound) => this.inner.get(key, revision, bound));
   }
 
-  range(start: string, end: string, options?: RangeOptions): Promise<RangeResult> {
-    return this.bounded(start, false, () => this.inner.range(start, end, options));
+  range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult> {
+    return this.bounded(start, false, deadline, (bound) => this.inner.range(start, end, options, bound));
   }
 
-  create(key: string, value: Buffer): Promise<TxnResult> {
-    return this.bounded(key, true, () => this.inner.create(key, value));
+  create(key: string, value: Buffer, deadline?: StorageDeadline): Promise<TxnResult> {
+    return this.bounded(key, true, deadline, (bound) => this.inner.create(key, value, bound));
   }
 
-  update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult> {
-    return this.bounded(key, true, () => this.inner.update(key, value, expectedModRevision));
+  update(key: string, value: Buffer, expectedModRevision: number, deadline?: StorageDeadline): Promise<TxnResult> {
+    return this.bounded(key, true, deadline, (bound) => this.inner.update(key, value, expectedModRevision, bound));
   }
 
-  delete(key: string, expectedModRevision: number): Promise<DeleteResult> {
-    return this.bounded(key, true, () => this.inner.delete(key, expectedModRevision));
+  delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult> {
+    return this.bounded(key, true, deadline, (bound) => this.inner.delete(key, expectedModRevision, bound));
   }
 
   watch(prefix: string, fromRevision: number, handlers: KVWatchHandlers): KVWatch {
     return this.inner.watch(prefix, fromRevision, handlers);
   }
 
-  currentRevision(): Promise<number> {
-    return this.bounded('', false, () => this.inner.currentRevision());
+  currentRevision(deadline?: StorageDeadline): Promise<number> {
+    return this.bounded('', false, deadline, (bound) => this.inner.currentRevision(bound));
   }
 
   compactedRevision(): Promise<number> {
-    return this.bounded('', false, () => this.inner.compactedRevision());
+    return this.bounded('', false, undefined, () => this.inner.compactedRevision());
   }
 
   compact(revision: number): Promise<void> {
-    return this.bounded('', true, () => this.inner.compact(revision));
+    return this.bounded('', true, undefined, () => this.inner.compact(revision));
   }
 
   sizeBytes(): Promise<number | undefined> {
@@ -82,8 +83,13 @@ export class BoundedKV implements KV {
     return this.inner.close();
   }
 
-  private bounded<T>(key: string, write: boolean, call: () => Promise<T>): Promise<T> {
-    const request = storageDeadline();
+  /** `request` is the deadline of the request the call is made for, if any; `call` gets the call's own. */
+  private bounded<T>(
+    key: string,
+    write: boolean,
+    request: StorageDeadline | undefined,
+    call: (deadline: StorageDeadline) => Promise<T>,
+  ): Promise<T> {
     // Nothing was sent: the outcome is known, so no "may have succeeded".
     if (request?.abandoned) return Promise.reject(storageTimeout(key, false));
     const callDeadlineAt = Date.now() + this.callTimeoutMs;
@@ -95,7 +101,7 @@ export class BoundedKV implements KV {
     };
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(storageTimeout(key, write)), deadline.remainingMs());
-      withStorageDeadline(deadline, call).then(
+      call(deadline).then(
         (value) => {
           clearTimeout(timer);
           settled();

@@ -1,11 +1,16 @@
 // The deadline a storage call works under, carried from the request down to the
-// KV as Go's context.Context carries it through kube-apiserver: the HTTP layer sets
-// the request's deadline and BoundedKV bounds each call by it (never past the
-// per-call bound), under which the backend call runs. It travels in an
-// AsyncLocalStorage, so the registry and KVStorage between the two need not pass
-// it along by hand.
-
-import { AsyncLocalStorage } from 'node:async_hooks';
+// KV by hand, as Go's context.Context is passed through kube-apiserver (k8s.io/apiserver
+// storage.Interface and registry.Store take `ctx` first): the HTTP layer makes the
+// request's deadline (filters/timeout.ts), the registry hands it to every storage call
+// it makes for the request (RequestContext.deadline), and each storage and KV call
+// takes it as its last, optional argument down to BoundedKV, which bounds the call by
+// it (never past the per-call bound) and hands the narrowed deadline to the backend.
+//
+// Last rather than first (Go's place) so that work outside any request (the watch
+// cache's list-and-watch loop, a revision read shared by concurrent requests, the
+// server's own controllers) simply passes none. It is not carried implicitly in an
+// AsyncLocalStorage: on Node 20 that turns on promise hooks for every promise in the
+// process (docs/performance.md, "The storage deadline without AsyncLocalStorage").
 
 export class StorageDeadline {
   /** Writes sent to storage whose outcome is not known yet (see BoundedKV). */
@@ -31,26 +36,4 @@ export class StorageDeadline {
   narrowed(deadlineAt: number): StorageDeadline {
     return new StorageDeadline(Math.min(deadlineAt, this.deadlineAt), this.isAbandoned);
   }
-}
-
-const current = new AsyncLocalStorage<StorageDeadline>();
-
-/** Runs `fn` (and everything it starts) under `deadline`. */
-export function withStorageDeadline<T>(deadline: StorageDeadline, fn: () => T): T {
-  return current.run(deadline, fn);
-}
-
-/**
- * Runs `fn` free of any request's deadline: for work a request may start but that
- * outlives it or serves others too (a watch cache's list-and-watch loop, a revision
- * read shared by concurrent requests), which would otherwise inherit the deadline
- * of whichever request happened to start it.
- */
-export function withoutStorageDeadline<T>(fn: () => T): T {
-  return current.exit(fn);
-}
-
-/** The deadline of the work under way, if a request or a storage call set one. */
-export function storageDeadline(): StorageDeadline | undefined {
-  return current.getStore();
 }

@@ -4,6 +4,7 @@
 // never part of the stored bytes. No backend is imported here.
 
 import type { KubeObject, Preconditions, WatchEventType } from '../apis/meta/types.js';
+import type { StorageDeadline } from './deadline.js';
 
 /** Decides whether an object is selected (label and field selectors). */
 export interface Predicate {
@@ -141,14 +142,19 @@ export type ValidateDeletion = (current: KubeObject) => Promise<void> | void;
  * and frozen (the watch cache serves one copy from memory): treat them as
  * read-only and copy (cloneObject) before changing one. Objects passed to an
  * UpdateFunc or ValidateDeletion are private copies.
+ *
+ * A call made for a request takes the request's deadline as its last argument
+ * (./deadline.ts; upstream's storage.Interface takes ctx first): every storage call
+ * it leads to is bounded by it. Work outside any request passes none; a watch, which
+ * lives long, takes none.
  */
 export interface Storage {
   /** Creates `obj` at `key`; fails with KeyExists. Returns the stored object with its resourceVersion. */
-  create(key: string, obj: KubeObject): Promise<KubeObject>;
+  create(key: string, obj: KubeObject, deadline?: StorageDeadline): Promise<KubeObject>;
   /** Throws KeyNotFound, or returns null when ignoreNotFound. */
-  get(key: string, options?: GetOptions): Promise<KubeObject | null>;
+  get(key: string, options?: GetOptions, deadline?: StorageDeadline): Promise<KubeObject | null>;
   /** Lists under `keyPrefix` (which ends with "/" for collections). */
-  getList(keyPrefix: string, options?: ListOptions): Promise<ListResult>;
+  getList(keyPrefix: string, options?: ListOptions, deadline?: StorageDeadline): Promise<ListResult>;
   /**
    * Reads, calls `tryUpdate`, writes with a compare on the revision, retries on conflict.
    * Preconditions are checked against the current object on every try.
@@ -158,11 +164,13 @@ export interface Storage {
     key: string,
     tryUpdate: UpdateFunc,
     options?: { preconditions?: Preconditions; ignoreNotFound?: boolean; cached?: KubeObject },
+    deadline?: StorageDeadline,
   ): Promise<KubeObject>;
   /** Deletes, honouring preconditions; returns the last state with the delete's revision as resourceVersion. */
   delete(
     key: string,
     options?: { preconditions?: Preconditions; validateDeletion?: ValidateDeletion; cached?: KubeObject },
+    deadline?: StorageDeadline,
   ): Promise<KubeObject>;
   watch(key: string, options?: WatchOptions): Promise<Watcher>;
   /** The store's current revision (what a consistent list would carry). */

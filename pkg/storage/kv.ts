@@ -8,6 +8,8 @@
 // revision, the log row id in SQLite). A key's modRevision is the revision of the
 // write that produced its current value.
 
+import type { StorageDeadline } from './deadline.js';
+
 export interface KeyValue {
   readonly key: string;
   readonly value: Buffer;
@@ -92,21 +94,30 @@ export interface KVWatch {
   requestProgress?(): void;
 }
 
+/**
+ * A call made for a request takes the request's deadline as its last argument
+ * (./deadline.ts, as Go passes ctx): BoundedKV bounds the call by it and hands the
+ * backend the narrowed one. Work outside any request passes none.
+ */
 export interface KV {
   /** Reads one key at `revision` (0 = current). */
-  get(key: string, revision?: number): Promise<{ kv: KeyValue | undefined; revision: number }>;
+  get(
+    key: string,
+    revision?: number,
+    deadline?: StorageDeadline,
+  ): Promise<{ kv: KeyValue | undefined; revision: number }>;
   /** Keys in [start, end) in byte order. */
-  range(start: string, end: string, options?: RangeOptions): Promise<RangeResult>;
+  range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult>;
   /** Writes only if the key does not exist. */
-  create(key: string, value: Buffer): Promise<TxnResult>;
+  create(key: string, value: Buffer, deadline?: StorageDeadline): Promise<TxnResult>;
   /** Writes only if the key's modRevision equals `expectedModRevision`. */
-  update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult>;
+  update(key: string, value: Buffer, expectedModRevision: number, deadline?: StorageDeadline): Promise<TxnResult>;
   /** Deletes only if the key's modRevision equals `expectedModRevision` (0 = unconditionally, if it exists). */
-  delete(key: string, expectedModRevision: number): Promise<DeleteResult>;
+  delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult>;
   /** Delivers every change under `prefix` with revision >= `fromRevision`, then live changes. */
   watch(prefix: string, fromRevision: number, handlers: KVWatchHandlers): KVWatch;
   /** The latest revision. */
-  currentRevision(): Promise<number>;
+  currentRevision(deadline?: StorageDeadline): Promise<number>;
   /** The oldest revision still readable (history before it is compacted). */
   compactedRevision(): Promise<number>;
   /** Drops history before `revision`. */

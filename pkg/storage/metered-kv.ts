@@ -4,6 +4,7 @@
 // `<prefix>/<group>/<resource>/...` (see registry/generic), so the group and
 // resource labels come from the key; a key outside that layout is labelled ''.
 
+import type { StorageDeadline } from './deadline.js';
 import { etcdRequestDuration, etcdRequestErrorsTotal, etcdRequestsTotal } from '../metrics/storage.js';
 import type {
   DeleteResult,
@@ -37,34 +38,34 @@ export class MeteredKV implements KV {
     return this.inner;
   }
 
-  get(key: string, revision?: number): ReturnType<KV['get']> {
-    return this.record('get', key, () => this.inner.get(key, revision));
+  get(key: string, revision?: number, deadline?: StorageDeadline): ReturnType<KV['get']> {
+    return this.record('get', key, () => this.inner.get(key, revision, deadline));
   }
 
-  range(start: string, end: string, options?: RangeOptions): Promise<RangeResult> {
+  range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult> {
     return this.record(options?.count ? 'listWithCount' : 'list', start, () =>
-      this.inner.range(start, end, options),
+      this.inner.range(start, end, options, deadline),
     );
   }
 
-  create(key: string, value: Buffer): Promise<TxnResult> {
-    return this.record('create', key, () => this.inner.create(key, value));
+  create(key: string, value: Buffer, deadline?: StorageDeadline): Promise<TxnResult> {
+    return this.record('create', key, () => this.inner.create(key, value, deadline));
   }
 
-  update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult> {
-    return this.record('update', key, () => this.inner.update(key, value, expectedModRevision));
+  update(key: string, value: Buffer, expectedModRevision: number, deadline?: StorageDeadline): Promise<TxnResult> {
+    return this.record('update', key, () => this.inner.update(key, value, expectedModRevision, deadline));
   }
 
-  delete(key: string, expectedModRevision: number): Promise<DeleteResult> {
-    return this.record('delete', key, () => this.inner.delete(key, expectedModRevision));
+  delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult> {
+    return this.record('delete', key, () => this.inner.delete(key, expectedModRevision, deadline));
   }
 
   watch(prefix: string, fromRevision: number, handlers: KVWatchHandlers): KVWatch {
     return this.inner.watch(prefix, fromRevision, handlers);
   }
 
-  currentRevision(): Promise<number> {
-    return this.record('getCurrentResourceVersion', '', () => this.inner.currentRevision());
+  currentRevision(deadline?: StorageDeadline): Promise<number> {
+    return this.record('getCurrentResourceVersion', '', () => this.inner.currentRevision(deadline));
   }
 
   compactedRevision(): Promise<number> {

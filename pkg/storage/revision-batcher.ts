@@ -18,16 +18,13 @@
 // that costs one timer per batcher, armed for the earliest deadline waiting, not an
 // AbortSignal.timeout per read: on a get served from the watch cache, a timer, a weak
 // reference and an abort listener per request were a tenth of the server's CPU over
-// etcd (docs/performance.md, "A get on etcd3").
+// etcd (docs/performance.md, "A get on etcd3"). The read itself is made with no
+// request's deadline: it serves every reader of its round.
 
-import { withoutStorageDeadline } from './deadline.js';
-
-/** A reader waiting for a round. Settled once: by the round, its signal or its deadline. */
+/** A reader waiting for a round. Settled once: by the round or by its deadline. */
 interface Waiter {
   readonly resolve: (revision: number) => void;
   readonly reject: (err: unknown) => void;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: (() => void) | undefined;
   /** Wall-clock ms (Date.now()) at which this reader stops waiting; Infinity: never. */
   readonly deadlineAt: number;
   settled: boolean;
@@ -50,11 +47,8 @@ export interface RevisionBatcherStats {
 
 /** Where consistent reads get storage's current revision from. */
 export interface RevisionReader {
-  /**
-   * An aborted `signal` ends the wait with the signal's reason; reaching `deadlineAt`
-   * (wall-clock ms) ends it with RevisionWaitExpired.
-   */
-  current(signal?: AbortSignal, deadlineAt?: number): Promise<number>;
+  /** Reaching `deadlineAt` (wall-clock ms) ends the wait with RevisionWaitExpired. */
+  current(deadlineAt?: number): Promise<number>;
 }
 
 export class RevisionBatcher implements RevisionReader {
@@ -74,26 +68,13 @@ export class RevisionBatcher implements RevisionReader {
 
   /**
    * A revision at least as new as every write acknowledged before this call.
-   * An aborted `signal` stops this caller's wait (with the signal's reason), and so
-   * does reaching `deadlineAt` (with RevisionWaitExpired); the round it was waiting
-   * for still answers the others.
+   * Reaching `deadlineAt` stops this caller's wait (with RevisionWaitExpired); the
+   * round it was waiting for still answers the others.
    */
-  current(signal?: AbortSignal, deadlineAt = Infinity): Promise<number> {
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
+  current(deadlineAt = Infinity): Promise<number> {
     if (deadlineAt <= Date.now()) return Promise.reject(new RevisionWaitExpired());
     return new Promise<number>((resolve, reject) => {
-      // Called only after `waiter` below exists.
-      const onAbort =
-        signal === undefined
-          ? undefined
-          : (): void => {
-              if (waiter.settled) return;
-              waiter.settled = true;
-              this.forget(waiter);
-              reject(abortReason(signal));
-            };
-      const waiter: Waiter = { resolve, reject, signal, onAbort, deadlineAt, settled: false };
-      if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
+      const waiter: Waiter = { resolve, reject, deadlineAt, settled: false };
       if (deadlineAt < this.timerAt) this.armTimer(deadlineAt);
       this.next.push(waiter);
       if (!this.inFlight) this.startRound();
@@ -116,7 +97,7 @@ export class RevisionBatcher implements RevisionReader {
     let answer: Promise<number>;
     try {
       // Shared by every reader of the round: no one request's deadline applies to it.
-      answer = withoutStorageDeadline(() => this.read());
+      answer = this.read();
     } catch (err) {
       answer = Promise.reject(err);
     }
@@ -132,18 +113,12 @@ export class RevisionBatcher implements RevisionReader {
     for (const waiter of waiters) {
       if (waiter.settled) continue;
       waiter.settled = true;
-      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.served++;
       settle(waiter);
     }
     // Everyone in `next` arrived while that round was out: their round starts now.
     this.startRound();
     if (!this.inFlight) this.disarmTimer();
-  }
-
-  /** A reader that gave up: a round not yet started forgets it, so an abandoned round is never sent. */
-  private forget(waiter: Waiter): void {
-    this.next = this.next.filter((w) => w !== waiter);
   }
 
   /**
@@ -177,15 +152,10 @@ export class RevisionBatcher implements RevisionReader {
         continue;
       }
       waiter.settled = true;
-      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
       waiter.reject(new RevisionWaitExpired());
     }
-    // As forget() does, at once for every reader that expired.
+    // A round not yet started forgets its expired readers, so an abandoned round is never sent.
     this.next = this.next.filter((w) => !w.settled);
     if (earliest !== Infinity) this.armTimer(earliest);
   };
-}
-
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }

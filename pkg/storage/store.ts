@@ -40,6 +40,7 @@ import type { KeyValue, KV, RangeResult } from './kv.js';
 import { CompactedError, FutureRevisionError, prefixEnd } from './kv.js';
 import { formatResourceVersion, parseResourceVersion } from './resource-version.js';
 import { StoreWatcher } from './store-watcher.js';
+import type { StorageDeadline } from './deadline.js';
 
 export { decodeContinue, encodeContinue } from './continue.js';
 export type { DecodedContinue } from './continue.js';
@@ -122,20 +123,20 @@ export class KVStorage implements Storage {
     this.watchQueueCapacity = Math.max(1, options.watchQueueCapacity ?? 100_000);
   }
 
-  async create(key: string, obj: KubeObject): Promise<KubeObject> {
+  async create(key: string, obj: KubeObject, deadline?: StorageDeadline): Promise<KubeObject> {
     const rv = obj.metadata?.resourceVersion;
     // Upstream only refuses a version it can read as non-zero; anything else is just dropped.
     if (rv !== undefined && /^[0-9]+$/.test(rv) && Number(rv) !== 0) throw resourceVersionSetOnCreate(key);
     // The stored bytes and the object they decode to, from one walk: the result is not reparsed.
     const encoded = encodeWithObject(obj);
-    const result = await this.kv.create(key, encoded.data);
+    const result = await this.kv.create(key, encoded.data, deadline);
     if (!result.ok) throw keyExists(key, 0);
     return writtenObject(key, encoded, result.revision);
   }
 
-  async get(key: string, options: GetOptions = {}): Promise<KubeObject | null> {
+  async get(key: string, options: GetOptions = {}, deadline?: StorageDeadline): Promise<KubeObject | null> {
     const minimum = parseResourceVersion(options.resourceVersion ?? '');
-    const { kv, revision } = await this.kv.get(key);
+    const { kv, revision } = await this.kv.get(key, undefined, deadline);
     if (minimum > revision) throw tooLargeResourceVersion(minimum, revision);
     if (!kv) {
       if (options.ignoreNotFound) return null;
@@ -144,7 +145,7 @@ export class KVStorage implements Storage {
     return decodeKeyValue(kv);
   }
 
-  async getList(key: string, options: ListOptions = {}): Promise<ListResult> {
+  async getList(key: string, options: ListOptions = {}, deadline?: StorageDeadline): Promise<ListResult> {
     const recursive = options.recursive ?? key.endsWith('/');
     const predicate = options.predicate ?? EVERYTHING;
     const limit = Math.max(0, options.limit ?? 0);
@@ -154,12 +155,13 @@ export class KVStorage implements Storage {
     // Pinned to the first batch's revision below when the options do not pin it.
     let withRev = read.exact;
 
-    const readError = (err: unknown): unknown => this.listReadError(err, withRev, keyPrefix, continueKey);
+    const readError = (err: unknown): unknown =>
+      this.listReadError(err, withRev, keyPrefix, continueKey, deadline);
 
     if (!recursive) {
       let read: { kv: KeyValue | undefined; revision: number };
       try {
-        read = await this.kv.get(key, withRev);
+        read = await this.kv.get(key, withRev, deadline);
       } catch (err) {
         throw await readError(err);
       }
@@ -188,11 +190,12 @@ export class KVStorage implements Storage {
       let page: RangeResult;
       try {
         // Only an unfiltered page reports remainingItemCount, so only then is a count worth its cost.
-        page = await this.kv.range(start, end, {
-          revision: withRev,
-          limit: batch,
-          count: first && paging && predicate.empty,
-        });
+        page = await this.kv.range(
+          start,
+          end,
+          { revision: withRev, limit: batch, count: first && paging && predicate.empty },
+          deadline,
+        );
       } catch (err) {
         throw await readError(err);
       }
@@ -254,11 +257,12 @@ export class KVStorage implements Storage {
     withRev: number,
     keyPrefix: string,
     continueKey: string | undefined,
+    deadline: StorageDeadline | undefined,
   ): Promise<unknown> {
     if (err instanceof FutureRevisionError) {
       let current = err.currentRevision;
       try {
-        current = await this.kv.currentRevision();
+        current = await this.kv.currentRevision(deadline);
       } catch {
         // keep what the backend told us
       }
@@ -273,8 +277,12 @@ export class KVStorage implements Storage {
   }
 
   /** Reads the key's current state. */
-  private async readState(key: string, ignoreNotFound: boolean): Promise<ObjState> {
-    const { kv } = await this.kv.get(key);
+  private async readState(
+    key: string,
+    ignoreNotFound: boolean,
+    deadline: StorageDeadline | undefined,
+  ): Promise<ObjState> {
+    const { kv } = await this.kv.get(key, undefined, deadline);
     return this.stateOf(key, kv, ignoreNotFound);
   }
 
@@ -297,6 +305,7 @@ export class KVStorage implements Storage {
     key: string,
     tryUpdate: UpdateFunc,
     options: { preconditions?: Preconditions; ignoreNotFound?: boolean; cached?: KubeObject } = {},
+    deadline?: StorageDeadline,
   ): Promise<KubeObject> {
     const ignoreNotFound = options.ignoreNotFound ?? false;
     let state: ObjState;
@@ -305,7 +314,7 @@ export class KVStorage implements Storage {
       state = this.stateFromCached(options.cached);
       isCurrent = false;
     } else {
-      state = await this.readState(key, ignoreNotFound);
+      state = await this.readState(key, ignoreNotFound, deadline);
       isCurrent = true;
     }
 
@@ -315,7 +324,7 @@ export class KVStorage implements Storage {
       } catch (err) {
         if (isCurrent) throw err;
         // The cached object may just be stale: decide on fresh data.
-        state = await this.readState(key, ignoreNotFound);
+        state = await this.readState(key, ignoreNotFound, deadline);
         isCurrent = true;
         continue;
       }
@@ -326,7 +335,7 @@ export class KVStorage implements Storage {
       } catch (err) {
         if (isCurrent) throw err;
         const cachedRev = state.rev;
-        state = await this.readState(key, ignoreNotFound);
+        state = await this.readState(key, ignoreNotFound, deadline);
         isCurrent = true;
         // The cached object was current after all: its error stands.
         if (state.rev === cachedRev) throw err;
@@ -339,7 +348,7 @@ export class KVStorage implements Storage {
         // Nothing changes: write nothing, so the resourceVersion stays and no watch event fires.
         // A cached object must first be confirmed against storage (which also tells staleness).
         if (!isCurrent) {
-          state = await this.readState(key, ignoreNotFound);
+          state = await this.readState(key, ignoreNotFound, deadline);
           isCurrent = true;
           if (state.data === undefined || !data.equals(state.data) || state.stale === true) continue;
         }
@@ -347,7 +356,9 @@ export class KVStorage implements Storage {
       }
 
       const result =
-        state.rev === 0 ? await this.kv.create(key, data) : await this.kv.update(key, data, state.rev);
+        state.rev === 0
+          ? await this.kv.create(key, data, deadline)
+          : await this.kv.update(key, data, state.rev, deadline);
       if (!result.ok) {
         // Someone else wrote first: retry on what they wrote.
         state = this.stateOf(key, result.current, ignoreNotFound);
@@ -361,6 +372,7 @@ export class KVStorage implements Storage {
   async delete(
     key: string,
     options: { preconditions?: Preconditions; validateDeletion?: ValidateDeletion; cached?: KubeObject } = {},
+    deadline?: StorageDeadline,
   ): Promise<KubeObject> {
     let state: ObjState;
     let isCurrent: boolean;
@@ -368,7 +380,7 @@ export class KVStorage implements Storage {
       state = this.stateFromCached(options.cached);
       isCurrent = false;
     } else {
-      state = await this.readState(key, false);
+      state = await this.readState(key, false, deadline);
       isCurrent = true;
     }
 
@@ -381,13 +393,13 @@ export class KVStorage implements Storage {
       } catch (err) {
         if (isCurrent) throw err;
         const cachedRev = state.rev;
-        state = await this.readState(key, false);
+        state = await this.readState(key, false, deadline);
         isCurrent = true;
         if (state.rev === cachedRev) throw err;
         continue;
       }
 
-      const result = await this.kv.delete(key, state.rev);
+      const result = await this.kv.delete(key, state.rev, deadline);
       if (!result.ok) {
         state = this.stateOf(key, result.current, false);
         isCurrent = true;

@@ -21,6 +21,7 @@ import type {
   TxnResult,
 } from './kv.js';
 import { prefixEnd } from './kv.js';
+import type { StorageDeadline } from './deadline.js';
 import { StorageError } from './errors.js';
 import type { Transformer } from './value/transformer.js';
 
@@ -66,26 +67,35 @@ export class TransformedKV implements KV {
     return { ...result, current: await this.fromStorage(result.current) };
   }
 
-  async get(key: string, revision?: number): Promise<{ kv: KeyValue | undefined; revision: number }> {
-    const read = await this.inner.get(key, revision);
+  async get(
+    key: string,
+    revision?: number,
+    deadline?: StorageDeadline,
+  ): Promise<{ kv: KeyValue | undefined; revision: number }> {
+    const read = await this.inner.get(key, revision, deadline);
     return { kv: await this.optional(read.kv), revision: read.revision };
   }
 
-  async range(start: string, end: string, options?: RangeOptions): Promise<RangeResult> {
-    const page = await this.inner.range(start, end, options);
+  async range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult> {
+    const page = await this.inner.range(start, end, options, deadline);
     return { ...page, kvs: await Promise.all(page.kvs.map((kv) => this.fromStorage(kv))) };
   }
 
-  async create(key: string, value: Buffer): Promise<TxnResult> {
-    return this.txn(await this.inner.create(key, await this.toStorage(key, value)));
+  async create(key: string, value: Buffer, deadline?: StorageDeadline): Promise<TxnResult> {
+    return this.txn(await this.inner.create(key, await this.toStorage(key, value), deadline));
   }
 
-  async update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult> {
-    return this.txn(await this.inner.update(key, await this.toStorage(key, value), expectedModRevision));
+  async update(
+    key: string,
+    value: Buffer,
+    expectedModRevision: number,
+    deadline?: StorageDeadline,
+  ): Promise<TxnResult> {
+    return this.txn(await this.inner.update(key, await this.toStorage(key, value), expectedModRevision, deadline));
   }
 
-  async delete(key: string, expectedModRevision: number): Promise<DeleteResult> {
-    const result = await this.txn(await this.inner.delete(key, expectedModRevision));
+  async delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult> {
+    const result = await this.txn(await this.inner.delete(key, expectedModRevision, deadline));
     if (result.deleted === undefined) return result;
     return { ...result, deleted: await this.fromStorage(result.deleted) };
   }
@@ -123,8 +133,8 @@ export class TransformedKV implements KV {
     return watch;
   }
 
-  currentRevision(): Promise<number> {
-    return this.inner.currentRevision();
+  currentRevision(deadline?: StorageDeadline): Promise<number> {
+    return this.inner.currentRevision(deadline);
   }
 
   compactedRevision(): Promise<number> {

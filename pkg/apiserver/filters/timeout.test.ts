@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { RequestContext } from '../../registry/rest/interfaces.js';
+import type { StorageDeadline } from '../../storage/deadline.js';
 import { call, GROUP, openWatch, startTestServer, type TestServer } from '../testing/fakes.js';
 import { newRequestTimeout, requestedTimeoutMs } from './timeout.js';
 
@@ -39,15 +40,20 @@ describe('--request-timeout', () => {
   let slowMs = 0;
   const aborted: boolean[] = [];
   const created: string[] = [];
+  /** The storage deadline each get was handed, and whether it was abandoned once the get's wait was over. */
+  const deadlines: (StorageDeadline | undefined)[] = [];
+  const abandonedAfterWait: boolean[] = [];
   before(async () => {
     s = await startTestServer({
       requestTimeoutMs: 300,
       prepare: (teams) => {
         const get = teams.get.bind(teams);
         teams.get = async (ctx: RequestContext, name, options): Promise<KubeObject> => {
+          deadlines.push(ctx.deadline);
           if (slowMs > 0) {
             await new Promise((r) => setTimeout(r, slowMs));
             aborted.push(ctx.signal?.aborted === true);
+            abandonedAfterWait.push(ctx.deadline?.abandoned === true);
           }
           return get(ctx, name, options);
         };
@@ -107,6 +113,21 @@ describe('--request-timeout', () => {
     assert.equal(bad.status, 400);
     assert.match(bad.json<{ message: string }>().message, /^invalid timeout specified in the request URL/);
     await new Promise((r) => setTimeout(r, slowMs));
+  });
+
+  it("hands the registry the request's deadline for its storage calls, abandoned once the client has its 504", async () => {
+    slowMs = 0;
+    const started = Date.now();
+    assert.equal((await call(s.url, `/apis/${GROUP}/v1/teams/a?timeout=200ms`)).status, 200);
+    const deadline = deadlines.at(-1);
+    assert.ok(deadline, 'the get was given a deadline');
+    // Armed while the request was served: 200 ms from a moment between the two.
+    assert.ok(deadline.deadlineAt >= started + 200 && deadline.deadlineAt <= Date.now() + 200);
+    slowMs = 600;
+    assert.equal((await call(s.url, `/apis/${GROUP}/v1/teams/a`)).status, 504);
+    await new Promise((r) => setTimeout(r, slowMs));
+    // Its later storage calls are refused (BoundedKV): the work was abandoned.
+    assert.equal(abandonedAfterWait.at(-1), true);
   });
 
   it('says the write may still land: a timed-out create either commits whole or not at all', async () => {

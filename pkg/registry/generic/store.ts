@@ -35,6 +35,7 @@ import {
   validateObjectMetaUpdate,
 } from '../../apis/meta/validation.js';
 import type { CompiledSchema } from '../../apis/schema/types.js';
+import type { StorageDeadline } from '../../storage/deadline.js';
 import { invalidObj, isStorageError } from '../../storage/errors.js';
 import { isObject } from '../../apis/meta/types.js';
 import {
@@ -258,7 +259,7 @@ export class Store implements RESTStorage {
     const key = this.keys.objectKey(obj.metadata.namespace ?? '', name);
     if (options.dryRun) {
       const existing = await this.storageCall(
-        () => this.storage.get(key, { ignoreNotFound: true }),
+        () => this.storage.get(key, { ignoreNotFound: true }, ctx.deadline),
         name,
         'get',
       );
@@ -266,10 +267,10 @@ export class Store implements RESTStorage {
       return this.output(obj, true, ctx);
     }
     try {
-      return this.output(await this.storage.create(key, obj), true, ctx);
+      return this.output(await this.storage.create(key, obj, ctx.deadline), true, ctx);
     } catch (err) {
       if (!isStorageError(err, 'KeyExists')) throw interpretStorageError(err, this.gr, name, 'create');
-      const existing = await this.storage.get(key, { ignoreNotFound: true }).catch(() => null);
+      const existing = await this.storage.get(key, { ignoreNotFound: true }, ctx.deadline).catch(() => null);
       throw this.alreadyExists(name, generated, existing);
     }
   }
@@ -294,7 +295,7 @@ export class Store implements RESTStorage {
   async get(ctx: RequestContext, name: string, options: GetOptions): Promise<KubeObject> {
     const key = this.keys.objectKey(ctx.namespace, name);
     const obj = await this.storageCall(
-      () => this.storage.get(key, { resourceVersion: options.resourceVersion ?? '' }),
+      () => this.storage.get(key, { resourceVersion: options.resourceVersion ?? '' }, ctx.deadline),
       name,
       'get',
     );
@@ -308,14 +309,18 @@ export class Store implements RESTStorage {
     const target = this.listTarget(ctx.namespace, predicate, options.continue);
     const result = await this.storageCall(
       () =>
-        this.storage.getList(target.key, {
-          resourceVersion: options.resourceVersion ?? '',
-          resourceVersionMatch: resourceVersionMatchOf(options),
-          predicate,
-          limit: options.limit ?? 0,
-          continue: options.continue ?? '',
-          recursive: target.recursive,
-        }),
+        this.storage.getList(
+          target.key,
+          {
+            resourceVersion: options.resourceVersion ?? '',
+            resourceVersionMatch: resourceVersionMatchOf(options),
+            predicate,
+            limit: options.limit ?? 0,
+            continue: options.continue ?? '',
+            recursive: target.recursive,
+          },
+          ctx.deadline,
+        ),
       '',
       'list',
     );
@@ -516,7 +521,7 @@ export class Store implements RESTStorage {
     const preconditions: Preconditions | undefined = decoded.metadata.uid
       ? { uid: decoded.metadata.uid }
       : undefined;
-    const object = await this.updateObject(key, name, preconditions, options.dryRun, (current) =>
+    const object = await this.updateObject(ctx.deadline, key, name, preconditions, options.dryRun, (current) =>
       this.prepareUpdate(ctx, clone(decoded), current, manager, target, 'update'),
     );
     return { object: this.output(object, false, ctx), created: false };
@@ -547,7 +552,7 @@ export class Store implements RESTStorage {
     const manager = managerName(options.fieldManager, ctx.userAgent);
     // Warnings of the attempt that succeeded only: a retried update reapplies the patch.
     let warnings: string[] = [];
-    const object = await this.updateObject(key, name, undefined, options.dryRun, (current) => {
+    const object = await this.updateObject(ctx.deadline, key, name, undefined, options.dryRun, (current) => {
       warnings = [];
       const patched = applyPatch(clone(current) as Record<string, unknown>, prepared, this.schema);
       const obj = decodeObject(patched, {
@@ -649,7 +654,7 @@ export class Store implements RESTStorage {
     if (!this.strategy.status) throw new Error(`${this.info.resource} has no status subresource`);
     const ctx: RequestContext = { user: SERVER_USER, namespace, warnings: [] };
     const key = this.keys.objectKey(namespace, name);
-    return this.updateObject(key, name, undefined, false, async (current) => {
+    return this.updateObject(undefined, key, name, undefined, false, async (current) => {
       const status = next(current);
       if (status === undefined) return current;
       const obj = clone(current);
@@ -697,7 +702,7 @@ export class Store implements RESTStorage {
       return obj;
     };
     try {
-      const object = await this.updateObject(key, name, undefined, options.dryRun, (current) =>
+      const object = await this.updateObject(ctx.deadline, key, name, undefined, options.dryRun, (current) =>
         this.prepareUpdate(ctx, merge(current, 'patch'), current, manager, target, 'applied'),
       );
       ctx.warnings.push(...warnings);
@@ -754,8 +759,10 @@ export class Store implements RESTStorage {
    * Runs `build` against the current object inside storage's guaranteedUpdate
    * (retried on conflict), or against a plain read for a dry run. An update
    * that leaves a terminating object without finalizers deletes it instead.
+   * `deadline` is the request's (none for the server's own writes).
    */
   private async updateObject(
+    deadline: StorageDeadline | undefined,
     key: string,
     name: string,
     preconditions: Preconditions | undefined,
@@ -773,13 +780,13 @@ export class Store implements RESTStorage {
       return next;
     };
     try {
-      if (!dryRun) return await this.storage.guaranteedUpdate(key, tryUpdate, { preconditions });
-      const current = await this.storage.get(key);
+      if (!dryRun) return await this.storage.guaranteedUpdate(key, tryUpdate, { preconditions }, deadline);
+      const current = await this.storage.get(key, undefined, deadline);
       if (current) checkStoragePreconditions(key, current, preconditions);
       return await tryUpdate(current);
     } catch (err) {
       if (err === EMPTIED_FINALIZERS && emptied) {
-        if (!dryRun) await this.deleteFinalized(key, name, preconditions);
+        if (!dryRun) await this.deleteFinalized(deadline, key, name, preconditions);
         return emptied;
       }
       throw interpretStorageError(err, this.gr, name, 'update');
@@ -788,12 +795,13 @@ export class Store implements RESTStorage {
 
   /** Deletes an object whose last finalizer an update removed; a racing delete already did the job. */
   private async deleteFinalized(
+    deadline: StorageDeadline | undefined,
     key: string,
     name: string,
     preconditions: Preconditions | undefined,
   ): Promise<void> {
     try {
-      await this.storage.delete(key, { preconditions });
+      await this.storage.delete(key, { preconditions }, deadline);
     } catch (err) {
       if (isStorageError(err, 'KeyNotFound')) return;
       throw interpretStorageError(err, this.gr, name, 'delete');
@@ -806,18 +814,18 @@ export class Store implements RESTStorage {
     validateDeleteOptions(options);
     const key = this.keys.objectKey(ctx.namespace, name);
     const dryRun = options.dryRunAll || (options.dryRun ?? []).includes('All');
-    const current = await this.storageCall(() => this.storage.get(key), name, 'delete');
+    const current = await this.storageCall(() => this.storage.get(key, undefined, ctx.deadline), name, 'delete');
     if (!current) throw newNotFound(this.gr, name);
     checkDeletePreconditions(current, options.preconditions, this.gk);
 
     const pendingFinalizers = (current.metadata.finalizers ?? []).length > 0;
     if (pendingFinalizers || deletionFinalizers(current, options, this.garbageCollection).changed) {
-      const marked = await this.markForDeletion(key, name, options, dryRun);
+      const marked = await this.markForDeletion(ctx.deadline, key, name, options, dryRun);
       if (marked) return { object: this.output(marked, false), deleted: false };
     }
     if (dryRun) return { object: this.successStatus(current), deleted: true };
     const deleted = await this.storageCall(
-      () => this.storage.delete(key, { preconditions: options.preconditions }),
+      () => this.storage.delete(key, { preconditions: options.preconditions }, ctx.deadline),
       name,
       'delete',
     );
@@ -829,6 +837,7 @@ export class Store implements RESTStorage {
    * object as being deleted; null when, after that, no finalizer keeps it.
    */
   private async markForDeletion(
+    deadline: StorageDeadline | undefined,
     key: string,
     name: string,
     options: DeleteOptions,
@@ -846,8 +855,8 @@ export class Store implements RESTStorage {
     };
     try {
       if (!dryRun)
-        return await this.storage.guaranteedUpdate(key, mark, { preconditions: options.preconditions });
-      const current = await this.storage.get(key);
+        return await this.storage.guaranteedUpdate(key, mark, { preconditions: options.preconditions }, deadline);
+      const current = await this.storage.get(key, undefined, deadline);
       if (current) checkStoragePreconditions(key, current, options.preconditions);
       return mark(current);
     } catch (err) {

@@ -16,6 +16,7 @@ import type {
 import type { ResourceVersionMatch, Watcher } from '../../storage/interfaces.js';
 import type { ResourceInfo, SubresourceInfo, Verb } from '../../apis/meta/resource-info.js';
 import type { AuthenticatedUser } from '../../authentication/user/user.js';
+import type { StorageDeadline } from '../../storage/deadline.js';
 
 // The types layer describes resources (as upstream's metav1 does); the registry speaks of them too.
 export type { ResourceInfo, SubresourceInfo, Verb };
@@ -31,6 +32,11 @@ export interface RequestContext {
   readonly warnings: string[];
   /** Aborted when the client goes away or the server shuts down. */
   readonly signal?: AbortSignal;
+  /**
+   * The request's deadline (filters/timeout.ts): passed to every storage call made for
+   * the request, as upstream passes ctx. None for a watch, or work outside a request.
+   */
+  readonly deadline?: StorageDeadline | undefined;
 }
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

@@ -24,7 +24,7 @@ import type {
   Watcher,
   WatchOptions,
 } from '../interfaces.js';
-import { withoutStorageDeadline } from '../deadline.js';
+import type { StorageDeadline } from '../deadline.js';
 import type { KV } from '../kv.js';
 import type { Logger } from '../../util/log/index.js';
 import { RevisionBatcher, type RevisionReader } from '../revision-batcher.js';
@@ -127,21 +127,21 @@ export class CachedStorage implements Storage {
     return this.cachers.get(prefix);
   }
 
-  async create(key: string, obj: KubeObject): Promise<KubeObject> {
+  async create(key: string, obj: KubeObject, deadline?: StorageDeadline): Promise<KubeObject> {
     const cacher = await this.readyFor(key);
-    const created = await this.storage.create(key, obj);
+    const created = await this.storage.create(key, obj, deadline);
     return cacher ? cacher.expectWrite(key, created) : created;
   }
 
-  async get(key: string, options: GetOptions = {}): Promise<KubeObject | null> {
+  async get(key: string, options: GetOptions = {}, deadline?: StorageDeadline): Promise<KubeObject | null> {
     const cacher = this.cacherFor(key);
-    return cacher ? cacher.get(key, options) : this.storage.get(key, options);
+    return cacher ? cacher.get(key, options, deadline) : this.storage.get(key, options, deadline);
   }
 
-  async getList(key: string, options: ListOptions = {}): Promise<ListResult> {
+  async getList(key: string, options: ListOptions = {}, deadline?: StorageDeadline): Promise<ListResult> {
     const recursive = options.recursive ?? key.endsWith('/');
     const cacher = this.cacherFor(recursive ? directoryOf(key) : key);
-    return cacher ? cacher.getList(key, options) : this.storage.getList(key, options);
+    return cacher ? cacher.getList(key, options, deadline) : this.storage.getList(key, options, deadline);
   }
 
   async watch(key: string, options: WatchOptions = {}): Promise<Watcher> {
@@ -154,17 +154,19 @@ export class CachedStorage implements Storage {
     key: string,
     tryUpdate: UpdateFunc,
     options: { preconditions?: Preconditions; ignoreNotFound?: boolean; cached?: KubeObject } = {},
+    deadline?: StorageDeadline,
   ): Promise<KubeObject> {
     const cached = options.cached ?? (await this.readyFor(key))?.cachedObject(key);
-    return this.storage.guaranteedUpdate(key, tryUpdate, cached ? { ...options, cached } : options);
+    return this.storage.guaranteedUpdate(key, tryUpdate, cached ? { ...options, cached } : options, deadline);
   }
 
   async delete(
     key: string,
     options: { preconditions?: Preconditions; validateDeletion?: ValidateDeletion; cached?: KubeObject } = {},
+    deadline?: StorageDeadline,
   ): Promise<KubeObject> {
     const cached = options.cached ?? (await this.readyFor(key))?.cachedObject(key);
-    return this.storage.delete(key, cached ? { ...options, cached } : options);
+    return this.storage.delete(key, cached ? { ...options, cached } : options, deadline);
   }
 
   currentResourceVersion(): Promise<number> {
@@ -223,8 +225,9 @@ export class CachedStorage implements Storage {
     if (!cacher) {
       cacher = new Cacher(prefix, this.kv, this.storage, this.revisions, this.cacherOptions);
       this.cachers.set(prefix, cacher);
-      // Started by whichever request reads first, but it serves every later one.
-      withoutStorageDeadline(() => (cacher as Cacher).start());
+      // Started by whichever request reads first, but it serves every later one:
+      // its list-and-watch loop is given no request's deadline.
+      cacher.start();
     }
     return cacher;
   }

@@ -28,7 +28,7 @@ import {
   storageTimeout,
   tooLargeResourceVersion,
 } from '../errors.js';
-import { storageDeadline } from '../deadline.js';
+import type { StorageDeadline } from '../deadline.js';
 import type {
   GetOptions,
   ListOptions,
@@ -244,7 +244,7 @@ export class Cacher {
 
   // ---- reads ------------------------------------------------------------------
 
-  async get(key: string, options: GetOptions): Promise<KubeObject | null> {
+  async get(key: string, options: GetOptions, deadline?: StorageDeadline): Promise<KubeObject | null> {
     const given = options.resourceVersion ?? '';
     const minimum = parseResourceVersion(given);
     const point: ReadPoint =
@@ -253,7 +253,7 @@ export class Cacher {
         : minimum === 0
           ? { kind: 'any' }
           : { kind: 'notOlderThan', revision: minimum };
-    if (!(await this.catchUp(point))) return this.storage.get(key, options);
+    if (!(await this.catchUp(point, deadline))) return this.storage.get(key, options, deadline);
     const entry = this.cache.get(key);
     if (!entry) {
       if (options.ignoreNotFound) return null;
@@ -262,7 +262,7 @@ export class Cacher {
     return entry.object();
   }
 
-  async getList(key: string, options: ListOptions): Promise<ListResult> {
+  async getList(key: string, options: ListOptions, deadline?: StorageDeadline): Promise<ListResult> {
     const recursive = options.recursive ?? key.endsWith('/');
     const predicate = options.predicate ?? EVERYTHING;
     const limit = Math.max(0, options.limit ?? 0);
@@ -278,11 +278,11 @@ export class Cacher {
             ? { kind: 'notOlderThan', revision: read.minimum }
             : { kind: 'any' };
 
-    if (!(await this.catchUp(point))) return this.storage.getList(key, options);
+    if (!(await this.catchUp(point, deadline))) return this.storage.getList(key, options, deadline);
     // From here on everything is synchronous: the snapshot is only valid until the next event.
     const at = point.kind === 'exact' ? point.revision : this.cache.revision;
     // Older than the window: storage still has it, or says it is too old.
-    if (at < this.cache.windowStart) return this.storage.getList(key, options);
+    if (at < this.cache.windowStart) return this.storage.getList(key, options, deadline);
     const snapshot = this.cache.snapshot(at);
     if (!recursive) {
       const entry = snapshot.get(key);
@@ -335,40 +335,40 @@ export class Cacher {
   }
 
   /**
-   * Waits until the cache can answer a read at `point`. False means "ask storage":
-   * the cache is not ready, or did not catch up in time. Throws when the revision
-   * asked for is newer than storage's.
-   */
-  /**
    * Storage's current revision, from the shared revision read. The read itself runs
    * free of any request's deadline (it serves every reader of its round), but this
    * reader stops waiting for it at its own request's deadline, as a storage call would.
    * The deadline goes down as a time, not an AbortSignal: the batcher keeps one timer
    * for all its readers (a signal per get was a tenth of a get's CPU over etcd).
    */
-  private async currentRevision(): Promise<number> {
-    const deadline = storageDeadline();
+  private async currentRevision(deadline: StorageDeadline | undefined): Promise<number> {
     if (!deadline) return this.revisions.current();
     if (deadline.abandoned || deadline.remainingMs() === 0) throw storageTimeout(this.prefix, false);
     try {
-      return await this.revisions.current(undefined, deadline.deadlineAt);
+      return await this.revisions.current(deadline.deadlineAt);
     } catch (err) {
       if (err instanceof RevisionWaitExpired) throw storageTimeout(this.prefix, false);
       throw err;
     }
   }
 
-  private async catchUp(point: ReadPoint): Promise<boolean> {
+  /**
+   * Waits until the cache can answer a read at `point`. False means "ask storage":
+   * the cache is not ready, or did not catch up in time. Throws when the revision
+   * asked for is newer than storage's. `deadline` is the request's, if any: the wait
+   * for storage's current revision ends at it.
+   */
+  private async catchUp(point: ReadPoint, deadline: StorageDeadline | undefined): Promise<boolean> {
     if (!this.isReady && !(await this.waitReady(this.options.freshnessTimeoutMs))) return false;
     switch (point.kind) {
       case 'any':
         return true;
       case 'latest':
-        return this.waitFresh(await this.currentRevision());
+        return this.waitFresh(await this.currentRevision(deadline));
       case 'notOlderThan':
       case 'exact': {
         if (this.cache.revision >= point.revision) return true;
-        const current = await this.currentRevision();
+        const current = await this.currentRevision(deadline);
         if (point.revision > current) throw tooLargeResourceVersion(point.revision, current);
         return this.waitFresh(point.revision);
       }
@@ -448,7 +448,8 @@ export class Cacher {
     const point: ReadPoint =
       requested > 0 ? { kind: 'notOlderThan', revision: requested } : { kind: 'latest' };
     try {
-      if (!(await this.catchUp(point))) return this.storage.watch(key, options);
+      // A watch lives long: it has no request deadline.
+      if (!(await this.catchUp(point, undefined))) return this.storage.watch(key, options);
     } catch (err) {
       // A revision storage has not reached is an ERROR event, not a failed call.
       if (err instanceof StorageError && err.code === 'TooLargeResourceVersion') {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { StorageDeadline, withStorageDeadline } from '../deadline.js';
+import { StorageDeadline } from '../deadline.js';
 import { StorageError } from '../errors.js';
 import { RevisionWaitExpired, type RevisionReader } from '../revision-batcher.js';
 import { SqliteKV } from '../sqlite/sqlite-kv.js';
@@ -19,7 +19,7 @@ const TEAMS = '/registry/g.example/teams/';
 /** Storage whose current revision never comes (etcd frozen): only the reader's deadline ends the wait. */
 class StalledRevisions implements RevisionReader {
   waits = 0;
-  current(signal?: AbortSignal, deadlineAt = Infinity): Promise<number> {
+  current(deadlineAt = Infinity): Promise<number> {
     this.waits++;
     return new Promise<number>((_resolve, reject) => {
       // Gives up by itself after 5 s, so that a reader ignoring its deadline fails the
@@ -29,7 +29,6 @@ class StalledRevisions implements RevisionReader {
         clearTimeout(giveUp);
         reject(err);
       };
-      signal?.addEventListener('abort', () => expire(signal.reason), { once: true });
       if (deadlineAt !== Infinity)
         setTimeout(() => expire(new RevisionWaitExpired()), Math.max(0, deadlineAt - Date.now()));
     });
@@ -51,7 +50,7 @@ test('a consistent get stops waiting for the revision at its request deadline, a
     const started = Date.now();
     const deadline = new StorageDeadline(started + 300);
     await assert.rejects(
-      withStorageDeadline(deadline, () => storage.get(`${TEAMS}a`, { resourceVersion: '' })),
+      storage.get(`${TEAMS}a`, { resourceVersion: '' }, deadline),
       (err: unknown) => err instanceof StorageError && err.code === 'Timeout',
     );
     assert.equal(stalled.waits, 1, 'the get asked for the revision');
@@ -61,7 +60,7 @@ test('a consistent get stops waiting for the revision at its request deadline, a
     // An abandoned request does not wait at all.
     const abandoned = new StorageDeadline(Date.now() + 60_000, () => true);
     await assert.rejects(
-      withStorageDeadline(abandoned, () => storage.get(`${TEAMS}a`, { resourceVersion: '' })),
+      storage.get(`${TEAMS}a`, { resourceVersion: '' }, abandoned),
       (err: unknown) => err instanceof StorageError && err.code === 'Timeout',
     );
     assert.equal(stalled.waits, 1);

@@ -2,7 +2,7 @@
 // and the hand-written codecs in ./codecs.ts. The only module that talks to etcd;
 // Kubernetes semantics live in ../store.ts.
 
-import { storageDeadline } from '../deadline.js';
+import type { StorageDeadline } from '../deadline.js';
 import { CompactedError, FutureRevisionError, prefixEnd } from '../kv.js';
 import type {
   DeleteResult,
@@ -42,8 +42,8 @@ export interface Etcd3ConnectOptions {
   /** How long connect() waits for etcd to answer. Default 5s. */
   readonly dialTimeoutMs?: number;
   /**
-   * Deadline for each request (not watches) made outside any request's deadline
-   * (storage/deadline.ts); inside one, the earlier of the two. Default 60s,
+   * Deadline for each request (not watches) made without a request's deadline
+   * (storage/deadline.ts); with one, the earlier of the two. Default 60s,
    * Kubernetes' request timeout.
    */
   readonly requestTimeoutMs?: number;
@@ -126,19 +126,31 @@ export class Etcd3KV implements KV {
     }
   }
 
-  async get(key: string, revision = 0): Promise<{ kv: KeyValue | undefined; revision: number }> {
-    const res = await this.read({ key: keyBytes(key), revision });
+  async get(
+    key: string,
+    revision = 0,
+    deadline?: StorageDeadline,
+  ): Promise<{ kv: KeyValue | undefined; revision: number }> {
+    const res = await this.read({ key: keyBytes(key), revision }, deadline);
     return { kv: res.kvs[0], revision: revision || res.revision };
   }
 
-  async range(start: string, end: string, options: RangeOptions = {}): Promise<RangeResult> {
+  async range(
+    start: string,
+    end: string,
+    options: RangeOptions = {},
+    deadline?: StorageDeadline,
+  ): Promise<RangeResult> {
     const revision = options.revision ?? 0;
-    const res = await this.read({
-      key: rangeStartBytes(start),
-      rangeEnd: rangeEndBytes(end),
-      revision,
-      limit: options.limit ?? 0,
-    });
+    const res = await this.read(
+      {
+        key: rangeStartBytes(start),
+        rangeEnd: rangeEndBytes(end),
+        revision,
+        limit: options.limit ?? 0,
+      },
+      deadline,
+    );
     return {
       kvs: res.kvs,
       revision: revision || res.revision,
@@ -148,32 +160,39 @@ export class Etcd3KV implements KV {
     };
   }
 
-  async create(key: string, value: Buffer): Promise<TxnResult> {
+  async create(key: string, value: Buffer, deadline?: StorageDeadline): Promise<TxnResult> {
     const k = keyBytes(key);
     const res = await this.txn(
       { key: k, target: 'create', result: 'equal', revision: 0 },
       { op: 'put', key: k, value },
+      deadline,
     );
     return txnResult(res);
   }
 
-  async update(key: string, value: Buffer, expectedModRevision: number): Promise<TxnResult> {
+  async update(
+    key: string,
+    value: Buffer,
+    expectedModRevision: number,
+    deadline?: StorageDeadline,
+  ): Promise<TxnResult> {
     const k = keyBytes(key);
     const res = await this.txn(
       { key: k, target: 'mod', result: 'equal', revision: expectedModRevision },
       { op: 'put', key: k, value },
+      deadline,
     );
     return txnResult(res);
   }
 
-  async delete(key: string, expectedModRevision: number): Promise<DeleteResult> {
+  async delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult> {
     const k = keyBytes(key);
     // 0 means "whatever it is now": a missing key has mod_revision 0, so > 0 is "exists".
     const compare: TxnCompare =
       expectedModRevision === 0
         ? { key: k, target: 'mod', result: 'greater', revision: 0 }
         : { key: k, target: 'mod', result: 'equal', revision: expectedModRevision };
-    const res = await this.txn(compare, { op: 'delete', key: k });
+    const res = await this.txn(compare, { op: 'delete', key: k }, deadline);
     if (!res.succeeded) return txnResult(res);
     const deleted = res.kvs[0];
     return { ok: true, revision: res.revision, ...(deleted ? { deleted } : {}) };
@@ -197,8 +216,8 @@ export class Etcd3KV implements KV {
     return this.progressRequests ? watch : { cancel: () => watch.cancel() };
   }
 
-  async currentRevision(): Promise<number> {
-    return (await this.rangeRaw(PROBE)).revision;
+  async currentRevision(deadline?: StorageDeadline): Promise<number> {
+    return (await this.rangeRaw(PROBE, deadline)).revision;
   }
 
   compactedRevision(): Promise<number> {
@@ -237,10 +256,9 @@ export class Etcd3KV implements KV {
     this.client.close();
   }
 
-  /** The deadline of one call: the request's (storage/deadline.ts), never past our own bound. */
-  private deadline(): number {
+  /** The deadline of one call: the one it was given (storage/deadline.ts), never past our own bound. */
+  private deadline(request?: StorageDeadline): number {
     const own = Date.now() + this.requestTimeoutMs;
-    const request = storageDeadline();
     return request !== undefined && request.deadlineAt < own ? request.deadlineAt : own;
   }
 
@@ -249,11 +267,11 @@ export class Etcd3KV implements KV {
   }
 
   /** A range, retried on transient failures (a read can be repeated safely). */
-  private async rangeRaw(req: RangeArgs): Promise<RangeReply> {
+  private async rangeRaw(req: RangeArgs, deadline?: StorageDeadline): Promise<RangeReply> {
     const request = encodeRange(req);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.client.unary(METHOD.range, request, decodeRange, this.deadline());
+        return await this.client.unary(METHOD.range, request, decodeRange, this.deadline(deadline));
       } catch (err) {
         if (attempt >= READ_ATTEMPTS || this.closed || !isTransientEtcdError(err)) throw err;
         await sleep(50 * attempt);
@@ -261,14 +279,17 @@ export class Etcd3KV implements KV {
     }
   }
 
-  /** A range that turns etcd's revision errors into the contract's. */
-  private async read(req: RangeArgs): Promise<RangeReply> {
+  /**
+   * A range that turns etcd's revision errors into the contract's. The compacted
+   * revision's search is shared by concurrent callers, so it runs under no caller's deadline.
+   */
+  private async read(req: RangeArgs, deadline?: StorageDeadline): Promise<RangeReply> {
     try {
-      return await this.rangeRaw(req);
+      return await this.rangeRaw(req, deadline);
     } catch (err) {
       const revision = req.revision ?? 0;
       if (isEtcdCompacted(err)) throw new CompactedError(revision, await this.compaction.current(revision));
-      if (isEtcdFutureRevision(err)) throw new FutureRevisionError(revision, await this.currentRevision());
+      if (isEtcdFutureRevision(err)) throw new FutureRevisionError(revision, await this.currentRevision(deadline));
       throw err;
     }
   }
@@ -284,9 +305,13 @@ export class Etcd3KV implements KV {
   }
 
   /** One attempt (see above); on failure the key is read back as it stands. */
-  private txn(compare: TxnCompare, success: Parameters<typeof encodeTxn>[1]): Promise<TxnReply> {
+  private txn(
+    compare: TxnCompare,
+    success: Parameters<typeof encodeTxn>[1],
+    deadline: StorageDeadline | undefined,
+  ): Promise<TxnReply> {
     const request = encodeTxn(compare, success, { op: 'range', key: compare.key });
-    return this.client.unary(METHOD.txn, request, decodeTxn, this.deadline());
+    return this.client.unary(METHOD.txn, request, decodeTxn, this.deadline(deadline));
   }
 }
 

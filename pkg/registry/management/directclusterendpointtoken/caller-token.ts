@@ -10,12 +10,16 @@
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import type { AccessKeyScope } from '../../../apis/management/v1/common.js';
 import type { AuthenticatedUser } from '../../../authentication/user/user.js';
+import type { StorageDeadline } from '../../../storage/deadline.js';
 import type { TokenIssuer } from '../../../tokens/token-issuer.js';
 
 export interface CallerTokenIssuer {
   readonly issuer: Pick<TokenIssuer, 'issue'>;
   /** The caller's User, or undefined when the caller is not a User (a team key, a host identity). */
-  readonly users: { user(name: string): KubeObject | undefined | Promise<KubeObject | undefined> };
+  readonly users: {
+    /** `deadline`: the request's, for the storage read. */
+    user(name: string, deadline?: StorageDeadline): KubeObject | undefined | Promise<KubeObject | undefined>;
+  };
 }
 
 export async function issueCallerToken(
@@ -23,8 +27,10 @@ export async function issueCallerToken(
   caller: AuthenticatedUser,
   ttlSeconds: number,
   scope: AccessKeyScope | undefined,
+  /** The request's, for the read of the caller's User. */
+  deadline?: StorageDeadline,
 ): Promise<string> {
-  const user = await tokens.users.user(caller.name);
+  const user = await tokens.users.user(caller.name, deadline);
   const spec = user && isObject(user['spec']) ? user['spec'] : undefined;
   const generation = spec?.['tokenGeneration'];
   const { token } = await tokens.issuer.issue({

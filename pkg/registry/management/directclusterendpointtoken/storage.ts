@@ -90,7 +90,7 @@ export class DirectClusterEndpointTokenStorage implements RESTStorage {
     };
     if (options.dryRun) return response;
 
-    const token = await issueCallerToken(this.options, caller, ttl, scope);
+    const token = await issueCallerToken(this.options, caller, ttl, scope, ctx.deadline);
     return { ...response, status: { token } };
   }
 

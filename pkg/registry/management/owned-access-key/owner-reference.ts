@@ -8,12 +8,18 @@
 import { forbidden, type FieldError } from '../../../apis/meta/field-errors.js';
 import { FieldPath } from '../../../apis/meta/field-errors.js';
 import type { KubeObject, OwnerReference } from '../../../apis/meta/types.js';
+import type { StorageDeadline } from '../../../storage/deadline.js';
 import { specOf } from '../common.js';
 
 export type KeyOwnerKind = 'User' | 'Team';
 
 /** Reads the current User or Team of that name (undefined when there is none). */
-export type KeyOwnerLookup = (kind: KeyOwnerKind, name: string) => Promise<KubeObject | undefined>;
+/** `deadline`: the request's, for the storage read. */
+export type KeyOwnerLookup = (
+  kind: KeyOwnerKind,
+  name: string,
+  deadline?: StorageDeadline,
+) => Promise<KubeObject | undefined>;
 
 /** The owner a key's spec names: spec.user, else spec.team (subject keys have none). */
 export function keyOwnerOf(key: KubeObject): { kind: KeyOwnerKind; name: string } | undefined {
@@ -42,11 +48,12 @@ export async function ensureKeyOwnerReference(
   group: string,
   lookup: KeyOwnerLookup,
   obj: KubeObject,
-  old?: KubeObject,
+  old: KubeObject | undefined,
+  deadline: StorageDeadline | undefined,
 ): Promise<FieldError | undefined> {
   const named = keyOwnerOf(obj);
   if (!named) return undefined;
-  const owner = await lookup(named.kind, named.name);
+  const owner = await lookup(named.kind, named.name, deadline);
   const uid = owner?.metadata.uid;
   if (!owner || !uid || hasReference(obj, uid)) return undefined;
   if (owner.metadata.deletionTimestamp) return undefined;

@@ -15,6 +15,7 @@ import {
   type FieldPath,
 } from '../../../apis/meta/field-errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
+import type { StorageDeadline } from '../../../storage/deadline.js';
 import {
   generateAccessKey,
   hashAccessKey,
@@ -67,7 +68,7 @@ export interface OwnedAccessKeyStrategyOptions {
    * The current `spec.tokenGeneration` of the User named `name` (undefined when
    * there is no such user). Without it every key records generation 0.
    */
-  readonly tokenGenerationOf?: (name: string) => Promise<number | undefined>;
+  readonly tokenGenerationOf?: (name: string, deadline?: StorageDeadline) => Promise<number | undefined>;
   /**
    * The current User or Team a key names. With it, every stored key carries an
    * ownerReference to its owner (see owner-reference.ts); without it, none is set.
@@ -117,7 +118,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   const generationAnnotation = tokenGenerationAnnotation(group);
 
   /** Records the generation of the key's user (user keys and subject keys of a User). */
-  async function recordGeneration(obj: KubeObject): Promise<void> {
+  async function recordGeneration(obj: KubeObject, deadline: StorageDeadline | undefined): Promise<void> {
     const spec = specOf(obj);
     const owner = nonEmptyString(spec['user'])
       ? spec['user']
@@ -125,7 +126,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
         ? spec['subject']
         : '';
     const generation =
-      owner && options.tokenGenerationOf ? await options.tokenGenerationOf(owner) : undefined;
+      owner && options.tokenGenerationOf ? await options.tokenGenerationOf(owner, deadline) : undefined;
     const annotations = { ...(obj.metadata.annotations ?? {}) };
     delete annotations[generationAnnotation];
     if (generation !== undefined) annotations[generationAnnotation] = String(generation);
@@ -194,8 +195,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
 
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
-      await recordGeneration(obj);
-      if (options.keyOwner) await ensureKeyOwnerReference(group, options.keyOwner, obj);
+      await recordGeneration(obj, ctx.deadline);
+      if (options.keyOwner) await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -207,7 +208,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): Promise<void> {
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
-      const dropped = options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old));
+      const dropped =
+        options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline));
       if (dropped) droppedOwners.set(obj, dropped);
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -221,7 +223,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
       } else if (typeof key === 'string') {
         storeHashOf(ctx, obj, spec, key);
         // A rotated key is a new credential, made under the user's current generation.
-        await recordGeneration(obj);
+        await recordGeneration(obj, ctx.deadline);
       }
       // connectorData is never returned, so an update that leaves it out keeps it.
       const identity = spec['identity'];

@@ -274,7 +274,7 @@ export class KubeConfigSubresource implements SubresourceStorage {
       );
       ttl = max;
     }
-    return issueCallerToken(this.options.tokens, caller, ttl, scope);
+    return issueCallerToken(this.options.tokens, caller, ttl, scope, ctx.deadline);
   }
 
   private async clientCertificate(

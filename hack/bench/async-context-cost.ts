@@ -57,7 +57,8 @@ async function op(side: Side): Promise<number> {
 
 async function measure(side: Side): Promise<Figures> {
   // Hooks on for 'enabled': a store entered in another async context, left there.
-  if (side === 'enabled') await new Promise<void>((resolve) => als.run(new Store(0), () => setImmediate(resolve)));
+  if (side === 'enabled')
+    await new Promise<void>((resolve) => als.run(new Store(0), () => setImmediate(resolve)));
   // Sixteen ops in flight at once, as concurrent requests interleave.
   const lanes = 16;
   const perLane = Math.ceil(OPS / lanes);
@@ -95,7 +96,9 @@ async function main(): Promise<void> {
     for (const side of order) results.get(side)?.push(await measure(side));
   }
   const promisesPerOp = 2 * (DEPTH + 1) + 1;
-  console.log(`node ${process.version}, ${OPS} ops a round, ${ROUNDS} rounds, ~${promisesPerOp} promises an op`);
+  console.log(
+    `node ${process.version}, ${OPS} ops a round, ${ROUNDS} rounds, ~${promisesPerOp} promises an op`,
+  );
   const base = median((results.get('none') ?? []).map((r) => r.cpuMicrosPerOp));
   for (const side of SIDES) {
     const rounds = results.get(side) ?? [];

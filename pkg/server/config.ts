@@ -160,8 +160,11 @@ export async function buildServerConfig(
       name: string,
       deadline?: StorageDeadline,
     ): Promise<KubeObject | undefined> =>
-      (await storage.get(prefixOf(kind === 'User' ? 'users' : 'teams') + name, { ignoreNotFound: true }, deadline)) ??
-      undefined;
+      (await storage.get(
+        prefixOf(kind === 'User' ? 'users' : 'teams') + name,
+        { ignoreNotFound: true },
+        deadline,
+      )) ?? undefined;
     const resources = buildResources(group, storage, options.etcdPrefix, {
       admission: authorization.admission,
       filter: authorization.filter,

@@ -43,7 +43,12 @@ export class BoundedKV implements KV {
     return this.bounded(key, false, deadline, (bound) => this.inner.get(key, revision, bound));
   }
 
-  range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult> {
+  range(
+    start: string,
+    end: string,
+    options?: RangeOptions,
+    deadline?: StorageDeadline,
+  ): Promise<RangeResult> {
     return this.bounded(start, false, deadline, (bound) => this.inner.range(start, end, options, bound));
   }
 
@@ -51,8 +56,15 @@ export class BoundedKV implements KV {
     return this.bounded(key, true, deadline, (bound) => this.inner.create(key, value, bound));
   }
 
-  update(key: string, value: Buffer, expectedModRevision: number, deadline?: StorageDeadline): Promise<TxnResult> {
-    return this.bounded(key, true, deadline, (bound) => this.inner.update(key, value, expectedModRevision, bound));
+  update(
+    key: string,
+    value: Buffer,
+    expectedModRevision: number,
+    deadline?: StorageDeadline,
+  ): Promise<TxnResult> {
+    return this.bounded(key, true, deadline, (bound) =>
+      this.inner.update(key, value, expectedModRevision, bound),
+    );
   }
 
   delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult> {

@@ -111,7 +111,12 @@ export interface KV {
   /** Writes only if the key does not exist. */
   create(key: string, value: Buffer, deadline?: StorageDeadline): Promise<TxnResult>;
   /** Writes only if the key's modRevision equals `expectedModRevision`. */
-  update(key: string, value: Buffer, expectedModRevision: number, deadline?: StorageDeadline): Promise<TxnResult>;
+  update(
+    key: string,
+    value: Buffer,
+    expectedModRevision: number,
+    deadline?: StorageDeadline,
+  ): Promise<TxnResult>;
   /** Deletes only if the key's modRevision equals `expectedModRevision` (0 = unconditionally, if it exists). */
   delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult>;
   /** Delivers every change under `prefix` with revision >= `fromRevision`, then live changes. */

@@ -42,7 +42,12 @@ export class MeteredKV implements KV {
     return this.record('get', key, () => this.inner.get(key, revision, deadline));
   }
 
-  range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult> {
+  range(
+    start: string,
+    end: string,
+    options?: RangeOptions,
+    deadline?: StorageDeadline,
+  ): Promise<RangeResult> {
     return this.record(options?.count ? 'listWithCount' : 'list', start, () =>
       this.inner.range(start, end, options, deadline),
     );
@@ -52,7 +57,12 @@ export class MeteredKV implements KV {
     return this.record('create', key, () => this.inner.create(key, value, deadline));
   }
 
-  update(key: string, value: Buffer, expectedModRevision: number, deadline?: StorageDeadline): Promise<TxnResult> {
+  update(
+    key: string,
+    value: Buffer,
+    expectedModRevision: number,
+    deadline?: StorageDeadline,
+  ): Promise<TxnResult> {
     return this.record('update', key, () => this.inner.update(key, value, expectedModRevision, deadline));
   }
 

@@ -76,7 +76,12 @@ export class TransformedKV implements KV {
     return { kv: await this.optional(read.kv), revision: read.revision };
   }
 
-  async range(start: string, end: string, options?: RangeOptions, deadline?: StorageDeadline): Promise<RangeResult> {
+  async range(
+    start: string,
+    end: string,
+    options?: RangeOptions,
+    deadline?: StorageDeadline,
+  ): Promise<RangeResult> {
     const page = await this.inner.range(start, end, options, deadline);
     return { ...page, kvs: await Promise.all(page.kvs.map((kv) => this.fromStorage(kv))) };
   }
@@ -91,7 +96,9 @@ export class TransformedKV implements KV {
     expectedModRevision: number,
     deadline?: StorageDeadline,
   ): Promise<TxnResult> {
-    return this.txn(await this.inner.update(key, await this.toStorage(key, value), expectedModRevision, deadline));
+    return this.txn(
+      await this.inner.update(key, await this.toStorage(key, value), expectedModRevision, deadline),
+    );
   }
 
   async delete(key: string, expectedModRevision: number, deadline?: StorageDeadline): Promise<DeleteResult> {

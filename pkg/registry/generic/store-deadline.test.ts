@@ -14,12 +14,25 @@ import { SqliteKV } from '../../storage/sqlite/index.js';
 import { KVStorage } from '../../storage/store.js';
 import type { RequestContext } from '../rest/interfaces.js';
 import { Store } from './store.js';
-import { API_VERSION, CREATE, DELETE, PATCH, TestStrategy, testInfo, UPDATE, widget } from './testing/fixtures.js';
+import {
+  API_VERSION,
+  CREATE,
+  DELETE,
+  PATCH,
+  TestStrategy,
+  testInfo,
+  UPDATE,
+  widget,
+} from './testing/fixtures.js';
 
 describe('Store under a request deadline', () => {
   let kv: SqliteKV;
   let store: Store;
-  const base: RequestContext = { user: { name: 'alice', groups: ['system:authenticated'] }, namespace: 'a', warnings: [] };
+  const base: RequestContext = {
+    user: { name: 'alice', groups: ['system:authenticated'] },
+    namespace: 'a',
+    warnings: [],
+  };
   /** A request answered 504 (or whose client left) before this work. */
   const abandoned = (): RequestContext => ({
     ...base,
@@ -60,10 +73,16 @@ describe('Store under a request deadline', () => {
     await timesOut(store.update(ctx, 'w1', widget('w1', { spec: { size: 5 } }), UPDATE));
     await timesOut(store.patch(ctx, 'w1', 'merge', { spec: { size: 6 } }, PATCH));
     await timesOut(
-      store.patch(ctx, 'w1', 'apply', { apiVersion: API_VERSION, kind: 'Widget', metadata: { name: 'w1' } }, {
-        ...PATCH,
-        fieldManager: 'tester',
-      }),
+      store.patch(
+        ctx,
+        'w1',
+        'apply',
+        { apiVersion: API_VERSION, kind: 'Widget', metadata: { name: 'w1' } },
+        {
+          ...PATCH,
+          fieldManager: 'tester',
+        },
+      ),
     );
     await timesOut(store.delete(ctx, 'w1', DELETE));
     assert.equal(await kv.currentRevision(), before, 'nothing was written');

@@ -521,8 +521,13 @@ export class Store implements RESTStorage {
     const preconditions: Preconditions | undefined = decoded.metadata.uid
       ? { uid: decoded.metadata.uid }
       : undefined;
-    const object = await this.updateObject(ctx.deadline, key, name, preconditions, options.dryRun, (current) =>
-      this.prepareUpdate(ctx, clone(decoded), current, manager, target, 'update'),
+    const object = await this.updateObject(
+      ctx.deadline,
+      key,
+      name,
+      preconditions,
+      options.dryRun,
+      (current) => this.prepareUpdate(ctx, clone(decoded), current, manager, target, 'update'),
     );
     return { object: this.output(object, false, ctx), created: false };
   }
@@ -814,7 +819,11 @@ export class Store implements RESTStorage {
     validateDeleteOptions(options);
     const key = this.keys.objectKey(ctx.namespace, name);
     const dryRun = options.dryRunAll || (options.dryRun ?? []).includes('All');
-    const current = await this.storageCall(() => this.storage.get(key, undefined, ctx.deadline), name, 'delete');
+    const current = await this.storageCall(
+      () => this.storage.get(key, undefined, ctx.deadline),
+      name,
+      'delete',
+    );
     if (!current) throw newNotFound(this.gr, name);
     checkDeletePreconditions(current, options.preconditions, this.gk);
 
@@ -855,7 +864,12 @@ export class Store implements RESTStorage {
     };
     try {
       if (!dryRun)
-        return await this.storage.guaranteedUpdate(key, mark, { preconditions: options.preconditions }, deadline);
+        return await this.storage.guaranteedUpdate(
+          key,
+          mark,
+          { preconditions: options.preconditions },
+          deadline,
+        );
       const current = await this.storage.get(key, undefined, deadline);
       if (current) checkStoragePreconditions(key, current, options.preconditions);
       return mark(current);

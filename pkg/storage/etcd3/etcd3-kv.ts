@@ -289,7 +289,8 @@ export class Etcd3KV implements KV {
     } catch (err) {
       const revision = req.revision ?? 0;
       if (isEtcdCompacted(err)) throw new CompactedError(revision, await this.compaction.current(revision));
-      if (isEtcdFutureRevision(err)) throw new FutureRevisionError(revision, await this.currentRevision(deadline));
+      if (isEtcdFutureRevision(err))
+        throw new FutureRevisionError(revision, await this.currentRevision(deadline));
       throw err;
     }
   }

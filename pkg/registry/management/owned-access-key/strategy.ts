@@ -196,7 +196,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
       await recordGeneration(obj, ctx.deadline);
-      if (options.keyOwner) await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline);
+      if (options.keyOwner)
+        await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
       if (!isObject(spec)) return;

@@ -1,14 +1,16 @@
-// node dist/hack/bench/etcd-client.js [--seconds S] [--rounds R] [--events N] [--profile DIR] [--package]
+// node dist/hack/bench/etcd-client.js [--seconds S] [--rounds R] [--events N] [--profile DIR]
 //
 // What the etcd client costs per call (issue 17, "The etcd client" in
 // docs/performance.md): the `etcd3` package, configured and called as
 // pkg/storage/etcd3 used it until the lean client replaced it (one attempt per
 // call, a deadline per request, responses converted to the KV contract's
 // KeyValues), against the lean client (pkg/storage/etcd3/grpc-client.ts and
-// codecs.ts) through Etcd3KV, for the three calls the server makes. The lean
-// client is measured twice, its unary calls (Range, Txn) through grpc-js and
-// written directly on node:http2 (http2-unary.ts; "Unary calls on node:http2" in
-// docs/performance.md); the package only with --package, as it was retired:
+// codecs.ts) through Etcd3KV, for the three calls the server makes: its unary calls
+// (Range, Txn) written directly on node:http2 (http2-unary.ts), its watches on
+// grpc-js. The package sends its unary calls through grpc-js too, so this is also
+// the A/B of "Unary calls on node:http2" in docs/performance.md. (The lean client's
+// own switch to send its unary calls through grpc-js, which that section's table
+// measured, was removed from the server's code: only this script used it.)
 //
 // - create: a conditional Txn (create_revision == 0 → put, else range), 1 KiB value;
 // - get: a Range of one key (what a consistent read's revision read and a get cost);
@@ -39,7 +41,6 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     events: { type: 'string', default: '2000' },
     profile: { type: 'string' },
-    package: { type: 'boolean', default: false },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -147,10 +148,10 @@ function packageSide(endpoint: string): Side {
 
 // ---- the lean client, through the KV the server uses ----
 
-async function leanSide(endpoint: string, unaryTransport: 'http2' | 'grpc-js'): Promise<Side> {
-  const kv = await Etcd3KV.connect({ endpoints: [endpoint], unaryTransport });
+async function leanSide(endpoint: string): Promise<Side> {
+  const kv = await Etcd3KV.connect({ endpoints: [endpoint] });
   return {
-    name: unaryTransport === 'http2' ? 'lean, h2 unary' : 'lean, grpc-js',
+    name: 'lean, h2 unary',
     create: (key) => kv.create(key, VALUE),
     get: (key) => kv.get(key),
     replay: (fromRevision, count) =>
@@ -232,11 +233,7 @@ async function profiled<T>(dir: string | undefined, name: string, work: () => Pr
 const shm = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/etcd-client-bench-') : undefined;
 const etcd = await startEtcd(shm !== undefined ? { dataDir: shm } : {});
 try {
-  const sides = [
-    ...(values.package ? [packageSide(etcd.endpoint)] : []),
-    await leanSide(etcd.endpoint, 'grpc-js'),
-    await leanSide(etcd.endpoint, 'http2'),
-  ];
+  const sides = [packageSide(etcd.endpoint), await leanSide(etcd.endpoint)];
   // The watched history: EVENTS creates, written once, replayed by every round.
   const writer = await Etcd3KV.connect({ endpoints: [etcd.endpoint] });
   const fromRevision = (await writer.currentRevision()) + 1;

@@ -1,5 +1,6 @@
 // node dist/hack/bench/get-path.js [--backend sqlite|etcd3] [--seconds S] [--rounds R] [--clients N]
 //                                  [--caller admin|reader] [--base DIR [--base-first]] [--profile DIR]
+//                                  [--limiter-ab]
 //
 // What the request path costs a get by name (issue 17: "at most 2x the bare server's
 // CPU per get"). The real server (server-host.ts: the same options, assembly and
@@ -16,7 +17,13 @@
 // worktree, e.g. .tmp/base/dist/hack/bench, so it resolves the same node_modules):
 // an A/B of two builds in one run. `--caller reader` reads as a plain user (its own
 // User, authorized by the self rule) instead of the admin. `--profile DIR` writes one
-// V8 CPU profile per server of its last round.
+// V8 CPU profile per server of its last round. `--limiter-ab` adds a server of this
+// build with the overload limiter off (`--max-requests-inflight 0
+// --max-mutating-requests-inflight 0`, upstream's "no limit"), 'nolimit', beside
+// 'server' with the limiter at its defaults, and reads as a plain user (administrators
+// are exempt from the limiter): the suite's limiter-get row, as CPU per get, in
+// alternating rounds; the two servers are started in the order given by --base-first
+// (nolimit first with it), so a run in each order shows whether age or order counts.
 //
 // Rounds alternate the sides (A, B, bare, then B, bare, A, ...) so a noisy neighbour
 // slows them alike; the median of the rounds counts. Prints gets/s and server CPU
@@ -58,8 +65,12 @@ const { values: args } = parseArgs({
     'base-first': { type: 'boolean', default: false },
     clients: { type: 'string', default: String(CLIENTS) },
     profile: { type: 'string' },
+    'limiter-ab': { type: 'boolean', default: false },
   },
 });
+/** The limiter's A/B is a plain user's: administrators never pass through the limiter. */
+const caller = args['limiter-ab'] ? 'reader' : args.caller;
+const NO_LIMITER = ['--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0'];
 
 const dir = mkdtempSync(join(tmpdir(), 'getpath-bench-'));
 const children: Child[] = [];
@@ -108,7 +119,7 @@ async function startServer(
     start: { args: ['--secure-port', '0', '--data-dir', join(dir, label), ...backendArgs] },
   });
   const admin: HttpTarget = { origin: started.origin, token: started.token };
-  if (args.caller !== 'reader') {
+  if (caller !== 'reader') {
     await request(load, admin, 'POST', `${API_PATH}/users`, userBody('getpath'));
     return { label, process: host, target: admin, path: `${API_PATH}/users/getpath`, started };
   }
@@ -181,9 +192,14 @@ async function main(): Promise<void> {
   // repeated in both orders before a difference of a few percent is believed.
   const base = async (): Promise<Side & { readonly started: HostStarted }> =>
     startServer('base', load, backendArgs('base'), args.base);
-  const early = args.base && args['base-first'] ? await base() : undefined;
+  const other = async (): Promise<(Side & { readonly started: HostStarted }) | undefined> => {
+    if (args.base) return base();
+    if (args['limiter-ab']) return startServer('nolimit', load, [...backendArgs('nolimit'), ...NO_LIMITER]);
+    return undefined;
+  };
+  const early = args['base-first'] ? await other() : undefined;
   const current = await startServer('server', load, backendArgs('server'));
-  const late = args.base && !args['base-first'] ? await base() : undefined;
+  const late = !args['base-first'] ? await other() : undefined;
   const sides: Side[] = [early, current, late].filter((s): s is NonNullable<typeof s> => s !== undefined);
   const first = current;
   // The bare baseline: the first server's certificate, the bytes it returns for the get.
@@ -216,7 +232,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `get by name, ${args.clients} clients, ${args.backend}, caller ${args.caller}, ${rounds} rounds of ${seconds} s (median):`,
+    `get by name, ${args.clients} clients, ${args.backend}, caller ${caller}, ${rounds} rounds of ${seconds} s (median):`,
   );
   for (const s of sides) {
     const rs = results.get(s.label)!;
@@ -238,6 +254,7 @@ async function main(): Promise<void> {
   };
   for (const s of sides) if (s.label !== 'bare') console.log(`  ${paired(s.label, 'bare')}`);
   if (args.base) console.log(`  ${paired('server', 'base')}`);
+  if (args['limiter-ab']) console.log(`  ${paired('server', 'nolimit')} (the limiter on against off)`);
 }
 
 try {

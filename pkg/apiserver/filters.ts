@@ -5,9 +5,10 @@
 import type { IncomingMessage } from 'node:http';
 
 import { isApiError, newForbidden, newUnauthorized } from '../apis/meta/errors.js';
-import type { Authenticator, Awaitable } from '../authentication/interfaces.js';
+import type { Authenticator } from '../authentication/interfaces.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { Attributes, AuthorizationResult, Authorizer } from '../authorization/interfaces.js';
+import type { Awaitable } from '../util/awaitable.js';
 import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
 import { describe } from './responses.js';

@@ -9,6 +9,7 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
+import { Backoff } from '../util/backoff.js';
 import type { AuditBackend, PluginErrorReporter } from './backend.js';
 import { AUDIT_API_VERSION, type Event, type EventList } from './types.js';
 
@@ -74,13 +75,14 @@ export class WebhookBackend implements AuditBackend {
       items: [...events],
     };
     const body = JSON.stringify(list);
-    let delay = this.options.initialBackoffMs;
+    // Uncapped: five tries bound it.
+    const backoff = new Backoff(this.options.initialBackoffMs, Infinity, {
+      factor: BACKOFF_FACTOR,
+      jitter: BACKOFF_JITTER,
+    });
     let lastError: unknown;
     for (let attempt = 0; attempt < BACKOFF_STEPS; attempt++) {
-      if (attempt > 0) {
-        await this.sleep(delay * (1 + Math.random() * BACKOFF_JITTER));
-        delay *= BACKOFF_FACTOR;
-      }
+      if (attempt > 0) await this.sleep(backoff.step());
       try {
         await this.post(body);
         return true;

@@ -30,7 +30,8 @@ import {
   type AccessKeyUsabilityOptions,
 } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
-import type { Authenticator, Awaitable } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { Awaitable } from '../util/awaitable.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 export {

@@ -45,7 +45,8 @@ import { isUnlimitedScope, scopeExcess } from '../tokens/scope.js';
 import { accessKeyDigest, accessKeyIdentity } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
-import type { Authenticator, Awaitable } from './interfaces.js';
+import type { Authenticator } from './interfaces.js';
+import type { Awaitable } from '../util/awaitable.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 export const TOKEN_EXPIRED_MESSAGE = 'direct cluster endpoint token expired, please request a new one';

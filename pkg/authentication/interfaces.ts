@@ -3,10 +3,8 @@
 // tells the person what to do), or has no opinion (null) so the next one may try.
 
 import type { IncomingMessage } from 'node:http';
+import type { Awaitable } from '../util/awaitable.js';
 import type { AuthenticatedUser } from './user/user.js';
-
-/** A value now, or later. */
-export type Awaitable<T> = T | Promise<T>;
 
 export interface Authenticator {
   /**

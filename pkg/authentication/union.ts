@@ -5,33 +5,27 @@
 // token it does not know (access keys) must come after those that pass on what is
 // not theirs (direct cluster endpoint tokens, front-proxy headers).
 //
-// Synchronous until an authenticator answers with a promise: most requests pass
-// every authenticator from memory, and a promise per authenticator was a cost of
-// every request.
+// Synchronous until an authenticator answers with a promise (pkg/util/awaitable's
+// FirstDecider): most requests pass every authenticator from memory, and a promise
+// per authenticator was a cost of every request.
 
 import type { IncomingMessage } from 'node:http';
 
-import type { Authenticator, Awaitable } from './interfaces.js';
+import { FirstDecider, type Awaitable } from '../util/awaitable.js';
+import type { Authenticator } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
 
-export class UnionAuthenticator implements Authenticator {
-  constructor(private readonly authenticators: readonly Authenticator[]) {}
+const ask = (a: Authenticator, req: IncomingMessage): Awaitable<AuthenticatedUser | null> => a.authenticate(req);
+const recognised = (user: AuthenticatedUser | null): boolean => user != null;
 
-  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
-    return this.from(0, req);
+export class UnionAuthenticator implements Authenticator {
+  private readonly union: FirstDecider<Authenticator, IncomingMessage, AuthenticatedUser | null>;
+
+  constructor(authenticators: readonly Authenticator[]) {
+    this.union = new FirstDecider(authenticators, ask, recognised, null);
   }
 
-  /** Asks the authenticators from the `first`th on. */
-  private from(first: number, req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
-    const authenticators = this.authenticators;
-    for (let i = first; i < authenticators.length; i++) {
-      const user = authenticators[i]!.authenticate(req);
-      if (user instanceof Promise) {
-        const next = i + 1;
-        return user.then((u) => u ?? this.from(next, req));
-      }
-      if (user) return user;
-    }
-    return null;
+  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
+    return this.union.decide(req);
   }
 }

@@ -4,39 +4,30 @@
 //
 // The platform's authorizers answer from memory, synchronously; the chain stays
 // synchronous until one answers with a promise (the host's SubjectAccessReview), so
-// a request's decision costs no promise per authorizer.
+// a request's decision costs no promise per authorizer (pkg/util/awaitable's
+// FirstDecider).
 
+import { FirstDecider, type Awaitable } from '../util/awaitable.js';
 import type { Attributes, AuthorizationResult, Authorizer } from './interfaces.js';
-import type { Awaitable } from '../authentication/interfaces.js';
+
+const ask = (a: Authorizer, attrs: Attributes): Awaitable<AuthorizationResult> => a.authorize(attrs);
+const decides = (result: AuthorizationResult): boolean => result.decision !== 'no-opinion';
 
 export class AuthorizerChain implements Authorizer {
-  private readonly defaultDeny: AuthorizationResult;
+  private readonly chain: FirstDecider<Authorizer, Attributes, AuthorizationResult>;
 
   constructor(
-    private readonly authorizers: readonly Authorizer[],
+    authorizers: readonly Authorizer[],
     /** The reason given when no authorizer decided ('' for none, as RBAC gives none). */
     defaultDenyReason = '',
   ) {
-    this.defaultDeny = defaultDenyReason
+    const defaultDeny: AuthorizationResult = defaultDenyReason
       ? { decision: 'deny', reason: defaultDenyReason }
       : { decision: 'deny' };
+    this.chain = new FirstDecider(authorizers, ask, decides, defaultDeny);
   }
 
   authorize(attrs: Attributes): Awaitable<AuthorizationResult> {
-    return this.from(0, attrs);
-  }
-
-  /** Asks the authorizers from the `first`th on. */
-  private from(first: number, attrs: Attributes): Awaitable<AuthorizationResult> {
-    const authorizers = this.authorizers;
-    for (let i = first; i < authorizers.length; i++) {
-      const result = authorizers[i]!.authorize(attrs);
-      if (result instanceof Promise) {
-        const next = i + 1;
-        return result.then((r) => (r.decision !== 'no-opinion' ? r : this.from(next, attrs)));
-      }
-      if (result.decision !== 'no-opinion') return result;
-    }
-    return this.defaultDeny;
+    return this.chain.decide(attrs);
   }
 }

@@ -1,7 +1,7 @@
 // May they. Attributes follow k8s.io/apiserver/pkg/authorization/authorizer: one
 // decision per request, made before the verb handler runs.
 
-import type { Awaitable } from '../authentication/interfaces.js';
+import type { Awaitable } from '../util/awaitable.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
 
 export interface Attributes {

@@ -3,9 +3,10 @@
 // and buckets, so kube-apiserver's APF dashboards and alerts read this server.
 // Recorded by pkg/apiserver/filters/max-inflight.ts.
 
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 import { InflightWatermark, registerWatermarkGauge } from './apiserver.js';
+import { HistogramFamily } from './families.js';
 import { registry } from './registry.js';
 
 /** upstream's requestDurationSecondsBuckets (wait and execution). */
@@ -62,12 +63,13 @@ new Gauge({
   },
 });
 
-export const flowcontrolWaitDuration = new Histogram({
+// Recorded for every request the limiter admits: a family whose series the filter resolves once.
+export const flowcontrolWaitDuration = new HistogramFamily({
   name: 'apiserver_flowcontrol_request_wait_duration_seconds',
   help: 'Length of time a request spent waiting in its queue',
   labelNames: [...FLOW_LABELS, 'execute'],
   buckets: FLOWCONTROL_DURATION_BUCKETS,
-  registers: [registry],
+  registry,
 });
 
 /** Deprecated upstream in favour of the rejected counter above; kept while kube-apiserver still records it. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { eventually } from './eventually.js';
-import { Backoff, Reflector, type ListerWatcher, type WatchEnd } from './reflector.js';
+import { Reflector, type ListerWatcher, type WatchEnd } from './reflector.js';
 
 type WatchScript = (
   rv: string,
@@ -134,11 +134,4 @@ test('stop ends a backoff wait at once and nothing runs after it', async () => {
   await r.stop();
   assert.equal(lw.lists, 1);
   assert.equal(lw.watchedFrom.length, 0);
-});
-
-test('Backoff doubles up to its cap and starts over on reset', () => {
-  const b = new Backoff(100, 500);
-  assert.deepEqual([b.step(), b.step(), b.step(), b.step(), b.step()], [100, 200, 400, 500, 500]);
-  b.reset();
-  assert.equal(b.step(), 100);
 });

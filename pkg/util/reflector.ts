@@ -16,6 +16,8 @@
 //
 // It knows nothing of storage or HTTP: the caller says how to list and how to watch.
 
+import { Backoff } from './backoff.js';
+
 /** How one watch ended. */
 export interface WatchEnd {
   /** Events (bookmarks included) the watch delivered before it ended. */
@@ -49,29 +51,6 @@ export interface ReflectorOptions {
   readonly healthyAfterMs?: number;
   /** Told of each failed attempt before the loop waits `retryInMs` (for the caller's log). */
   readonly onFailure?: (error: unknown, retryInMs: number) => void;
-}
-
-/** Exponential backoff, capped, back to the start on reset (wait.Backoff without jitter). */
-export class Backoff {
-  private next: number;
-
-  constructor(
-    private readonly initialMs: number,
-    private readonly maxMs: number,
-  ) {
-    this.next = initialMs;
-  }
-
-  /** The delay to wait now; the one after it is twice as long, up to the cap. */
-  step(): number {
-    const delay = this.next;
-    this.next = Math.min(this.next * 2, this.maxMs);
-    return delay;
-  }
-
-  reset(): void {
-    this.next = this.initialMs;
-  }
 }
 
 export class Reflector {

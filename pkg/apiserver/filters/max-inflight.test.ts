@@ -28,16 +28,18 @@ class Gate {
   }
 }
 
-async function rejected(reason: string): Promise<number> {
+/** A sample of the read limit's flow (`global-default` in `readOnly`), 0 when none. */
+async function readOnlySample(name: string, labels: Record<string, string>): Promise<number> {
   const { body } = await exposition();
-  return (
-    sample(body, 'apiserver_flowcontrol_rejected_requests_total', {
-      priority_level: 'readOnly',
-      flow_schema: 'global-default',
-      reason,
-    }) ?? 0
-  );
+  return sample(body, name, { priority_level: 'readOnly', flow_schema: 'global-default', ...labels }) ?? 0;
 }
+
+const rejected = (reason: string): Promise<number> =>
+  readOnlySample('apiserver_flowcontrol_rejected_requests_total', { reason });
+
+/** Reads that got a seat (`'true'`) or gave up waiting, as the wait-duration histogram counts them. */
+const waits = (execute: 'true' | 'false'): Promise<number> =>
+  readOnlySample('apiserver_flowcontrol_request_wait_duration_seconds_count', { execute });
 
 function team(name: string): KubeObject {
   return { apiVersion: `${GROUP}/v1`, kind: 'Team', metadata: { name, resourceVersion: '1' } };
@@ -81,6 +83,7 @@ describe('--max-requests-inflight and fair queuing', () => {
 
   it("answers a read that found no seat in time 429 with Retry-After and upstream's text in a Status", async () => {
     const before = await rejected('time-out');
+    const gaveUp = await waits('false');
     const holding = await holdTheReadSeat();
     const res = await call(s.url, `${TEAMS}/fast`, { token: 'bob-token' });
     assert.equal(res.status, 429);
@@ -96,11 +99,13 @@ describe('--max-requests-inflight and fair queuing', () => {
       code: 429,
     });
     assert.equal(await rejected('time-out'), before + 1);
+    assert.equal(await waits('false'), gaveUp + 1);
     gate.open();
     await holding.done;
   });
 
   it('serves a waiting read once the seat is free', async () => {
+    const executed = await waits('true');
     const holding = await holdTheReadSeat();
     const waiting = call(s.url, `${TEAMS}/fast`, { token: 'bob-token' });
     await eventually(async () => {
@@ -110,6 +115,8 @@ describe('--max-requests-inflight and fair queuing', () => {
     gate.open();
     assert.equal((await waiting).status, 200);
     await holding.done;
+    // Both reads' waits are recorded, the one that got a seat at once and the one that queued.
+    assert.equal(await waits('true'), executed + 2);
   });
 
   it('exempts system:masters, watches and writes from the read limit', async () => {

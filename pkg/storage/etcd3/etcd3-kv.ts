@@ -47,8 +47,6 @@ export interface Etcd3ConnectOptions {
    * Kubernetes' request timeout.
    */
   readonly requestTimeoutMs?: number;
-  /** The unary calls' transport (grpc-client.ts); the default, node:http2, is what the server uses. */
-  readonly unaryTransport?: 'http2' | 'grpc-js';
 }
 
 // Any key works for a read that only wants the header; this one sorts before
@@ -89,7 +87,6 @@ export class Etcd3KV implements KV {
     const client = new EtcdGrpcClient({
       endpoints: options.endpoints,
       ...(options.tls !== undefined ? { tls: options.tls } : {}),
-      ...(options.unaryTransport !== undefined ? { unaryTransport: options.unaryTransport } : {}),
     });
     const kv = new Etcd3KV(client, options.requestTimeoutMs ?? 60_000);
     try {

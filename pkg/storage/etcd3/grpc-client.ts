@@ -34,12 +34,6 @@ export interface EtcdGrpcClientOptions {
   /** Client URLs, e.g. `http://127.0.0.1:2379` (`https://` with `tls`). */
   readonly endpoints: readonly string[];
   readonly tls?: Etcd3TLS;
-  /**
-   * Which transport carries the unary calls: 'http2' (default) writes them on
-   * node:http2 sessions (http2-unary.ts); 'grpc-js' sends them through the same
-   * grpc-js channel as the watches (kept for the A/B in hack/bench/etcd-client.ts).
-   */
-  readonly unaryTransport?: 'http2' | 'grpc-js';
 }
 
 export const METHOD = {
@@ -128,8 +122,8 @@ function credentialsFor(endpoint: URL, tls: Etcd3TLS | undefined): grpc.ChannelC
 
 export class EtcdGrpcClient {
   private readonly members: grpc.Client[];
-  /** Per member, the node:http2 transport of the unary calls (absent when they go through grpc-js). */
-  private readonly unaryMembers: Http2UnaryTransport[] | undefined;
+  /** Per member, the node:http2 transport of the unary calls. */
+  private readonly unaryMembers: Http2UnaryTransport[];
   /** The member calls go to while it answers. */
   private current = 0;
   private closed = false;
@@ -140,10 +134,9 @@ export class EtcdGrpcClient {
       const url = new URL(endpoint);
       return new grpc.Client(url.host, credentialsFor(url, options.tls), CHANNEL_OPTIONS);
     });
-    this.unaryMembers =
-      options.unaryTransport === 'grpc-js'
-        ? undefined
-        : options.endpoints.map((endpoint) => new Http2UnaryTransport(new URL(endpoint).origin, options.tls));
+    this.unaryMembers = options.endpoints.map(
+      (endpoint) => new Http2UnaryTransport(new URL(endpoint).origin, options.tls),
+    );
   }
 
   /** One request, one response; `deadlineAt` is wall-clock ms. Rejects with the gRPC error. */
@@ -151,29 +144,10 @@ export class EtcdGrpcClient {
     if (this.closed) return Promise.reject(new EtcdClientClosedError());
     const startedAt = Date.now();
     const unaryMembers = this.unaryMembers;
-    if (unaryMembers !== undefined) {
-      const index = this.pick((i) => (unaryMembers[i] as Http2UnaryTransport).failing);
-      return (unaryMembers[index] as Http2UnaryTransport).call(method, request, decode, deadlineAt).catch((err) => {
-        if (isMemberFailure(err, startedAt)) this.memberFailed(index);
-        throw err;
-      });
-    }
-    const index = this.pick(this.channelFailing);
-    const member = this.members[index] as grpc.Client;
-    return new Promise<T>((resolve, reject) => {
-      member.makeUnaryRequest(
-        method,
-        passThrough,
-        decode,
-        request,
-        { deadline: deadlineAt },
-        (err, reply) => {
-          if (err) {
-            if (isMemberFailure(err, startedAt)) this.memberFailed(index);
-            reject(err);
-          } else resolve(reply as T);
-        },
-      );
+    const index = this.pick((i) => (unaryMembers[i] as Http2UnaryTransport).failing);
+    return (unaryMembers[index] as Http2UnaryTransport).call(method, request, decode, deadlineAt).catch((err) => {
+      if (isMemberFailure(err, startedAt)) this.memberFailed(index);
+      throw err;
     });
   }
 
@@ -198,7 +172,7 @@ export class EtcdGrpcClient {
     if (this.closed) return;
     this.closed = true;
     for (const member of this.members) member.close();
-    for (const member of this.unaryMembers ?? []) member.close();
+    for (const member of this.unaryMembers) member.close();
   }
 
   private readonly channelFailing = (index: number): boolean =>

@@ -1,7 +1,8 @@
 // The node:http2 unary transport against a local HTTP/2 server playing etcd's
-// gRPC side: the request on the wire, replies and statuses as a caller sees them
-// (the codes grpc-js gives the same events), deadlines, a refused connection and
-// its backoff, GOAWAY, a peer that stops answering (keepalive), close().
+// gRPC side (testing/fake-member.ts): the request on the wire, replies and statuses
+// as a caller sees them (the codes grpc-js gives the same events), deadlines, a
+// refused connection and its backoff, GOAWAY, a peer that stops answering
+// (keepalive), close().
 
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
@@ -11,58 +12,11 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { isEtcdCompacted } from './errors.js';
 import { GrpcCallError, GrpcCode, Http2UnaryTransport } from './http2-unary.js';
-
-type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
-
-interface FakeEtcd {
-  readonly origin: string;
-  readonly port: number;
-  readonly sessions: http2.ServerHttp2Session[];
-  handler: Handler;
-  close(): Promise<void>;
-}
-
-function frame(message: Buffer): Buffer {
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(message.length, 1);
-  return Buffer.concat([prefix, message]);
-}
-
-/** Echoes the request message back, as an OK reply. */
-const echo: Handler = (stream, _headers, body) => {
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-  stream.end(body);
-};
-
-async function fakeEtcd(port = 0): Promise<FakeEtcd> {
-  const server = http2.createServer();
-  const fake: FakeEtcd = {
-    origin: '',
-    port: 0,
-    sessions: [],
-    handler: echo,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of fake.sessions) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  server.on('session', (s) => fake.sessions.push(s));
-  server.on('stream', (stream, headers) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () => fake.handler(stream, headers, Buffer.concat(chunks)));
-    stream.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const bound = (server.address() as AddressInfo).port;
-  return Object.assign(fake, { origin: `http://127.0.0.1:${bound}`, port: bound });
-}
+import { echo, grpcFrame, startFakeMember, type FakeMember } from './testing/fake-member.js';
 
 /** A fake etcd and a transport to it, both closed after the test. */
-async function connected(t: TestContext): Promise<{ etcd: FakeEtcd; client: Http2UnaryTransport }> {
-  const etcd = await fakeEtcd();
+async function connected(t: TestContext): Promise<{ etcd: FakeMember; client: Http2UnaryTransport }> {
+  const etcd = await startFakeMember();
   t.after(() => etcd.close());
   const client = new Http2UnaryTransport(etcd.origin, undefined);
   t.after(() => client.close());
@@ -91,7 +45,7 @@ test('a call is one framed gRPC POST; the reply is decoded, also when split acro
     stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
     stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
     // The reply in two writes: prefix and half the message, then the rest.
-    const reply = frame(Buffer.from('a reply of some length'));
+    const reply = grpcFrame(Buffer.from('a reply of some length'));
     stream.write(reply.subarray(0, 9));
     setTimeout(() => stream.end(reply.subarray(9)), 10);
   };
@@ -103,7 +57,7 @@ test('a call is one framed gRPC POST; the reply is decoded, also when split acro
   assert.equal(seen.headers['content-type'], 'application/grpc');
   assert.equal(seen.headers['te'], 'trailers');
   assert.match(String(seen.headers['grpc-timeout']), /^\d{1,8}m$/);
-  assert.deepEqual(seen.body, frame(Buffer.from('req')));
+  assert.deepEqual(seen.body, grpcFrame(Buffer.from('req')));
 });
 
 test('many concurrent calls share one session', async (t) => {
@@ -197,7 +151,7 @@ test('past its deadline a call is DEADLINE_EXCEEDED and its stream is reset with
 });
 
 test('an unreachable member is UNAVAILABLE, fails fast during the backoff, and is reconnected after it', async (t) => {
-  const probe = await fakeEtcd();
+  const probe = await startFakeMember();
   const { origin, port } = probe;
   await probe.close();
   const client = new Http2UnaryTransport(origin, undefined);
@@ -206,7 +160,7 @@ test('an unreachable member is UNAVAILABLE, fails fast during the backoff, and i
   assert.equal((await rejection(client.call('/m', Buffer.from('x'), asText, later(5000)))).code, GrpcCode.UNAVAILABLE);
   assert.equal(client.failing, true, 'the failed connect starts a backoff');
 
-  const etcd = await fakeEtcd(port);
+  const etcd = await startFakeMember(port);
   t.after(() => etcd.close());
   // Within the backoff (100 ms at first) a call may fail fast; after it the member is tried again.
   await new Promise((r) => setTimeout(r, 300));
@@ -227,7 +181,7 @@ test('after a GOAWAY the next call opens a new session', async (t) => {
 });
 
 test('a peer that stops answering (SIGSTOP) is found by the keepalive PING: its calls fail UNAVAILABLE', async (t) => {
-  const etcd = await fakeEtcd();
+  const etcd = await startFakeMember();
   t.after(() => etcd.close());
   // A TCP relay that can be frozen: bytes stop flowing both ways, the sockets stay open.
   let frozen = false;
@@ -259,7 +213,7 @@ test('a peer that stops answering (SIGSTOP) is found by the keepalive PING: its 
 });
 
 test('close() refuses new calls and closes the session', async (t) => {
-  const etcd = await fakeEtcd();
+  const etcd = await startFakeMember();
   t.after(() => etcd.close());
   const client = new Http2UnaryTransport(etcd.origin, undefined);
   assert.equal(await client.call('/m', Buffer.from('one'), asText, later(5000)), 'one');

@@ -30,6 +30,7 @@
 import * as http2 from 'node:http2';
 import type { SecureClientSessionOptions } from 'node:http2';
 import { status } from '@grpc/grpc-js';
+import { Backoff } from '../../util/backoff.js';
 import type { Etcd3TLS } from './grpc-client.js';
 
 /** The gRPC status codes (grpc's codes.proto numbering), as grpc-js names them. */
@@ -139,7 +140,7 @@ const KEEPALIVE: KeepaliveTiming = { timeMs: KEEPALIVE_TIME_MS, timeoutMs: KEEPA
 
 export class Http2UnaryTransport {
   private session: Session | undefined;
-  private backoffMs = INITIAL_BACKOFF_MS;
+  private readonly backoff = new Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, { factor: BACKOFF_MULTIPLIER });
   /** While Date.now() is before this, the last connection attempt failed: calls fail fast. */
   private retryAt = 0;
   private closed = false;
@@ -316,14 +317,13 @@ export class Http2UnaryTransport {
     h2.once('connect', () => {
       connected = true;
       clearTimeout(connectTimer);
-      this.backoffMs = INITIAL_BACKOFF_MS;
+      this.backoff.reset();
       this.retryAt = 0;
     });
     const lost = (): void => {
       clearTimeout(connectTimer);
       if (!connected && this.session === session) {
-        this.retryAt = Date.now() + this.backoffMs;
-        this.backoffMs = Math.min(this.backoffMs * BACKOFF_MULTIPLIER, MAX_BACKOFF_MS);
+        this.retryAt = Date.now() + this.backoff.step();
       }
       this.drop(session);
     };

@@ -11,6 +11,7 @@
 // One stream per watch keeps cancellation simple: ending it releases everything
 // on both sides.
 
+import { Backoff } from '../../util/backoff.js';
 import { CompactedError } from '../kv.js';
 import type { KVEvent, KVWatch, KVWatchHandlers } from '../kv.js';
 import { encodeWatchCreate, WATCH_PROGRESS_REQUEST } from './codecs.js';
@@ -44,7 +45,7 @@ export class Etcd3Watch implements KVWatch {
   /** Events at revisions >= next are still owed (0: "from now", until etcd says when now is). */
   private next: number;
   private stopped = false;
-  private backoffMs = INITIAL_BACKOFF_MS;
+  private readonly backoff = new Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS);
   private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -129,8 +130,7 @@ export class Etcd3Watch implements KVWatch {
     }
     if (stream !== undefined) release(stream);
     this.stream = undefined;
-    this.retryTimer = setTimeout(() => this.connect(), this.backoffMs);
-    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+    this.retryTimer = setTimeout(() => this.connect(), this.backoff.step());
   }
 
   private onResponse(stream: WatchStream, res: WatchReply): void {
@@ -140,7 +140,7 @@ export class Etcd3Watch implements KVWatch {
       return;
     }
     if (res.created) {
-      this.backoffMs = INITIAL_BACKOFF_MS;
+      this.backoff.reset();
       // "From now" is fixed once, at the first creation; a reconnect resumes from there.
       if (this.next === 0) this.next = res.revision + 1;
       return;

@@ -49,9 +49,12 @@ export interface QueueSetObserver {
   rejected?(reason: RejectReason, waitedMs: number): void;
 }
 
-/** A seat: release it once the request is over (exactly once; later calls do nothing). */
+/**
+ * A seat: release it once the request is over (later calls do nothing). `release`
+ * needs no `this`: it may be handed on as it is, as a listener.
+ */
 export interface Seat {
-  release(): void;
+  readonly release: () => void;
 }
 
 export type Decision =
@@ -113,10 +116,10 @@ export class QueueSet {
    * do) aborting while the request waits removes it (cancelled).
    */
   admit(flow: string, signalOf?: () => AbortSignal): Decision | Promise<Decision> {
-    this.syncTime();
+    const now = this.syncTime();
     if (this.config.totalQueueLimit <= 0) {
       if (this.executing >= this.config.concurrencyLimit) return this.reject('concurrency-limit', 0);
-      return this.start(undefined, 0);
+      return this.start(undefined, 0, now);
     }
     // A free seat and nobody waiting anywhere: no need to queue.
     const free = this.waitingTotal === 0 && this.executing < this.config.concurrencyLimit;
@@ -135,7 +138,7 @@ export class QueueSet {
     if (!existing) this.queues.set(flow, queue);
     if (free) {
       queue.nextDispatchR += this.estimatedServiceMs;
-      return this.start(queue, 0);
+      return this.start(queue, 0, now);
     }
     return new Promise<Decision>((resolve) => {
       const waiter: Waiter = {
@@ -164,17 +167,19 @@ export class QueueSet {
   /**
    * Advances virtual time by the real time passed, times the seats each active
    * queue gets (the limit shared among queues with requests waiting or executing).
+   * Returns the present, so that a request's admission or release reads the clock once.
    */
-  private syncTime(): void {
+  private syncTime(): number {
     const now = this.clock.now();
     const elapsed = now - this.lastRealTime;
     this.lastRealTime = now;
-    if (elapsed <= 0) return;
+    if (elapsed <= 0) return now;
     // Every queue kept has requests waiting or executing.
     const active = this.queues.size;
-    if (active === 0) return;
+    if (active === 0) return now;
     const demand = Math.min(this.executing + this.waitingTotal, this.config.concurrencyLimit);
     this.virtualTime += (elapsed * demand) / active;
+    return now;
   }
 
   /** Hands free seats to waiting requests, each to the queue furthest behind in virtual time. */
@@ -193,28 +198,28 @@ export class QueueSet {
       waiter.cancelTimer();
       waiter.unlisten();
       best.nextDispatchR += this.estimatedServiceMs;
-      const waited = this.clock.now() - waiter.enqueuedAt;
-      waiter.resolve(this.start(best, waited));
+      const now = this.clock.now();
+      waiter.resolve(this.start(best, now - waiter.enqueuedAt, now));
     }
   }
 
-  private start(queue: Queue | undefined, waitedMs: number): Decision {
+  /** A seat from `startedAt` (the clock's present, read by the caller). */
+  private start(queue: Queue | undefined, waitedMs: number, startedAt: number): Decision {
     this.executing++;
     if (queue) queue.executing++;
     this.observer.executing?.(this.executing);
     this.observer.dispatched?.(waitedMs);
-    const startedAt = this.clock.now();
     let released = false;
     const seat: Seat = {
       release: () => {
         if (released) return;
         released = true;
-        this.syncTime();
+        const now = this.syncTime();
         this.executing--;
         if (queue) {
           queue.executing--;
           // The work was assumed; now it is known (upstream corrects the same way).
-          const actual = this.clock.now() - startedAt;
+          const actual = now - startedAt;
           queue.nextDispatchR -= this.estimatedServiceMs - actual;
           this.dropIfIdle(queue);
         }

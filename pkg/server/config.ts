@@ -11,7 +11,7 @@ import type { ApiServerConfig, HealthCheck } from '../apiserver/config.js';
 import { AccessKeyAuthenticator } from '../authentication/access-key.js';
 import { UnionAuthenticator } from '../authentication/union.js';
 import { newPlatformAuthorization } from '../authorization/index.js';
-import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { formerOwnerAnnotation, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../identity/index.js';
 import type { Store } from '../registry/generic/store.js';
 import { managementKinds, resourcesWhere } from '../registry/management/index.js';
@@ -141,6 +141,7 @@ export async function buildServerConfig(
     const accessKeyAuthenticator = new AccessKeyAuthenticator(accessKeys.cache, {
       use: accessKeys.activity,
       generationAnnotation: tokenGenerationAnnotation(group),
+      formerOwnerAnnotation: formerOwnerAnnotation(group),
       passUnknownTokens: hostServices.tokenReview !== undefined,
     });
     const tokens = await buildTokenServices({

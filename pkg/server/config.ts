@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ApiServerConfig, HealthCheck } from '../apiserver/config.js';
+import { CertificateBindingAuthenticator } from '../authentication/certificate-binding.js';
 import { AccessKeyAuthenticator } from '../authentication/access-key.js';
 import { UnionAuthenticator } from '../authentication/union.js';
 import { newPlatformAuthorization } from '../authorization/index.js';
@@ -220,9 +221,22 @@ export async function buildServerConfig(
       // Front-proxy first (it strips the identity headers on every request), client
       // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
       authenticator: new UnionAuthenticator([
-        hostServices.frontProxy,
+        // Both refuse a client certificate of the kubeconfig subresource whose User or key is gone.
+        new CertificateBindingAuthenticator(hostServices.frontProxy, {
+          apiGroup: group,
+          keys: accessKeyAuthenticator.usability,
+          certificates: false,
+        }),
         // The caller's own client certificate (after the front proxy, as upstream orders them).
-        ...(hostServices.clientCertificates ? [hostServices.clientCertificates] : []),
+        ...(hostServices.clientCertificates
+          ? [
+              new CertificateBindingAuthenticator(hostServices.clientCertificates, {
+                apiGroup: group,
+                keys: accessKeyAuthenticator.usability,
+                certificates: true,
+              }),
+            ]
+          : []),
         // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
         tokens.authenticator,
         accessKeyAuthenticator,

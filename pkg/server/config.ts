@@ -118,7 +118,7 @@ export async function buildServerConfig(
       logger: log.child({ component: 'identity' }),
     });
     const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
-    const hostServices = buildHostServices(options, log);
+    const hostServices = await buildHostServices(options, log);
     // With a host cluster the host's collector works on our objects (it honours the
     // deletion finalizers too); ours runs only where no other one does.
     const collectorEnabled = options.enableGarbageCollector ?? hostServices.host === undefined;

@@ -216,8 +216,9 @@ export async function buildServerConfig(
       group: options.apiGroup,
       version: API_VERSION,
       resources,
-      // Without a host cluster this server is the whole API its clients see.
-      builtinResources: hostServices.host ? [] : selfReviewResources(group, authorization, resources),
+      // Always: clients that reach this server directly (standalone, with or without a
+      // host cluster) ask it; the aggregator proxies only this group here (self-reviews.ts).
+      builtinResources: selfReviewResources(group, authorization, resources),
       // Front-proxy first (it strips the identity headers on every request), client
       // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
       authenticator: new UnionAuthenticator([

@@ -320,6 +320,38 @@ describe('platform connect', () => {
     },
   );
 
+  it(
+    'a standalone server with --host-kubeconfig answers kubectl auth can-i and whoami itself',
+    TEST,
+    async () => {
+      const { server } = platform;
+      const canI = await server.kubectl(['auth', 'can-i', 'create', 'teams']);
+      assert.equal(canI.code, 0, canI.stderr);
+      assert.equal(canI.stdout.trim(), 'yes');
+      const whoami = await server.kubectl(['auth', 'whoami', '-o', 'json']);
+      assert.equal(whoami.code, 0, whoami.stderr);
+      const review = JSON.parse(whoami.stdout) as { status: { userInfo: { username: string } } };
+      assert.equal(review.status.userInfo.username, 'admin');
+      const rules = await server.api('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectRulesReview',
+        spec: { namespace: 'p-demo' },
+      });
+      assert.equal(rules.status, 201, rules.text);
+      const groups = await server.kubectl([
+        'api-resources',
+        '--api-group',
+        'authorization.k8s.io',
+        '-o',
+        'name',
+      ]);
+      assert.deepEqual(groups.stdout.trim().split('\n').sort(), [
+        'selfsubjectaccessreviews.authorization.k8s.io',
+        'selfsubjectrulesreviews.authorization.k8s.io',
+      ]);
+    },
+  );
+
   it('KUBECONFIG with several files: writes the first that exists, as kubectl does', TEST, async () => {
     const missing = join(cli.home, 'missing.kubeconfig');
     const second = join(cli.home, 'second.kubeconfig');

@@ -103,6 +103,30 @@ for (const backend of backends()) {
     const gone = (resource: string, name: string, namespace?: string) => async (): Promise<boolean> =>
       (await read(resource, name, namespace)) === undefined;
 
+    type CreatedKey = KubeObject & { spec: { key: string } };
+
+    /** Creates an access key of the user; the response is the only place its plain key shows. */
+    async function createKey(name: string, userName: string): Promise<CreatedKey> {
+      const created = await s.api('POST', `${V1}/ownedaccesskeys`, {
+        apiVersion: GROUP_VERSION,
+        kind: 'OwnedAccessKey',
+        metadata: { name },
+        spec: { user: userName },
+      });
+      assert.equal(created.status, 201, created.text);
+      return created.json<CreatedKey>();
+    }
+
+    /** The status of a `selves` call with the key (201: it authenticates). */
+    async function whoAmIStatus(token: string): Promise<number> {
+      const who = await apiRequest({ baseUrl: s.apiBase, ca: s.ca, token }, 'POST', `${V1}/selves`, {
+        apiVersion: GROUP_VERSION,
+        kind: 'Self',
+        spec: {},
+      });
+      return who.status;
+    }
+
     it('kubectl delete (background) deletes the dependents of the deleted owner', TEST, async () => {
       const owner = await create(team('gc-bg'));
       await create(secret('gc-bg-secret', [ref(owner)]));
@@ -223,30 +247,11 @@ for (const backend of backends()) {
 
     it("a deleted user's access keys stop working at once and are deleted", TEST, async () => {
       const alice = await create(user('gc-alice'));
-      const created = await s.api('POST', `${V1}/ownedaccesskeys`, {
-        apiVersion: GROUP_VERSION,
-        kind: 'OwnedAccessKey',
-        metadata: { name: 'gc-alice-key' },
-        spec: { user: 'gc-alice' },
-      });
-      assert.equal(created.status, 201, created.text);
-      const key = created.json<KubeObject & { spec: { key: string } }>();
+      const key = await createKey('gc-alice-key', 'gc-alice');
       assert.deepEqual(key.metadata.ownerReferences, [
         { apiVersion: GROUP_VERSION, kind: 'User', name: 'gc-alice', uid: alice.metadata.uid },
       ]);
-      const asAlice = async (): Promise<number> => {
-        const who = await apiRequest(
-          { baseUrl: s.apiBase, ca: s.ca, token: key.spec.key },
-          'POST',
-          `${V1}/selves`,
-          {
-            apiVersion: GROUP_VERSION,
-            kind: 'Self',
-            spec: {},
-          },
-        );
-        return who.status;
-      };
+      const asAlice = (): Promise<number> => whoAmIStatus(key.spec.key);
       await eventually('the key authenticates', async () => (await asAlice()) === 201);
 
       // The reference cannot be dropped while the user exists.
@@ -264,6 +269,42 @@ for (const backend of backends()) {
       ok(await s.kubectl(['delete', 'user', 'gc-alice']), 'kubectl delete user');
       await eventually('the key is refused', async () => (await asAlice()) === 401);
       await eventually('the key is deleted', gone('ownedaccesskeys', 'gc-alice-key'));
+    });
+
+    it('a user re-created after an orphaning delete does not get the old keys', TEST, async () => {
+      await create(user('gc-bob'));
+      const plain = (await createKey('gc-bob-key', 'gc-bob')).spec.key;
+      const asBob = (token = plain): Promise<number> => whoAmIStatus(token);
+      await eventually('the key authenticates', async () => (await asBob()) === 201);
+
+      ok(
+        await s.kubectl(['delete', 'user', 'gc-bob', '--cascade=orphan'], { timeoutMs: 60_000 }),
+        'orphan delete',
+      );
+      await eventually('the key is orphaned', async () => {
+        const k = await read('ownedaccesskeys', 'gc-bob-key');
+        assert.ok(k, 'an orphaned key stays');
+        return k.metadata.ownerReferences === undefined;
+      });
+      const bob = await create(user('gc-bob'));
+      // A write of the key (as the start-up migration makes) must not hand it to the new bob.
+      const touched = await s.api(
+        'PATCH',
+        `${V1}/ownedaccesskeys/gc-bob-key`,
+        { spec: { displayName: 'touched' } },
+        { 'Content-Type': 'application/merge-patch+json' },
+      );
+      assert.equal(touched.status, 200, touched.text);
+      const after = touched.json<KubeObject>();
+      assert.equal(after.metadata.ownerReferences, undefined, 'the new user does not own the key');
+      // A key of the new bob working shows the server knows him; the old key must still fail.
+      const freshKey = await createKey('gc-bob-key-2', 'gc-bob');
+      assert.deepEqual(
+        freshKey.metadata.ownerReferences?.map((r) => r.uid),
+        [bob.metadata.uid],
+      );
+      await eventually('the new user can log in', async () => (await asBob(freshKey.spec.key)) === 201);
+      assert.equal(await asBob(), 401, 'the old key does not speak for the new user');
     });
   });
 }

@@ -139,6 +139,8 @@ class Server implements ApiHandler {
         config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
       // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
       queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
+      // Refused before routing, still counted in apiserver_request_total (code 429), as upstream.
+      onRejected: (res, info) => this.metrics?.rejected(res.req, info, this.storageFor(info) !== undefined),
     });
     this.console = new ConsoleFiles(config.consoleDir ?? defaultConsoleDir(), config);
     // As kube-apiserver's /version: always indented.
@@ -233,6 +235,14 @@ class Server implements ApiHandler {
     return false;
   }
 
+  /** The storage serving the request's resource, when this server serves it. */
+  private storageFor(info: RequestInfo): RESTStorage | undefined {
+    if (info.apiPrefix !== 'apis') return undefined;
+    return info.apiGroup === this.config.group && info.apiVersion === this.config.version
+      ? this.resources.get(info.resource)
+      : this.builtin.get(`${info.apiGroup}/${info.apiVersion}`)?.get(info.resource);
+  }
+
   private async serve(scope: RequestScope): Promise<void> {
     const { req, res } = scope;
     const method = req.method ?? 'GET';
@@ -312,12 +322,7 @@ class Server implements ApiHandler {
       return;
     }
 
-    const storage =
-      info.apiPrefix !== 'apis'
-        ? undefined
-        : info.apiGroup === this.config.group && info.apiVersion === this.config.version
-          ? this.resources.get(info.resource)
-          : this.builtin.get(`${info.apiGroup}/${info.apiVersion}`)?.get(info.resource);
+    const storage = this.storageFor(info);
     if (!storage) throw newResourceNotFound();
     this.metrics?.route(req, res, info, scope.rawQuery);
     // Watches are long-running: they end on their own timeout (see watch.ts).

@@ -38,6 +38,8 @@ export interface CheckContext {
   readonly use?: AccessKeyUse;
   /** The annotation holding the tokenGeneration the key was made under. */
   readonly generationAnnotation: string;
+  /** The annotation holding the uid of the owner an orphaning delete took from the key. */
+  readonly formerOwnerAnnotation: string;
 }
 
 /** Throws a 401 ApiError when the key must not authenticate; returns when it may. */
@@ -95,7 +97,7 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
   const subject = typeof spec['subject'] === 'string' ? spec['subject'] : '';
   if (!userName && team) {
     const owner = ctx.source.team(team);
-    if (!owner || replacedOrDeleting(key, 'Team', owner)) {
+    if (!owner || replacedOrDeleting(key, 'Team', owner, ctx)) {
       throw newUnauthorized(
         `the team "${team}" of the access key "${keyName(key)}" does not exist; use another key`,
       );
@@ -112,7 +114,7 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
     );
   }
   // A deleted user's keys die with it, before the garbage collector has removed them.
-  if (userName && replacedOrDeleting(key, 'User', user)) {
+  if (userName && replacedOrDeleting(key, 'User', user, ctx)) {
     throw newUnauthorized(
       `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
     );
@@ -129,11 +131,20 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
 
 /**
  * True when the key's owner is being deleted, or is another object than the one
- * the key's ownerReference names (deleted and re-created under the same name):
- * either way the key belongs to an owner that is gone.
+ * the key's ownerReference names (deleted and re-created under the same name), or
+ * than the one an orphaning delete took from the key (the reference is gone then,
+ * the annotation remembers its uid): either way the key belongs to an owner that
+ * is gone.
  */
-function replacedOrDeleting(key: KubeObject, kind: 'User' | 'Team', owner: KubeObject): boolean {
+function replacedOrDeleting(
+  key: KubeObject,
+  kind: 'User' | 'Team',
+  owner: KubeObject,
+  ctx: CheckContext,
+): boolean {
   if (owner.metadata.deletionTimestamp) return true;
+  const former = key.metadata.annotations?.[ctx.formerOwnerAnnotation];
+  if (former !== undefined && former !== owner.metadata.uid) return true;
   const ref = (key.metadata.ownerReferences ?? []).find(
     (r) => r.kind === kind && r.name === owner.metadata.name,
   );
@@ -154,6 +165,8 @@ export interface AccessKeyUsabilityOptions {
   readonly now?: () => number;
   /** The annotation holding the key's tokenGeneration (tokenGenerationAnnotation(group)). */
   readonly generationAnnotation: string;
+  /** The annotation holding the key's lost owner (formerOwnerAnnotation(group)). */
+  readonly formerOwnerAnnotation: string;
 }
 
 /** The checks of a key, as one object both authenticators hold (see the file comment). */
@@ -184,6 +197,7 @@ export class AccessKeyUsability {
       source: this.source,
       now: this.now(),
       generationAnnotation: this.options.generationAnnotation,
+      formerOwnerAnnotation: this.options.formerOwnerAnnotation,
       ...(this.options.use ? { use: this.options.use } : {}),
     };
     for (const check of this.checks) check(key, ctx);

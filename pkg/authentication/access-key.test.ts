@@ -6,7 +6,11 @@ import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
 import type { Storage } from '../storage/interfaces.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isApiError } from '../apis/meta/errors.js';
-import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
 import { IdentityCache } from '../identity/identity-cache.js';
 import { AccessKeyAuthenticator, EXPIRED_MESSAGE, sameHash, type AccessKeyUse } from './access-key.js';
 
@@ -16,6 +20,7 @@ const KEYS = ROOT + 'ownedaccesskeys/';
 const USERS = ROOT + 'users/';
 const TEAMS = ROOT + 'teams/';
 const ANNOTATION = tokenGenerationAnnotation(GROUP);
+const FORMER_OWNER = formerOwnerAnnotation(GROUP);
 
 function keyObject(
   name: string,
@@ -68,6 +73,7 @@ async function setup(
   };
   const authn = new AccessKeyAuthenticator(cache, {
     generationAnnotation: ANNOTATION,
+    formerOwnerAnnotation: FORMER_OWNER,
     now: () => clock.now,
     use,
     ...(options.passUnknownTokens ? { passUnknownTokens: true } : {}),
@@ -145,6 +151,7 @@ test('an unknown key is 401 Unauthorized, or no opinion when other authenticator
 
   const passing = new AccessKeyAuthenticator(cache, {
     generationAnnotation: ANNOTATION,
+    formerOwnerAnnotation: FORMER_OWNER,
     passUnknownTokens: true,
   });
   assert.equal(await passing.authenticate(request('Bearer wrong')), null);
@@ -327,7 +334,11 @@ test('requests wait for the first list; a storage that never answers gives 503, 
     await storage.close();
   });
   cache.start();
-  const authn = new AccessKeyAuthenticator(cache, { generationAnnotation: ANNOTATION, syncTimeoutMs: 50 });
+  const authn = new AccessKeyAuthenticator(cache, {
+    generationAnnotation: ANNOTATION,
+    formerOwnerAnnotation: FORMER_OWNER,
+    syncTimeoutMs: 50,
+  });
   assert.equal((await authStatus(authn, 'anything')).code, 503);
   assert.equal(cache.hasSynced, false);
 });
@@ -369,6 +380,26 @@ test("a deleted user's keys authenticate nobody before the collector removes the
     assert.equal((await authStatus(authn, 'plain-k')).code, 401);
     assert.ok(cache.user('alice')?.metadata.uid === 'another-uid');
   });
+});
+
+test('a key orphaned from a deleted user does not speak for a user re-created under that name', async (t) => {
+  const { storage, cache, authn } = await setup(t);
+  await storage.guaranteedUpdate(USERS + 'alice', (cur) => ({
+    ...cur!,
+    metadata: { ...cur!.metadata, uid: 'new-uid' },
+  }));
+  // The orphaning delete of the first alice (uid old-uid) removed the reference and recorded her.
+  await storage.create(
+    KEYS + 'orphan',
+    keyObject('orphan', 'plain-orphan', { user: 'alice' }, { annotations: { [FORMER_OWNER]: 'old-uid' } }),
+  );
+  await storage.create(KEYS + 'legacy', keyObject('legacy', 'plain-legacy', { user: 'alice' }));
+  cache.start();
+  const r = await authStatus(authn, 'plain-orphan');
+  assert.equal(r.code, 401);
+  assert.match(r.message, /the user "alice" of the access key "orphan" does not exist/);
+  // A key stored before keys named their owner still works for the user it names.
+  assert.equal((await authStatus(authn, 'plain-legacy')).code, 200);
 });
 
 test('stored hashes compare equal only when every character is', () => {

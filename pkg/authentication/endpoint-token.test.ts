@@ -7,7 +7,11 @@ import jwt from 'jsonwebtoken';
 import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
-import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
 import { SigningKeyManager } from '../tokens/key-manager.js';
 import { MemoryKeyStore } from '../tokens/key-store.js';
 import { TokenIssuer } from '../tokens/token-issuer.js';
@@ -99,6 +103,7 @@ before(async () => {
   issuer = new TokenIssuer(signing, { issuer: ISSUER, audience: AUDIENCE, now });
   const usability = new AccessKeyUsability(cache, {
     generationAnnotation: ANNOTATION,
+    formerOwnerAnnotation: formerOwnerAnnotation(AUDIENCE),
     now: () => time.getTime(),
     syncTimeoutMs: 10,
   });

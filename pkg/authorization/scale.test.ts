@@ -9,7 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import type { KubeObject } from '../apis/meta/types.js';
-import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
 import { AccessKeyAuthenticator } from '../authentication/access-key.js';
 import { IdentityCache } from '../identity/identity-cache.js';
 import { KVStorage } from '../storage/store.js';
@@ -135,7 +139,10 @@ async function measure(extra: [string, KubeObject][]): Promise<Counts> {
         };
       },
     });
-    const authn = new AccessKeyAuthenticator(counted, { generationAnnotation: tokenGenerationAnnotation(G) });
+    const authn = new AccessKeyAuthenticator(counted, {
+      generationAnnotation: tokenGenerationAnnotation(G),
+      formerOwnerAnnotation: formerOwnerAnnotation(G),
+    });
     const { authorizer } = newPlatformAuthorization({
       group: G,
       cache: counted,

@@ -22,7 +22,7 @@ let dir: string;
 before(async () => {
   double = await HostClusterDouble.start({ maxSigningDurationSeconds: 30 * 24 * 3600 });
   dir = mkdtempSync(join(tmpdir(), 'hostcluster-test-'));
-  host = loadHostCluster({ kubeconfigPath: double.writeKubeconfig(join(dir, 'kubeconfig')) })!;
+  host = (await loadHostCluster({ kubeconfigPath: double.writeKubeconfig(join(dir, 'kubeconfig')) }))!;
 });
 
 after(async () => {
@@ -319,10 +319,10 @@ describe('host failures', () => {
 
     const slowDir = mkdtempSync(join(tmpdir(), 'hostcluster-slow-'));
     try {
-      const slow = loadHostCluster({
+      const slow = (await loadHostCluster({
         kubeconfigPath: double.writeKubeconfig(join(slowDir, 'kubeconfig')),
         requestTimeoutMs: 200,
-      })!;
+      }))!;
       double.setLatency(1000);
       await assert.rejects(
         slow.tokenReview('x'),
@@ -336,9 +336,9 @@ describe('host failures', () => {
     const gone = await HostClusterDouble.start();
     const goneDir = mkdtempSync(join(tmpdir(), 'hostcluster-gone-'));
     try {
-      const unreachable = loadHostCluster({
+      const unreachable = (await loadHostCluster({
         kubeconfigPath: gone.writeKubeconfig(join(goneDir, 'kubeconfig')),
-      })!;
+      }))!;
       await gone.stop();
       await assert.rejects(
         unreachable.tokenReview('x'),
@@ -349,8 +349,8 @@ describe('host failures', () => {
     }
   });
 
-  test('no kube config and not in a cluster means no host', () => {
-    assert.equal(loadHostCluster({ env: {} }), undefined);
+  test('no kube config and not in a cluster means no host', async () => {
+    assert.equal(await loadHostCluster({ env: {} }), undefined);
   });
 });
 

@@ -28,7 +28,11 @@ import { isApiError } from '../apis/meta/errors.js';
 import type { Logger } from '../util/log/index.js';
 import type { RequestContext, RESTStorage, WriteOptions } from '../registry/rest/interfaces.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../kubeconfig/index.js';
-import { hashAccessKey, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
 import { AccessKeyUsability } from '../authentication/access-key-usability.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { resourceStore } from './resources.js';
@@ -371,7 +375,10 @@ function isUsableKey(key: KubeObject, owner: KubeObject, group: string): boolean
     team: () => undefined,
   };
   try {
-    new AccessKeyUsability(source, { generationAnnotation: tokenGenerationAnnotation(group) }).check(key);
+    new AccessKeyUsability(source, {
+      generationAnnotation: tokenGenerationAnnotation(group),
+      formerOwnerAnnotation: formerOwnerAnnotation(group),
+    }).check(key);
     return true;
   } catch {
     return false;

@@ -8,10 +8,11 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ApiServerConfig, HealthCheck } from '../apiserver/config.js';
+import { CertificateBindingAuthenticator } from '../authentication/certificate-binding.js';
 import { AccessKeyAuthenticator } from '../authentication/access-key.js';
 import { UnionAuthenticator } from '../authentication/union.js';
 import { newPlatformAuthorization } from '../authorization/index.js';
-import { tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { formerOwnerAnnotation, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../identity/index.js';
 import type { Store } from '../registry/generic/store.js';
 import { managementKinds, resourcesWhere } from '../registry/management/index.js';
@@ -118,7 +119,7 @@ export async function buildServerConfig(
       logger: log.child({ component: 'identity' }),
     });
     const pathPrefixes = [MANAGEMENT_PATH_PREFIX];
-    const hostServices = buildHostServices(options, log);
+    const hostServices = await buildHostServices(options, log);
     // With a host cluster the host's collector works on our objects (it honours the
     // deletion finalizers too); ours runs only where no other one does.
     const collectorEnabled = options.enableGarbageCollector ?? hostServices.host === undefined;
@@ -143,6 +144,7 @@ export async function buildServerConfig(
     const accessKeyAuthenticator = new AccessKeyAuthenticator(accessKeys.cache, {
       use: accessKeys.activity,
       generationAnnotation: tokenGenerationAnnotation(group),
+      formerOwnerAnnotation: formerOwnerAnnotation(group),
       passUnknownTokens: hostServices.tokenReview !== undefined,
     });
     const tokens = await buildTokenServices({
@@ -223,14 +225,28 @@ export async function buildServerConfig(
       group: options.apiGroup,
       version: API_VERSION,
       resources,
-      // Without a host cluster this server is the whole API its clients see.
-      builtinResources: hostServices.host ? [] : selfReviewResources(group, authorization, resources),
+      // Always: clients that reach this server directly (standalone, with or without a
+      // host cluster) ask it; the aggregator proxies only this group here (self-reviews.ts).
+      builtinResources: selfReviewResources(group, authorization, resources),
       // Front-proxy first (it strips the identity headers on every request), client
       // certificates, then the platform's own bearer tokens, then the host's TokenReview for any other token.
       authenticator: new UnionAuthenticator([
-        hostServices.frontProxy,
+        // Both refuse a client certificate of the kubeconfig subresource whose User or key is gone.
+        new CertificateBindingAuthenticator(hostServices.frontProxy, {
+          apiGroup: group,
+          keys: accessKeyAuthenticator.usability,
+          certificates: false,
+        }),
         // The caller's own client certificate (after the front proxy, as upstream orders them).
-        ...(hostServices.clientCertificates ? [hostServices.clientCertificates] : []),
+        ...(hostServices.clientCertificates
+          ? [
+              new CertificateBindingAuthenticator(hostServices.clientCertificates, {
+                apiGroup: group,
+                keys: accessKeyAuthenticator.usability,
+                certificates: true,
+              }),
+            ]
+          : []),
         // Before access keys: direct cluster endpoint tokens are JWTs, and other issuers' JWTs pass on.
         tokens.authenticator,
         accessKeyAuthenticator,

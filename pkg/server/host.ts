@@ -46,13 +46,13 @@ export interface HostServices {
   stop(): Promise<void>;
 }
 
-export function buildHostServices(
+export async function buildHostServices(
   options: HostOptionValues & AuthenticationOptionValues,
   logger: Logger,
-  load: (o: LoadHostClusterOptions) => HostCluster | undefined = loadHostCluster,
-): HostServices {
+  load: (o: LoadHostClusterOptions) => Promise<HostCluster | undefined> = loadHostCluster,
+): Promise<HostServices> {
   const log = logger.child({ component: 'host-cluster' });
-  const host = load(options.hostKubeconfig ? { kubeconfigPath: options.hostKubeconfig } : {});
+  const host = await load(options.hostKubeconfig ? { kubeconfigPath: options.hostKubeconfig } : {});
   if (host)
     log.info('host cluster configured', {
       server: host.server,

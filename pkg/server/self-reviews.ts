@@ -1,9 +1,12 @@
 // Wiring of the self-service reviews (`kubectl auth can-i`, `can-i --list`, `whoami`):
 // SelfSubjectAccessReview and SelfSubjectRulesReview of authorization.k8s.io/v1 and
 // SelfSubjectReview of authentication.k8s.io/v1, all answered by the authorizer chain
-// that decides real requests. Standalone only: behind a host cluster's aggregator the
-// host's kube-apiserver serves these groups (and answers for host identities), and
-// the aggregator never proxies them here.
+// that decides real requests. Served whenever the server runs, host cluster or not:
+// a client that reaches it directly (standalone, also with --host-kubeconfig, or the
+// management path of an aggregated server) has no other place to ask. Behind the
+// host's aggregator nothing changes: the host's kube-apiserver serves these groups
+// itself, the aggregator proxies only this server's group version here, and takes
+// only that group version from this server's discovery.
 
 import type { PlatformAuthorization } from '../authorization/index.js';
 import { RulesResolver } from '../authorization/rules-review.js';

@@ -104,6 +104,43 @@ describe('--max-requests-inflight and fair queuing', () => {
     await holding.done;
   });
 
+  it('counts a refused request in apiserver_request_total as a 429, labelled as upstream, on /metrics', async () => {
+    const labels = {
+      verb: 'GET',
+      dry_run: '',
+      group: GROUP,
+      version: 'v1',
+      resource: 'teams',
+      subresource: '',
+      scope: 'resource',
+      component: 'apiserver',
+      code: '429',
+    };
+    const scrape = async (): Promise<string> => {
+      // As system:masters: exempt from the limit it reads about.
+      const res = await call(s.url, '/metrics', { token: 'root-token' });
+      assert.equal(res.status, 200);
+      return res.text;
+    };
+    const before = await scrape();
+    const holding = await holdTheReadSeat();
+    assert.equal((await call(s.url, `${TEAMS}/fast`, { token: 'bob-token' })).status, 429);
+    assert.equal((await call(s.url, `${TEAMS}?dryRun=All`, { token: 'bob-token' })).status, 429);
+    gate.open();
+    await holding.done;
+    const after = await scrape();
+    const count = (text: string, extra: Record<string, string> = {}): number =>
+      sample(text, 'apiserver_request_total', { ...labels, ...extra }) ?? 0;
+    assert.equal(count(after), count(before) + 1);
+    assert.equal(
+      count(after, { verb: 'LIST', scope: 'cluster', dry_run: 'All' }),
+      count(before, { verb: 'LIST', scope: 'cluster', dry_run: 'All' }) + 1,
+    );
+    const dropped = (text: string): number =>
+      sample(text, 'apiserver_dropped_requests_total', { request_kind: 'readOnly' }) ?? 0;
+    assert.equal(dropped(after), dropped(before) + 2);
+  });
+
   it('serves a waiting read once the seat is free', async () => {
     const executed = await waits('true');
     const holding = await holdTheReadSeat();

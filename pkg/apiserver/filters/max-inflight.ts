@@ -64,6 +64,8 @@ export interface MaxInflightOptions {
   /** How long a request may wait for a seat (upstream: a quarter of --request-timeout). */
   readonly queueWaitLimitMs: number;
   readonly clock?: Clock;
+  /** Told of every refused request before its 429 (the request metrics count it: filters/metrics.ts). */
+  readonly onRejected?: (res: ServerResponse, info: RequestInfo) => void;
 }
 
 export function isLongRunning(info: RequestInfo): boolean {
@@ -115,6 +117,7 @@ class PriorityLevel {
 export class MaxInflightFilter {
   private readonly readOnly: PriorityLevel | undefined;
   private readonly mutating: PriorityLevel | undefined;
+  private readonly onRejected: ((res: ServerResponse, info: RequestInfo) => void) | undefined;
 
   /** Undefined when both limits are 0: nothing to limit, as upstream skips the filter. */
   static create(options: MaxInflightOptions): MaxInflightFilter | undefined {
@@ -123,6 +126,7 @@ export class MaxInflightFilter {
   }
 
   private constructor(options: MaxInflightOptions) {
+    this.onRejected = options.onRejected;
     if (options.maxRequestsInflight > 0)
       this.readOnly = new PriorityLevel('readOnly', options.maxRequestsInflight, options);
     if (options.maxMutatingRequestsInflight > 0)
@@ -145,8 +149,16 @@ export class MaxInflightFilter {
     if (!level) return;
     if (isExempt(user)) return;
     const decision = level.queueSet.admit(user.name, signalOf);
-    if (decision instanceof Promise) return decision.then((d) => seat(res, d));
-    seat(res, decision);
+    if (decision instanceof Promise) return decision.then((d) => this.seat(res, info, d));
+    this.seat(res, info, decision);
+  }
+
+  private seat(res: ServerResponse, info: RequestInfo, decision: Decision): void {
+    if (!decision.admitted) {
+      this.onRejected?.(res, info);
+      throw newTooManyRequestsError();
+    }
+    holdSeat(res, decision.seat);
   }
 }
 
@@ -156,11 +168,11 @@ function isExempt(user: AuthenticatedUser): boolean {
   return false;
 }
 
-function seat(res: ServerResponse, decision: Decision): void {
-  if (!decision.admitted) throw newTooManyRequestsError();
+function holdSeat(res: ServerResponse, seat: { release(): void }): void {
   // The client may have left while the request waited: the seat goes back at once.
   // `release` is the listener itself (it needs no `this` and runs once at most), so
   // holding a seat costs no wrapper per request.
-  if (res.closed) decision.seat.release();
-  else res.on('close', decision.seat.release);
+  if (res.closed) seat.release();
+  else res.on('close', seat.release);
+}
 }

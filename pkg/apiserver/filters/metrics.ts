@@ -156,6 +156,33 @@ export class RequestMetricsFilter {
     this.routed.set(res, { series, kind });
   }
 
+  /**
+   * A request the overload limiter refused (max-inflight.ts), answered before it
+   * was routed: counted in apiserver_request_total with code 429 as upstream's
+   * RecordDroppedRequest counts it, with no duration or size. Off the API every
+   * label but verb and dry_run is empty there; a resource request counts only when
+   * it names a resource this server serves (`served`), as for routed requests.
+   */
+  rejected(req: IncomingMessage, info: RequestInfo, served: boolean): void {
+    if (info.isResourceRequest && !served) return;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const resource = info.isResourceRequest;
+    requestTotal
+      .series({
+        verb: reportedVerb(req.method ?? 'GET', info, req.headers['content-type']),
+        dry_run: cleanDryRun(q < 0 ? '' : url.slice(q + 1)),
+        group: resource ? info.apiGroup : '',
+        version: resource ? info.apiVersion : '',
+        resource: resource ? info.resource : '',
+        subresource: info.subresource,
+        scope: cleanScope(info),
+        component: APISERVER_COMPONENT,
+        code: '429',
+      })
+      .inc();
+  }
+
   finish(res: ServerResponse, elapsedSeconds: number): void {
     const routed = this.routed.get(res);
     if (!routed) return;

@@ -72,6 +72,18 @@ export function tokenGenerationAnnotation(group: string): string {
   return `${group}/token-generation`;
 }
 
+/**
+ * The annotation in which the server records the uid of the User or Team a key
+ * belonged to when that owner's reference was removed from the key (a delete of
+ * the owner with propagationPolicy Orphan). The key then belongs to an owner that
+ * is gone: a User or Team later created under the same name has another uid, so it
+ * neither adopts the key nor is spoken for by it. Like the token generation, only
+ * the server sets it: dropped on create, kept as stored on update.
+ */
+export function formerOwnerAnnotation(group: string): string {
+  return `${group}/former-owner-uid`;
+}
+
 const HASH_PREFIX = 'sha256:';
 
 /**

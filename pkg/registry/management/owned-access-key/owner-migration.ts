@@ -3,11 +3,14 @@
 // update adds the reference (owner-reference.ts). A key that already has it is not
 // touched, so running this on every start is harmless; a conflict means another
 // replica or a client wrote the key meanwhile, and that write added it too.
+// A key orphaned by its owner's deletion (it records the owner it lost) is no
+// such key: it is left alone, so that a User or Team re-created under the same
+// name never gets it.
 
 import { isApiError } from '../../../apis/meta/errors.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
 import type { RequestContext, RESTStorage } from '../../rest/interfaces.js';
-import { keyOwnerOf } from './owner-reference.js';
+import { formerOwnerUid, keyOwnerOf } from './owner-reference.js';
 
 export interface KeyOwnerMigrationResult {
   /** Keys that got their reference. */
@@ -16,9 +19,9 @@ export interface KeyOwnerMigrationResult {
   readonly failed: number;
 }
 
-function namesItsOwner(key: KubeObject): boolean {
+function needsNoReference(group: string, key: KubeObject): boolean {
   const owner = keyOwnerOf(key);
-  if (!owner) return true;
+  if (!owner || formerOwnerUid(group, key) !== undefined) return true;
   return (key.metadata.ownerReferences ?? []).some((r) => r.kind === owner.kind && r.name === owner.name);
 }
 
@@ -34,7 +37,7 @@ export async function addKeyOwnerReferences(keys: RESTStorage): Promise<KeyOwner
   let updated = 0;
   let failed = 0;
   for (const key of list.items) {
-    if (namesItsOwner(key)) continue;
+    if (needsNoReference(keys.info.group, key)) continue;
     const before = key.metadata.resourceVersion;
     try {
       // An empty change: the update rules themselves add the reference.

@@ -4,11 +4,20 @@
 // reference is not blockOwnerDeletion: a user's deletion never waits for its keys.
 // While the owner exists (and is not being deleted) a client cannot remove it:
 // a key that outlived its owner would be held by nobody.
+//
+// An orphaning delete of the owner (propagationPolicy Orphan) does remove it, as
+// upstream's orphan finalizer does. The key then keeps, in formerOwnerAnnotation,
+// the uid of the owner it lost: a User or Team re-created under the same name is
+// another object (another uid) and never adopts it, neither on a later write nor
+// through the start-up migration (owner-migration.ts), and the authenticator
+// refuses it (access-key-usability.ts). Without the record, nothing would tell an
+// orphaned key from one stored before keys named their owner.
 
 import { forbidden, type FieldError } from '../../../apis/meta/field-errors.js';
 import { FieldPath } from '../../../apis/meta/field-errors.js';
 import type { KubeObject, OwnerReference } from '../../../apis/meta/types.js';
 import type { StorageDeadline } from '../../../storage/deadline.js';
+import { formerOwnerAnnotation } from '../../../apis/management/v1/owned-access-key.js';
 import { specOf } from '../common.js';
 
 export type KeyOwnerKind = 'User' | 'Team';
@@ -38,6 +47,34 @@ function hasReference(obj: KubeObject, uid: string): boolean {
   return (obj.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
 }
 
+/** The uid of the owner the key lost to an orphaning delete, if it did. */
+export function formerOwnerUid(group: string, key: KubeObject): string | undefined {
+  return key.metadata.annotations?.[formerOwnerAnnotation(group)];
+}
+
+/**
+ * Server-owned annotation: on create (no `old`) none is kept, whatever the client
+ * sent; on update the stored value is kept, and when the update drops the
+ * reference to the key's owner (the collector orphaning it), that owner's uid is
+ * recorded. Called before ensureKeyOwnerReference, which reads it.
+ */
+export function keepFormerOwner(group: string, obj: KubeObject, old?: KubeObject): void {
+  const annotation = formerOwnerAnnotation(group);
+  const named = keyOwnerOf(obj);
+  const droppedRef =
+    old && named
+      ? (old.metadata.ownerReferences ?? []).find(
+          (r) => r.kind === named.kind && r.name === named.name && r.uid !== '' && !hasReference(obj, r.uid),
+        )
+      : undefined;
+  const value = (old && formerOwnerUid(group, old)) ?? droppedRef?.uid;
+  const annotations = { ...(obj.metadata.annotations ?? {}) };
+  if (value === undefined) delete annotations[annotation];
+  else annotations[annotation] = value;
+  if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
+  else delete obj.metadata.annotations;
+}
+
 /**
  * Puts the reference to the key's current owner on `obj` when it lacks it. On an
  * update whose stored object had the reference, a body without it is refused
@@ -57,6 +94,9 @@ export async function ensureKeyOwnerReference(
   const uid = owner?.metadata.uid;
   if (!owner || !uid || hasReference(obj, uid)) return undefined;
   if (owner.metadata.deletionTimestamp) return undefined;
+  // Orphaned from an owner of this name that is gone: this one is another object.
+  const former = formerOwnerUid(group, obj);
+  if (former !== undefined && former !== uid) return undefined;
   if (old && hasReference(old, uid)) {
     return forbidden(
       FieldPath.root('metadata').child('ownerReferences'),

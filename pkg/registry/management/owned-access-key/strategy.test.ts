@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { hashAccessKey, tokenGenerationAnnotation } from '../../../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../../../apis/management/v1/owned-access-key.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
 import { read, roundTrip, simulateCreate, simulateUpdate, testContext } from '../strategy-testing.js';
 import { KeyReveals } from './key-reveals.js';
 import { ownedAccessKeyStrategy } from './strategy.js';
 
 const GROUP = 'management.platform.dev';
+const FORMER_OWNER = formerOwnerAnnotation(GROUP);
 
 function spec(obj: KubeObject): Record<string, unknown> {
   return obj['spec'] as Record<string, unknown>;
@@ -393,7 +398,34 @@ describe('OwnedAccessKey owner reference', () => {
     });
     const stored = { ...key('alice'), metadata: { name: 'k1', ownerReferences: [aliceRef] } };
     const dropped = { ...key('alice'), metadata: { name: 'k1' } };
-    const { errors } = await simulateUpdate(strategy, dropped, stored);
+    const { errors, stored: orphaned } = await simulateUpdate(strategy, dropped, stored);
     assert.deepEqual(errors, []);
+    assert.equal(orphaned.metadata.ownerReferences, undefined);
+    assert.deepEqual(
+      orphaned.metadata.annotations,
+      { [FORMER_OWNER]: 'u-alice' },
+      'the lost owner is recorded',
+    );
+  });
+
+  it('never gives an orphaned key to a User re-created under the same name', async () => {
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
+    // Orphaned from an earlier alice; "alice" now is another User (uid u-alice).
+    const orphaned = { ...key('alice'), metadata: { name: 'k1', annotations: { [FORMER_OWNER]: 'u-gone' } } };
+    const touched = await simulateUpdate(
+      strategy,
+      { ...orphaned, spec: { user: 'alice', displayName: 'x' } },
+      orphaned,
+    );
+    assert.deepEqual(touched.errors, []);
+    assert.equal(touched.stored.metadata.ownerReferences, undefined, 'not adopted');
+    // Nor can a client clear the record to have it adopted.
+    const cleared = await simulateUpdate(strategy, { ...orphaned, metadata: { name: 'k1' } }, orphaned);
+    assert.equal(cleared.stored.metadata.ownerReferences, undefined);
+    assert.deepEqual(cleared.stored.metadata.annotations, { [FORMER_OWNER]: 'u-gone' });
+    // A new key never claims a former owner, whatever the client sent.
+    const created = await simulateCreate(strategy, orphaned);
+    assert.equal(created.stored.metadata.annotations, undefined);
+    assert.deepEqual(created.stored.metadata.ownerReferences, [aliceRef]);
   });
 });

@@ -5,7 +5,8 @@
 // The annotation tokenGenerationAnnotation(group) records the tokenGeneration of
 // the key's user when the key was made (or last rotated): the server sets it, a
 // client can neither set nor change it, and the key stops working once the user's
-// tokenGeneration grows past it.
+// tokenGeneration grows past it. formerOwnerAnnotation(group), also the server's,
+// records the owner an orphaning delete took from the key (owner-reference.ts).
 
 import {
   forbidden,
@@ -37,7 +38,7 @@ import {
   validateNonNegative,
 } from '../common.js';
 import { KeyReveals } from './key-reveals.js';
-import { ensureKeyOwnerReference, type KeyOwnerLookup } from './owner-reference.js';
+import { ensureKeyOwnerReference, keepFormerOwner, type KeyOwnerLookup } from './owner-reference.js';
 import { validateScope } from './scope-validation.js';
 
 /** Bearer tokens travel in a header: visible ASCII only, of sensible length. */
@@ -196,6 +197,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
       await recordGeneration(obj, ctx.deadline);
+      keepFormerOwner(group, obj);
       if (options.keyOwner)
         await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline);
       if (obj['spec'] === undefined) obj['spec'] = {};
@@ -209,6 +211,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): Promise<void> {
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
+      keepFormerOwner(group, obj, old);
       const dropped =
         options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline));
       if (dropped) droppedOwners.set(obj, dropped);

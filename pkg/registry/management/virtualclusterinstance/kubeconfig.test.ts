@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AuthenticationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
@@ -12,10 +15,21 @@ import { isApiError } from '../../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import { compileSchema } from '../../../apis/schema/compile.js';
 import type { AuthenticatedUser } from '../../../authentication/user/user.js';
+import { accessKeyDigest } from '../../../authentication/access-key.js';
+import { AccessKeyUsability, type AccessKeySource } from '../../../authentication/access-key-usability.js';
+import { compileCaBundle } from '../../../authentication/ca-bundle.js';
+import { CertificateBindingAuthenticator } from '../../../authentication/certificate-binding.js';
+import { ClientCertificateAuthenticator, subjectOf } from '../../../authentication/client-certificate.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../../../apis/management/v1/owned-access-key.js';
 import { KubeHostCluster } from '../../../hostcluster/client.js';
 import {
   HostClusterDouble,
   KUBE_APISERVER_CLIENT_SIGNER,
+  issueServingCertificate,
   newCertificateAuthority,
   type CertificateAuthority,
 } from '../../../hostcluster/testing/index.js';
@@ -377,4 +391,155 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
     assert.deepEqual(dry['status'], {});
     assert.deepEqual(host.filed, []);
   });
+
+  it('binds the certificate to the caller’s User and key: this server refuses it once either stops working', async () => {
+    const users = new Map<string, KubeObject>();
+    const keys = new Map<string, KubeObject>();
+    const setUser = (uid: string, spec: Record<string, unknown> = {}): void => {
+      users.set('alice', { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: { name: 'alice', uid }, spec });
+    };
+    const setKey = (spec: Record<string, unknown> = {}): KubeObject => {
+      const key: KubeObject = {
+        apiVersion: `${GROUP}/v1`,
+        kind: 'OwnedAccessKey',
+        metadata: { name: 'alice-key', uid: 'key-uid', creationTimestamp: new Date().toISOString() },
+        spec: { user: 'alice', key: hashAccessKey('plain-alice-key'), ...spec },
+      };
+      keys.set('alice-key', key);
+      return key;
+    };
+    setUser('alice-uid');
+    const key = setKey();
+    const caller: AuthenticatedUser = {
+      ...alice,
+      accessKeyName: 'alice-key',
+      accessKeyUid: 'key-uid',
+      accessKeyDigest: accessKeyDigest(key),
+    };
+    const created = await subresource({
+      tokens: { issuer, users: { user: (name) => users.get(name) } },
+    }).create(
+      ctx(caller),
+      'real',
+      request({ clientCert: true, certificateTTL: 0, server: double.url }),
+      WRITE,
+    );
+    const status = created['status'] as { kubeConfig: string };
+    const kc = new KubeConfig();
+    kc.loadFromString(status.kubeConfig);
+    const kcUser = kc.getCurrentUser();
+    assert.ok(kcUser?.certData && kcUser.keyData);
+
+    // This server's x509 authenticator, and the aggregator's front proxy forwarding the same identity.
+    const source: AccessKeySource = {
+      hasSynced: true,
+      waitForSync: () => Promise.resolve(true),
+      accessKeyByHash: () => undefined,
+      accessKey: (name) => keys.get(name),
+      user: (name) => users.get(name),
+      team: () => undefined,
+    };
+    const usability = new AccessKeyUsability(source, {
+      generationAnnotation: tokenGenerationAnnotation(GROUP),
+      formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
+    });
+    const x509 = new CertificateBindingAuthenticator(
+      new ClientCertificateAuthenticator({ current: () => compileCaBundle(double.clientCa.certPem) }),
+      { apiGroup: GROUP, keys: usability, certificates: true },
+    );
+    const server = await listenTls(async (req) => x509.authenticate(req));
+    const frontProxied = new CertificateBindingAuthenticator(
+      { authenticate: () => hostIdentityOf(Buffer.from(kcUser.certData ?? '', 'base64')) },
+      { apiGroup: GROUP, keys: usability, certificates: false },
+    );
+    const both = async (): Promise<string[]> => [
+      await server.call(kcUser.certData ?? '', kcUser.keyData ?? ''),
+      await outcome(() => frontProxied.authenticate({} as IncomingMessage)),
+    ];
+    try {
+      // Works while everything does, as alice with her groups (the binding itself is no group of hers).
+      assert.deepEqual(await both(), ['alice dev,system:authenticated', 'alice dev,system:authenticated']);
+
+      setUser('alice-uid', { disabled: true });
+      for (const r of await both()) assert.match(r, /^401 the user "alice" is disabled/);
+      setUser('alice-uid', { tokenGeneration: 1 });
+      for (const r of await both()) assert.match(r, /^401 this client certificate was revoked/);
+      setUser('alice-uid');
+      setKey({ disabled: true });
+      for (const r of await both()) assert.match(r, /^401 .*access key "alice-key" is disabled/);
+      setKey({ key: hashAccessKey('rotated') });
+      for (const r of await both()) assert.match(r, /^401 the access key "alice-key" was rotated/);
+      keys.delete('alice-key');
+      for (const r of await both()) assert.match(r, /^401 the access key "alice-key" .* no longer exists/);
+      setKey();
+      assert.deepEqual(await both(), ['alice dev,system:authenticated', 'alice dev,system:authenticated']);
+      // Deleted, then re-created under the same name: the new alice is not the one it was made for.
+      users.delete('alice');
+      for (const r of await both())
+        assert.match(r, /^401 the user "alice" this client certificate was made for no longer exists/);
+      setUser('another-uid');
+      for (const r of await both())
+        assert.match(r, /^401 the user "alice" this client certificate was made for no longer exists/);
+    } finally {
+      await server.close();
+    }
+  });
 });
+
+/** The identity the host's aggregator forwards for a certificate: its CN and O. */
+function hostIdentityOf(der: Buffer): AuthenticatedUser {
+  const { commonName, organizations } = subjectOf(new X509Certificate(der));
+  return { name: commonName, groups: [...organizations, 'system:authenticated'], hostIdentity: true };
+}
+
+/** "<name> <groups>" of an authenticated caller, or "<code> <message>" of a refusal. */
+async function outcome(authenticate: () => unknown): Promise<string> {
+  try {
+    const user = (await authenticate()) as AuthenticatedUser | null;
+    return user ? `${user.name} ${user.groups.join(',')}` : 'anonymous';
+  } catch (err) {
+    assert.ok(isApiError(err), String(err));
+    return `${err.code} ${err.message}`;
+  }
+}
+
+/** A TLS server asking for client certificates (as this server does), answering with outcome(). */
+async function listenTls(
+  authenticate: (req: IncomingMessage) => Promise<unknown>,
+): Promise<{ call(certB64: string, keyB64: string): Promise<string>; close(): Promise<void> }> {
+  const ca = newCertificateAuthority('binding-test-serving-ca');
+  const serving = issueServingCertificate(ca, { ipAddresses: ['127.0.0.1'] });
+  const server = createHttpsServer(
+    { cert: serving.certPem, key: serving.keyPem, requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      void outcome(() => authenticate(req)).then((text) => res.end(text));
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    call: (certB64, keyB64) =>
+      new Promise<string>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/',
+            ca: ca.certPem,
+            cert: Buffer.from(certB64, 'base64'),
+            key: Buffer.from(keyB64, 'base64'),
+            agent: false,
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => (body += c));
+            res.on('end', () => resolve(body));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -9,7 +9,9 @@
 //   user     a platform token scoped to this virtual cluster, owned by the caller;
 //            or, with clientCert, a client certificate signed through the host's
 //            CertificateSigningRequest API (key made here, request approved here,
-//            always deleted afterwards)
+//            always deleted afterwards), bound to the caller's User and access
+//            key (pkg/authentication/certificate-binding.ts), so that it stops
+//            working here when they do
 //
 // certificateTTL: omitted one day; 0 no expirationSeconds (the signer decides; a
 // token lives as long as --max-token-ttl allows); negative 422. Nothing is stored
@@ -37,6 +39,12 @@ import {
 } from '../../../apis/management/v1/virtual-cluster-instance-kubeconfig.js';
 import type { CompiledSchema } from '../../../apis/schema/types.js';
 import type { AuthenticatedUser } from '../../../authentication/user/user.js';
+import {
+  certificateBindingGroup,
+  isCertificateBindingGroup,
+  type CertificateBinding,
+} from '../../../authentication/certificate-binding.js';
+import { userTokenGeneration } from '../../../identity/token-generation.js';
 import { HostClusterError } from '../../../hostcluster/errors.js';
 import {
   CertificateSigningError,
@@ -284,11 +292,15 @@ export class KubeConfigSubresource implements SubresourceStorage {
     abort: AbortSignal | undefined,
   ): Promise<{ clientCertificatePem: string; clientKeyPem: string }> {
     const expirationSeconds = certificateTTL === undefined ? DEFAULT_CERTIFICATE_TTL_SECONDS : certificateTTL;
+    const binding = await this.bindingOf(caller);
     try {
       const cert = await requestClientCertificate(host, {
         signerName: this.signerName,
         commonName: caller.name,
-        organizations: caller.groups.filter((g) => !g.startsWith('system:')),
+        organizations: [
+          ...caller.groups.filter((g) => !g.startsWith('system:') && !isCertificateBindingGroup(g)),
+          ...(binding ? [certificateBindingGroup(this.options.group, binding)] : []),
+        ],
         ...(expirationSeconds > 0 ? { expirationSeconds } : {}),
         timeoutMs: this.csrTimeoutMs,
         namePrefix: 'platform-kubeconfig-',
@@ -300,6 +312,25 @@ export class KubeConfigSubresource implements SubresourceStorage {
     } catch (err) {
       throw this.signingFailure(err, host);
     }
+  }
+
+  /**
+   * What the certificate stays bound to (certificate-binding.ts): the caller's
+   * User as it is now, and the access key the caller used. A caller that is
+   * neither (a host identity that is no platform User) gets a plain host certificate.
+   */
+  private async bindingOf(caller: AuthenticatedUser): Promise<CertificateBinding | undefined> {
+    const user = await this.options.tokens.users.user(caller.name);
+    const uid = user?.metadata.uid;
+    const accessKey =
+      caller.accessKeyName && caller.accessKeyUid && caller.accessKeyDigest
+        ? { name: caller.accessKeyName, uid: caller.accessKeyUid, digest: caller.accessKeyDigest }
+        : undefined;
+    if (!uid && !accessKey) return undefined;
+    return {
+      ...(user && uid ? { user: { uid, tokenGeneration: userTokenGeneration(user) } } : {}),
+      ...(accessKey ? { accessKey } : {}),
+    };
   }
 
   private signingFailure(err: unknown, host: HostCluster): ApiError {

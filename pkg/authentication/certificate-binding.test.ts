@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { describe, it } from 'node:test';
+
+import { isApiError } from '../apis/meta/errors.js';
+import type { KubeObject } from '../apis/meta/types.js';
+import { formerOwnerAnnotation, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import { AccessKeyUsability, type AccessKeySource } from './access-key-usability.js';
+import {
+  CertificateBindingAuthenticator,
+  certificateBindingGroup,
+  parseCertificateBinding,
+} from './certificate-binding.js';
+import type { AuthenticatedUser } from './user/user.js';
+
+const GROUP = 'management.platform.dev';
+
+describe('certificate binding groups', () => {
+  it('round-trip, and only this server’s well-formed ones are bindings', () => {
+    const full = {
+      user: { uid: 'u-1', tokenGeneration: 3 },
+      accessKey: { name: 'k', uid: 'k-1', digest: 'd_-x' },
+    };
+    assert.deepEqual(parseCertificateBinding(GROUP, certificateBindingGroup(GROUP, full)), full);
+    const userOnly = { user: { uid: 'u-1', tokenGeneration: 0 } };
+    assert.deepEqual(parseCertificateBinding(GROUP, certificateBindingGroup(GROUP, userOnly)), userOnly);
+    assert.equal(parseCertificateBinding(GROUP, 'devs'), null);
+    assert.equal(parseCertificateBinding('other.example.dev', certificateBindingGroup(GROUP, full)), null);
+    for (const bad of ['u-1:x::::', 'u-1:1:k::', '::::', 'u-1:1:k:k-1:d:extra']) {
+      assert.equal(parseCertificateBinding(GROUP, `${GROUP}/certificate-binding:${bad}`), 'invalid', bad);
+    }
+  });
+});
+
+describe('CertificateBindingAuthenticator', () => {
+  const users = new Map<string, KubeObject>();
+  const source: AccessKeySource = {
+    hasSynced: true,
+    waitForSync: () => Promise.resolve(true),
+    accessKeyByHash: () => undefined,
+    accessKey: () => undefined,
+    user: (name) => users.get(name),
+    team: () => undefined,
+  };
+  const keys = new AccessKeyUsability(source, {
+    generationAnnotation: tokenGenerationAnnotation(GROUP),
+    formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
+  });
+  const as = (user: AuthenticatedUser, certificates: boolean): CertificateBindingAuthenticator =>
+    new CertificateBindingAuthenticator(
+      { authenticate: () => user },
+      { apiGroup: GROUP, keys, certificates },
+    );
+  const outcome = async (authn: CertificateBindingAuthenticator): Promise<string> => {
+    try {
+      const user = await authn.authenticate({} as IncomingMessage);
+      return user ? `${user.name} ${user.groups.join(',')}` : 'none';
+    } catch (err) {
+      assert.ok(isApiError(err));
+      return `${err.code} ${err.message}`;
+    }
+  };
+  const bob = (spec: Record<string, unknown>): void => {
+    users.set('bob', {
+      apiVersion: `${GROUP}/v1`,
+      kind: 'User',
+      metadata: { name: 'bob', uid: 'b-1' },
+      spec,
+    });
+  };
+
+  it('refuses a certificate without a binding whose CN is a disabled or revoked platform User', async () => {
+    const cert: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'], hostIdentity: true };
+    bob({});
+    assert.equal(await outcome(as(cert, true)), 'bob system:authenticated');
+    bob({ disabled: true });
+    assert.match(await outcome(as(cert, true)), /^401 the user "bob" is disabled/);
+    bob({ tokenGeneration: 1 });
+    assert.match(await outcome(as(cert, true)), /^401 this client certificate was revoked/);
+    // A front-proxy identity without a binding is the host's business, as before.
+    assert.equal(await outcome(as(cert, false)), 'bob system:authenticated');
+    // Not a platform User: a host identity like any other.
+    const admin: AuthenticatedUser = {
+      name: 'kubernetes-admin',
+      groups: ['system:masters'],
+      hostIdentity: true,
+    };
+    assert.equal(await outcome(as(admin, true)), 'kubernetes-admin system:masters');
+  });
+
+  it('refuses a malformed binding or two of them, on either path', async () => {
+    bob({});
+    const good = certificateBindingGroup(GROUP, { user: { uid: 'b-1', tokenGeneration: 0 } });
+    for (const groups of [[`${GROUP}/certificate-binding:x`], [good, good]]) {
+      const user: AuthenticatedUser = { name: 'bob', groups, hostIdentity: true };
+      assert.match(await outcome(as(user, false)), /^401 .*invalid platform binding/);
+    }
+    assert.equal(await outcome(as({ name: 'bob', groups: [good], hostIdentity: true }, false)), 'bob ');
+  });
+});

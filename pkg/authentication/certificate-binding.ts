@@ -1,0 +1,197 @@
+// Client certificates made by the kubeconfig subresource (clientCert: true) are
+// signed by the host cluster's client CA and live as long as the signer allows
+// (certificateTTL 0: about a year). Kubernetes itself cannot revoke such a
+// certificate, but this server can refuse it: each one carries, as one extra
+// organization (O, a group), the binding of the platform credentials it was made
+// for, and the certificate is accepted here only while they would still be:
+//
+//   - the platform User named by the certificate's CN exists with the uid it had
+//     when the certificate was made (not deleted, nor deleted and re-created under
+//     the same name), is not being deleted, is not disabled, and has not bumped
+//     tokenGeneration past the generation recorded;
+//   - the access key the caller used, when it used one, still authenticates by the
+//     access-key authenticator's own rules (AccessKeyUsability), with the same uid
+//     and value: deleting, disabling, expiring or rotating the key ends it.
+//
+// The binding group reaches this server the same way however the certificate is
+// presented: directly (the x509 authenticator reads O as groups) or through the
+// host's aggregator (which authenticated it and forwards its groups as front-proxy
+// headers). It is checked on both paths and removed from the caller's groups.
+//
+// A certificate of the host's client CA without a binding (made by hand on the
+// host, or by this server before it bound them) whose CN names a platform User is
+// refused while that User is disabled or once its tokenGeneration is above 0, as an
+// access key made before keys recorded a generation is; whether the User it was
+// made for was deleted cannot be known for it (see the README).
+
+import type { IncomingMessage } from 'node:http';
+
+import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
+import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { userTokenGeneration } from '../identity/token-generation.js';
+import { accessKeyDigest } from './access-key.js';
+import type { AccessKeyUsability } from './access-key-usability.js';
+import type { Authenticator, Awaitable } from './interfaces.js';
+import type { AuthenticatedUser } from './user/user.js';
+
+/** What a certificate was made for. */
+export interface CertificateBinding {
+  /** The caller's platform User when it was one: its uid and tokenGeneration then. */
+  readonly user?: { readonly uid: string; readonly tokenGeneration: number };
+  /** The access key the caller authenticated with, as a direct cluster endpoint token names it. */
+  readonly accessKey?: { readonly name: string; readonly uid: string; readonly digest: string };
+}
+
+function bindingPrefix(apiGroup: string): string {
+  return `${apiGroup}/certificate-binding:`;
+}
+
+/**
+ * The group (a certificate's O) that carries the binding:
+ * `<apiGroup>/certificate-binding:<user uid>:<generation>:<key name>:<key uid>:<key digest>`,
+ * fields empty when absent. Names, uids and digests hold no colon.
+ */
+export function certificateBindingGroup(apiGroup: string, binding: CertificateBinding): string {
+  const { user, accessKey } = binding;
+  const fields = [
+    user?.uid ?? '',
+    user ? String(user.tokenGeneration) : '',
+    accessKey?.name ?? '',
+    accessKey?.uid ?? '',
+    accessKey?.digest ?? '',
+  ];
+  return bindingPrefix(apiGroup) + fields.join(':');
+}
+
+/** True for a binding group of any platform server: a caller's own is never copied into a new certificate. */
+export function isCertificateBindingGroup(group: string): boolean {
+  return group.includes('/certificate-binding:');
+}
+
+/** The binding a group carries; null for a group that is no binding of this server; 'invalid' for a malformed one. */
+export function parseCertificateBinding(
+  apiGroup: string,
+  group: string,
+): CertificateBinding | null | 'invalid' {
+  const prefix = bindingPrefix(apiGroup);
+  if (!group.startsWith(prefix)) return null;
+  const fields = group.slice(prefix.length).split(':');
+  if (fields.length !== 5) return 'invalid';
+  const [userUid = '', generation = '', keyName = '', keyUid = '', digest = ''] = fields;
+  if ((userUid === '') !== (generation === '') || (generation !== '' && !/^\d+$/.test(generation)))
+    return 'invalid';
+  if (!((keyName === '' && keyUid === '' && digest === '') || (keyName && keyUid && digest)))
+    return 'invalid';
+  if (userUid === '' && keyName === '') return 'invalid';
+  return {
+    ...(userUid ? { user: { uid: userUid, tokenGeneration: Number(generation) } } : {}),
+    ...(keyName ? { accessKey: { name: keyName, uid: keyUid, digest } } : {}),
+  };
+}
+
+function isDisabled(user: KubeObject): boolean {
+  return isObject(user['spec']) && user['spec']['disabled'] === true;
+}
+
+/**
+ * Wraps the authenticators that see host identities (front proxy, x509): an
+ * identity with a binding (or, from a certificate, naming a platform User) is
+ * checked as the file comment says; a 401 when it must not authenticate.
+ */
+export class CertificateBindingAuthenticator implements Authenticator {
+  constructor(
+    private readonly inner: Authenticator,
+    private readonly options: {
+      readonly apiGroup: string;
+      /** The access-key authenticator's checks and identity cache. */
+      readonly keys: AccessKeyUsability;
+      /** True for the x509 authenticator: its identities are certificates even without a binding. */
+      readonly certificates: boolean;
+    },
+  ) {}
+
+  authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
+    const found = this.inner.authenticate(req);
+    return found instanceof Promise ? found.then((u) => this.checked(u)) : this.checked(found);
+  }
+
+  private checked(user: AuthenticatedUser | null): Awaitable<AuthenticatedUser | null> {
+    if (!user) return null;
+    const { apiGroup, keys, certificates } = this.options;
+    // Most front-proxy identities carry no binding: one prefix test per group, nothing more.
+    const prefix = bindingPrefix(apiGroup);
+    if (!certificates && !user.groups.some((g) => g.startsWith(prefix))) return user;
+    const bindings = user.groups.map((g) => parseCertificateBinding(apiGroup, g));
+    if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.check(user, bindings));
+    return this.check(user, bindings);
+  }
+
+  private check(
+    user: AuthenticatedUser,
+    bindings: ReadonlyArray<CertificateBinding | null | 'invalid'>,
+  ): AuthenticatedUser {
+    const present = bindings.filter((b) => b !== null);
+    if (present.length > 1 || present[0] === 'invalid') {
+      throw newUnauthorized(
+        `the client certificate of "${user.name}" carries an invalid platform binding; request a new kube config`,
+      );
+    }
+    const binding = present[0];
+    if (binding) this.checkBinding(user.name, binding);
+    else this.checkUnbound(user.name);
+    return binding ? { ...user, groups: user.groups.filter((_, i) => bindings[i] === null) } : user;
+  }
+
+  private checkBinding(name: string, binding: CertificateBinding): void {
+    const { source } = this.options.keys;
+    if (binding.user) {
+      const user = source.user(name);
+      if (!user || user.metadata.uid !== binding.user.uid || user.metadata.deletionTimestamp) {
+        throw newUnauthorized(
+          `the user "${name}" this client certificate was made for no longer exists; ask an administrator, then request a new kube config`,
+        );
+      }
+      this.checkUserState(name, user, binding.user.tokenGeneration);
+    }
+    if (binding.accessKey) this.checkKey(binding.accessKey);
+  }
+
+  private checkUnbound(name: string): void {
+    const user = this.options.keys.source.user(name);
+    if (user) this.checkUserState(name, user, 0);
+  }
+
+  private checkUserState(name: string, user: KubeObject, generation: number): void {
+    if (isDisabled(user)) {
+      throw newUnauthorized(`the user "${name}" is disabled; ask an administrator to enable the user`);
+    }
+    if (userTokenGeneration(user) > generation) {
+      throw newUnauthorized(
+        `this client certificate was revoked: the tokens of user "${name}" were invalidated; request a new kube config`,
+      );
+    }
+  }
+
+  private checkKey(claim: NonNullable<CertificateBinding['accessKey']>): void {
+    const { keys } = this.options;
+    const key = keys.source.accessKey(claim.name);
+    if (!key || key.metadata.uid !== claim.uid) {
+      throw newUnauthorized(
+        `the access key "${claim.name}" this client certificate was made with no longer exists; request a new kube config with a working key`,
+      );
+    }
+    if (accessKeyDigest(key) !== claim.digest) {
+      throw newUnauthorized(
+        `the access key "${claim.name}" was rotated since this client certificate was made; request a new kube config with its new value`,
+      );
+    }
+    try {
+      keys.check(key);
+    } catch (err) {
+      if (!isApiError(err) || err.code !== 401) throw err;
+      throw newUnauthorized(
+        `this client certificate no longer works because the access key it was made with does not: ${err.message}`,
+      );
+    }
+  }
+}

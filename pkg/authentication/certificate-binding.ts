@@ -31,7 +31,8 @@ import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { userTokenGeneration } from '../identity/token-generation.js';
 import { accessKeyDigest } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
-import type { Authenticator, Awaitable } from './interfaces.js';
+import type { Awaitable } from '../util/awaitable.js';
+import type { Authenticator } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 /** What a certificate was made for. */

@@ -175,4 +175,3 @@ function holdSeat(res: ServerResponse, seat: { release(): void }): void {
   if (res.closed) seat.release();
   else res.on('close', seat.release);
 }
-}

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -24,6 +23,7 @@ import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import { run } from './serve.js';
 import { SQLITE_FILE } from './storage.js';
+import { httpsCall, type Answer } from './testing.js';
 import type { Logger } from '../util/log/index.js';
 
 const GROUP = 'management.platform.dev';
@@ -466,25 +466,12 @@ test('the server started on a store that holds only the admin User serves the ad
   const cluster = kubeconfig.clusters[0]?.cluster;
   const ca = Buffer.from(cluster?.['certificate-authority-data'] ?? '', 'base64').toString();
   const token = kubeconfig.users[0]?.user.token ?? '';
-  const get = (path: string): Promise<{ status: number; body: string }> =>
-    new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        `${cluster?.server}/apis/${GROUP}/v1/${path}`,
-        { ca, agent: false, headers: { authorization: `Bearer ${token}` } },
-        (r) => {
-          let body = '';
-          r.on('data', (c: Buffer) => (body += c.toString()));
-          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+  const get = (path: string): Promise<Answer> => httpsCall(`${cluster?.server}/apis/${GROUP}/v1/${path}`, ca, { token });
   const admin = await get('users/admin');
-  assert.equal(admin.status, 200, admin.body);
+  assert.equal(admin.status, 200, admin.text);
   // Through the server's own admission too, the hand-over clears the pending mark.
   const key = await get('ownedaccesskeys/admin-bootstrap');
-  assert.equal(key.status, 200, key.body);
-  const annotations = (JSON.parse(key.body) as KubeObject).metadata.annotations ?? {};
+  assert.equal(key.status, 200, key.text);
+  const annotations = (JSON.parse(key.text) as KubeObject).metadata.annotations ?? {};
   assert.equal(annotations[bootstrapHandoverAnnotation(GROUP)], undefined);
 });

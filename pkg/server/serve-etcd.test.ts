@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'node:https';
 import { parse } from 'yaml';
 import { startEtcd } from '../../hack/etcd.js';
 import type { KubeConfig } from '../kubeconfig/types.js';
@@ -15,32 +14,12 @@ import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run } from './serve.js';
+import { httpsCall, type Answer } from './testing.js';
+import { eventually } from '../util/eventually.js';
 
 const GROUP = 'management.platform.dev';
 
-function get(url: string, ca: string, token: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { ca, agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function eventually<T>(fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
+const get = (url: string, ca: string, token: string): Promise<Answer> => httpsCall(url, ca, { token });
 
 test('two replicas starting at once on etcd create one admin, and share its key', async (t) => {
   const etcd = await startEtcd();
@@ -80,14 +59,14 @@ test('two replicas starting at once on etcd create one admin, and share its key'
 
   // The winner is ready only once its key works; the other replica learns of the key through its watch.
   const first = await get(`${servers[winner]?.url}/apis/${GROUP}/v1/ownedaccesskeys`, cas, token);
-  assert.equal(first.status, 200, first.body);
+  assert.equal(first.status, 200, first.text);
   for (const server of servers) {
     const keys = await eventually(async () => {
       const r = await get(`${server.url}/apis/${GROUP}/v1/ownedaccesskeys`, cas, token);
-      assert.equal(r.status, 200, r.body);
+      assert.equal(r.status, 200, r.text);
       return r;
     });
-    const names = (JSON.parse(keys.body) as { items: { metadata: { name: string } }[] }).items.map(
+    const names = (JSON.parse(keys.text) as { items: { metadata: { name: string } }[] }).items.map(
       (i) => i.metadata.name,
     );
     assert.deepEqual(names, ['admin-bootstrap']);

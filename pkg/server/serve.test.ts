@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'node:https';
 import { parse } from 'yaml';
 import type { KubeConfig } from '../kubeconfig/types.js';
 import { JsonLogger } from '../util/log/index.js';
@@ -14,30 +13,13 @@ import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
 import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { SqliteKV } from '../storage/sqlite/sqlite-kv.js';
+import { httpsCall, type Answer } from './testing.js';
+import { eventually } from '../util/eventually.js';
 
 const GROUP = 'management.platform.dev';
 
-interface Response {
-  status: number;
-  body: string;
-}
-
-function get(url: string, ca: string, token?: string, onResponse?: () => void): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { ca, agent: false, headers: token ? { authorization: `Bearer ${token}` } : {} },
-      (res) => {
-        onResponse?.();
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+function get(url: string, ca: string, token?: string, onResponse?: () => void): Promise<Answer> {
+  return httpsCall(url, ca, { token, onResponse });
 }
 
 function send(
@@ -47,38 +29,8 @@ function send(
   token: string,
   body: unknown,
   contentType = 'application/json',
-): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method,
-        ca,
-        agent: false,
-        headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
-/** Retries until `fn` stops throwing: a new key reaches the authenticator through a watch. */
-async function eventually<T>(fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
+): Promise<Answer> {
+  return httpsCall(url, ca, { method, token, body, contentType });
 }
 
 function capture(): { logger: JsonLogger; lines: () => Record<string, unknown>[] } {
@@ -127,11 +79,12 @@ test('a started server is ready, serves the admin over its kube config, and stop
   assert.equal(cluster?.server, `${first.server.url}/kubernetes/management`);
   assert.ok(!first.lines().some((l) => JSON.stringify(l).includes(token)), 'the key is never logged');
 
-  assert.deepEqual(await get(`${first.server.url}/readyz`, ca), { status: 200, body: 'ok' });
+  const ready = await get(`${first.server.url}/readyz`, ca);
+  assert.deepEqual({ status: ready.status, text: ready.text }, { status: 200, text: 'ok' });
 
   const list = await get(`${cluster?.server}/apis/${GROUP}/v1/users`, ca, token);
-  assert.equal(list.status, 200, list.body);
-  const users = JSON.parse(list.body) as { kind: string; items: { metadata: { name: string } }[] };
+  assert.equal(list.status, 200, list.text);
+  const users = JSON.parse(list.text) as { kind: string; items: { metadata: { name: string } }[] };
   assert.equal(users.kind, 'UserList');
   assert.deepEqual(
     users.items.map((u) => u.metadata.name),
@@ -162,7 +115,7 @@ test('a started server is ready, serves the admin over its kube config, and stop
     ca,
     token,
   );
-  assert.equal(again.status, 200, again.body);
+  assert.equal(again.status, 200, again.text);
 });
 
 test('a key created over the API works at once; non-admins see discovery and themselves only', async (t) => {
@@ -182,31 +135,31 @@ test('a key created over the API works at once; non-admins see discovery and the
     metadata: { name: 'bob' },
     spec: { username: 'bob' },
   });
-  assert.equal(user.status, 201, user.body);
+  assert.equal(user.status, 201, user.text);
   const created = await send('POST', `${api}/ownedaccesskeys`, ca, admin, {
     metadata: { name: 'bob-key' },
     spec: { user: 'bob', type: 'User' },
   });
-  assert.equal(created.status, 201, created.body);
-  const bob = (JSON.parse(created.body) as { spec: { key: string } }).spec.key;
+  assert.equal(created.status, 201, created.text);
+  const bob = (JSON.parse(created.text) as { spec: { key: string } }).spec.key;
   assert.match(bob, /^[a-z]{64}$/);
 
   const own = await eventually(async () => {
     const r = await get(`${api}/users/bob`, ca, bob);
-    assert.equal(r.status, 200, r.body);
+    assert.equal(r.status, 200, r.text);
     return r;
   });
-  assert.equal((JSON.parse(own.body) as { metadata: { name: string } }).metadata.name, 'bob');
+  assert.equal((JSON.parse(own.text) as { metadata: { name: string } }).metadata.name, 'bob');
   assert.equal((await get(`${server.url}/kubernetes/management/apis`, ca, bob)).status, 200);
 
   // Lists hold only what the caller may see: bob is in no team.
   const teams = await get(`${api}/teams`, ca, bob);
-  assert.equal(teams.status, 200, teams.body);
-  assert.deepEqual((JSON.parse(teams.body) as { items: unknown[] }).items, []);
+  assert.equal(teams.status, 200, teams.text);
+  assert.deepEqual((JSON.parse(teams.text) as { items: unknown[] }).items, []);
   const denied = await get(`${api}/users/admin`, ca, bob);
   assert.equal(denied.status, 403);
   assert.equal(
-    (JSON.parse(denied.body) as { message: string }).message,
+    (JSON.parse(denied.text) as { message: string }).message,
     `users.${GROUP} "admin" is forbidden: User "bob" cannot get resource "users" in API group "${GROUP}" at the cluster scope`,
   );
 
@@ -219,13 +172,13 @@ test('a key created over the API works at once; non-admins see discovery and the
     [{ op: 'add', path: '/spec/disabled', value: true }],
     'application/json-patch+json',
   );
-  assert.equal(disable.status, 200, disable.body);
+  assert.equal(disable.status, 200, disable.text);
   const locked = await eventually(async () => {
     const r = await get(`${api}/users/bob`, ca, bob);
-    assert.equal(r.status, 401, r.body);
+    assert.equal(r.status, 401, r.text);
     return r;
   });
-  assert.match((JSON.parse(locked.body) as { message: string }).message, /access key "bob-key" is disabled/);
+  assert.match((JSON.parse(locked.text) as { message: string }).message, /access key "bob-key" is disabled/);
 });
 
 test('a port already in use fails the start with a clear message and closes storage', async (t) => {

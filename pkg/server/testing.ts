@@ -34,9 +34,13 @@ export async function startWithAdmin(
     shutdownTimeoutMs: 5000,
     ...serveOptions,
   });
+  return { server, ...adminCredentials(dataDir) };
+}
+
+/** The serving CA and the bootstrap admin's key, from the admin kube config the server wrote in `dataDir`. */
+export function adminCredentials(dataDir: string): { ca: string; token: string } {
   const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
   return {
-    server,
     ca: Buffer.from(kubeconfig.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString(),
     token: kubeconfig.users[0]?.user.token ?? '',
   };
@@ -50,14 +54,23 @@ export interface Answer {
   readonly ms: number;
 }
 
-/** One HTTPS request on a fresh connection, with a bearer token and an optional JSON body. */
-export function callServer(
-  url: string,
-  ca: string,
-  token: string,
-  method = 'GET',
-  body?: unknown,
-): Promise<Answer> {
+export interface CallOptions {
+  /** Default GET. */
+  readonly method?: string;
+  /** Sent as a bearer token when given. */
+  readonly token?: string;
+  /** Sent JSON-encoded when given. */
+  readonly body?: unknown;
+  /** The content-type header: sent when given, else application/json with a body and none without. */
+  readonly contentType?: string;
+  /** Called once the response's head has arrived (before its body). */
+  readonly onResponse?: () => void;
+}
+
+/** One HTTPS request on a fresh connection (no agent), trusting `ca`; the whole answer as text. */
+export function httpsCall(url: string, ca: string, options: CallOptions = {}): Promise<Answer> {
+  const { method = 'GET', token, body, onResponse } = options;
+  const contentType = options.contentType ?? (body === undefined ? undefined : 'application/json');
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const req = request(
@@ -66,9 +79,13 @@ export function callServer(
         method,
         ca,
         agent: false,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: {
+          ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+          ...(contentType !== undefined ? { 'content-type': contentType } : {}),
+        },
       },
       (res) => {
+        onResponse?.();
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
         res.on('end', () =>
@@ -80,4 +97,15 @@ export function callServer(
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
+}
+
+/** One HTTPS request on a fresh connection, with a bearer token and an optional JSON body. */
+export function callServer(
+  url: string,
+  ca: string,
+  token: string,
+  method = 'GET',
+  body?: unknown,
+): Promise<Answer> {
+  return httpsCall(url, ca, { method, token, body, contentType: 'application/json' });
 }

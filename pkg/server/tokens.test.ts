@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,24 +15,18 @@ import { test } from 'node:test';
 import { createRemoteJWKSet, customFetch as joseFetch, decodeJwt, jwtVerify } from 'jose';
 import jwt from 'jsonwebtoken';
 import { customFetch as oidcFetch, discovery as oidcDiscovery } from 'openid-client';
-import { parse } from 'yaml';
 
-import type { KubeConfig } from '../kubeconfig/types.js';
 import { KEY_SET_FILE } from '../tokens/key-store.js';
-import { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
 import { parseFlags } from '../apiserver/options/flags.js';
 import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions, type ServerOptionValues } from '../apiserver/options/server-run-options.js';
 import { run, type RunningServer } from './serve.js';
+import { adminCredentials, httpsCall, type Answer } from './testing.js';
+import { eventually } from '../util/eventually.js';
 
 const GROUP = 'management.platform.dev';
 
-interface Response {
-  status: number;
-  body: string;
-  headers: Record<string, string | string[] | undefined>;
-}
-
+/** A request as these tests make it: a content-type only with a body. */
 function call(
   method: string,
   url: string,
@@ -40,29 +34,8 @@ function call(
   token?: string,
   body?: unknown,
   contentType = 'application/json',
-): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method,
-        ca,
-        agent: false,
-        headers: {
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined ? {} : { 'content-type': contentType }),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
+): Promise<Answer> {
+  return httpsCall(url, ca, { method, token, body, contentType: body === undefined ? undefined : contentType });
 }
 
 async function start(dataDir: string, given: Partial<ServerOptionValues> = {}): Promise<RunningServer> {
@@ -70,26 +43,6 @@ async function start(dataDir: string, given: Partial<ServerOptionValues> = {}): 
   assert.deepEqual(options.validate(), []);
   const logger = new JsonLogger('error', { write: () => true });
   return run(options, logger, { shutdownTimeoutMs: 5000 });
-}
-
-function adminCredentials(dataDir: string): { ca: string; token: string } {
-  const kubeconfig = parse(readFileSync(join(dataDir, ADMIN_KUBECONFIG_FILE), 'utf8')) as KubeConfig;
-  return {
-    ca: Buffer.from(kubeconfig.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString(),
-    token: kubeconfig.users[0]?.user.token ?? '',
-  };
-}
-
-async function eventually<T>(fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }
 
 interface Jwks {
@@ -124,22 +77,22 @@ test('direct cluster endpoint tokens through the server: published keys, platfor
   // naming the issuer the operator gave and the keys under it.
   for (const prefix of ['', '/kubernetes/management']) {
     const config = await call('GET', `${server.url}${prefix}/.well-known/openid-configuration`, ca);
-    assert.equal(config.status, 200, config.body);
-    const doc = JSON.parse(config.body) as { issuer: string; jwks_uri: string };
+    assert.equal(config.status, 200, config.text);
+    const doc = JSON.parse(config.text) as { issuer: string; jwks_uri: string };
     assert.equal(doc.issuer, NAMED_ISSUER);
     assert.equal(doc.jwks_uri, `${NAMED_ISSUER}/openid/v1/jwks`);
   }
   const jwksResponse = await call('GET', `${server.url}/kubernetes/management/openid/v1/jwks`, ca);
   assert.equal(jwksResponse.headers['content-type'], 'application/jwk-set+json');
-  const jwks = JSON.parse(jwksResponse.body) as Jwks;
+  const jwks = JSON.parse(jwksResponse.text) as Jwks;
 
   const issued = await call('POST', `${api(server)}/directclusterendpointtokens`, ca, admin, {
     apiVersion: `${GROUP}/v1`,
     kind: 'DirectClusterEndpointToken',
     spec: { ttl: 600 },
   });
-  assert.equal(issued.status, 201, issued.body);
-  const token = (JSON.parse(issued.body) as { status: { token: string } }).status.token;
+  assert.equal(issued.status, 201, issued.text);
+  const token = (JSON.parse(issued.text) as { status: { token: string } }).status.token;
   const claims = verifyWith(jwks, token);
   assert.equal(claims.sub, 'admin');
   assert.equal(Number(claims.exp) - Number(claims.iat), 600);
@@ -149,26 +102,26 @@ test('direct cluster endpoint tokens through the server: published keys, platfor
     const refused = await call('POST', `${api(server)}/directclusterendpointtokens`, ca, admin, {
       spec: { ttl },
     });
-    assert.equal(refused.status, 422, refused.body);
-    assert.match(refused.body, /must be between 1 and 3600, inclusive/);
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(refused.text, /must be between 1 and 3600, inclusive/);
   }
   const dryRun = await call('POST', `${api(server)}/directclusterendpointtokens?dryRun=All`, ca, admin, {
     spec: { ttl: 60 },
   });
-  assert.equal(dryRun.status, 201, dryRun.body);
-  assert.deepEqual((JSON.parse(dryRun.body) as { status: unknown }).status, {});
+  assert.equal(dryRun.status, 201, dryRun.text);
+  assert.deepEqual((JSON.parse(dryRun.text) as { status: unknown }).status, {});
   assert.equal((await call('GET', `${api(server)}/directclusterendpointtokens`, ca, admin)).status, 405);
 
   // The platform accepts the token as a bearer token, as the user it was issued to.
   const asToken = await call('GET', `${api(server)}/users/admin`, ca, token);
-  assert.equal(asToken.status, 200, asToken.body);
+  assert.equal(asToken.status, 200, asToken.text);
 
   // Restarted on the same data: the same key signs, and the token still works.
   await server.stop();
   const keyFile = join(dataDir, 'tokens', KEY_SET_FILE);
   assert.equal(statSync(keyFile).mode & 0o777, 0o600);
   server = await start(dataDir, { maxTokenTtlMs: 3600_000, tokenIssuer: NAMED_ISSUER });
-  const jwksAgain = JSON.parse((await call('GET', `${server.url}/openid/v1/jwks`, ca)).body) as Jwks;
+  const jwksAgain = JSON.parse((await call('GET', `${server.url}/openid/v1/jwks`, ca)).text) as Jwks;
   assert.deepEqual(jwksAgain, jwks);
   assert.equal((await call('GET', `${api(server)}/users/admin`, ca, token)).status, 200);
 
@@ -181,11 +134,11 @@ test('direct cluster endpoint tokens through the server: published keys, platfor
     { spec: { tokenGeneration: 1 } },
     'application/merge-patch+json',
   );
-  assert.equal(patch.status, 200, patch.body);
+  assert.equal(patch.status, 200, patch.text);
   await eventually(async () => {
     const revoked = await call('GET', `${api(server)}/users/admin`, ca, token);
-    assert.equal(revoked.status, 401, revoked.body);
-    assert.match(revoked.body, /revoked/);
+    assert.equal(revoked.status, 401, revoked.text);
+    assert.match(revoked.text, /revoked/);
   });
 });
 
@@ -232,8 +185,8 @@ test('by default the issuer is where the server serves its documents: OIDC disco
     admin,
     { apiVersion: `${GROUP}/v1`, kind: 'DirectClusterEndpointToken', spec: { ttl: 600 } },
   );
-  assert.equal(issued.status, 201, issued.body);
-  const token = (JSON.parse(issued.body) as { status: { token: string } }).status.token;
+  assert.equal(issued.status, 201, issued.text);
+  const token = (JSON.parse(issued.text) as { status: { token: string } }).status.token;
 
   // Bound to 127.0.0.1 with --secure-port 0: the issuer names the address and the port the server got.
   const iss = decodeJwt(token).iss ?? '';
@@ -274,20 +227,20 @@ test('virtual cluster instances through the server, and their kube config withou
     metadata: { name: 'dev' },
     spec: {},
   });
-  assert.equal(wrongNamespace.status, 422, wrongNamespace.body);
+  assert.equal(wrongNamespace.status, 422, wrongNamespace.text);
 
   const created = await call('POST', `${api}/namespaces/project-web/virtualclusterinstances`, ca, admin, {
     metadata: { name: 'dev' },
     spec: { clusterRef: { namespace: 'vc-dev' }, template: { accessPoint: { ingress: { enabled: true } } } },
   });
-  assert.equal(created.status, 201, created.body);
-  const obj = JSON.parse(created.body) as { status: { virtualCluster: unknown } };
+  assert.equal(created.status, 201, created.text);
+  const obj = JSON.parse(created.text) as { status: { virtualCluster: unknown } };
   assert.deepEqual(obj.status.virtualCluster, { accessPoint: { ingress: { enabled: true } } });
 
   const list = await call('GET', `${api}/virtualclusterinstances`, ca, admin);
-  assert.equal(list.status, 200, list.body);
+  assert.equal(list.status, 200, list.text);
   assert.deepEqual(
-    (JSON.parse(list.body) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name),
+    (JSON.parse(list.text) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name),
     ['dev'],
   );
 
@@ -300,8 +253,8 @@ test('virtual cluster instances through the server, and their kube config withou
       spec: {},
     },
   );
-  assert.equal(kubeconfig.status, 503, kubeconfig.body);
-  assert.match(kubeconfig.body, /no host cluster is configured/);
+  assert.equal(kubeconfig.status, 503, kubeconfig.text);
+  assert.match(kubeconfig.text, /no host cluster is configured/);
   const missing = await call(
     'POST',
     `${api}/namespaces/project-web/virtualclusterinstances/nope/kubeconfig`,
@@ -311,9 +264,9 @@ test('virtual cluster instances through the server, and their kube config withou
       spec: {},
     },
   );
-  assert.equal(missing.status, 404, missing.body);
+  assert.equal(missing.status, 404, missing.text);
 
-  const discovery = JSON.parse((await call('GET', api, ca, admin)).body) as {
+  const discovery = JSON.parse((await call('GET', api, ca, admin)).text) as {
     resources: { name: string; verbs: string[] }[];
   };
   const names = discovery.resources.map((r) => r.name);
@@ -385,8 +338,8 @@ test('plain users get tokens for themselves, never wider than their key, and kub
       metadata: { name },
       spec: { user: 'bob', type: 'User', ...(scope ? { scope } : {}) },
     });
-    assert.equal(r.status, 201, r.body);
-    return (JSON.parse(r.body) as { spec: { key: string } }).spec.key;
+    assert.equal(r.status, 201, r.text);
+    return (JSON.parse(r.text) as { spec: { key: string } }).spec.key;
   };
   const bob = await keyOf('bob-key');
   const scopedScope = { projects: [{ project: 'web' }] };
@@ -394,8 +347,8 @@ test('plain users get tokens for themselves, never wider than their key, and kub
 
   const issued = await eventually(async () => {
     const r = await call('POST', `${api}/directclusterendpointtokens`, ca, bob, { spec: { ttl: 300 } });
-    assert.equal(r.status, 201, r.body);
-    return JSON.parse(r.body) as { status: { token: string } };
+    assert.equal(r.status, 201, r.text);
+    return JSON.parse(r.text) as { status: { token: string } };
   });
   // The token is bob, with bob's rights on the platform: his own User, not others'.
   assert.equal((await call('GET', `${api}/users/bob`, ca, issued.status.token)).status, 200);
@@ -403,24 +356,24 @@ test('plain users get tokens for themselves, never wider than their key, and kub
 
   const fromScoped = await eventually(async () => {
     const r = await call('POST', `${api}/directclusterendpointtokens`, ca, scoped, { spec: { ttl: 300 } });
-    assert.equal(r.status, 201, r.body);
-    return JSON.parse(r.body) as { spec: { scope: unknown } };
+    assert.equal(r.status, 201, r.text);
+    return JSON.parse(r.text) as { spec: { scope: unknown } };
   });
   assert.deepEqual(fromScoped.spec.scope, scopedScope);
   const wider = await call('POST', `${api}/directclusterendpointtokens`, ca, scoped, {
     spec: { ttl: 300, scope: { projects: [{ project: '*' }] } },
   });
-  assert.equal(wider.status, 403, wider.body);
+  assert.equal(wider.status, 403, wider.text);
 
   // A kube config needs get (or an access rule) on the instance: 403 without, then past authorization.
   const instance = await call('POST', `${api}/namespaces/p-web/virtualclusterinstances`, ca, admin, {
     metadata: { name: 'dev' },
     spec: { template: { accessPoint: { ingress: { enabled: true } } } },
   });
-  assert.equal(instance.status, 201, instance.body);
+  assert.equal(instance.status, 201, instance.text);
   const path = `${api}/namespaces/p-web/virtualclusterinstances/dev/kubeconfig`;
   const refused = await call('POST', path, ca, bob, { spec: {} });
-  assert.equal(refused.status, 403, refused.body);
+  assert.equal(refused.status, 403, refused.text);
   const shared = await call(
     'PATCH',
     `${api}/namespaces/p-web/virtualclusterinstances/dev`,
@@ -429,10 +382,10 @@ test('plain users get tokens for themselves, never wider than their key, and kub
     { spec: { access: [{ verbs: ['get'], users: ['bob'] }] } },
     'application/merge-patch+json',
   );
-  assert.equal(shared.status, 200, shared.body);
+  assert.equal(shared.status, 200, shared.text);
   await eventually(async () => {
     const r = await call('POST', path, ca, bob, { spec: {} });
     // No host cluster here: authorization passed, and the subresource says what is missing.
-    assert.equal(r.status, 503, r.body);
+    assert.equal(r.status, 503, r.text);
   });
 });

@@ -28,15 +28,32 @@
 // Rounds alternate the sides (A, B, bare, then B, bare, A, ...) so a noisy neighbour
 // slows them alike; the median of the rounds counts. Prints gets/s and server CPU
 // microseconds per get for each side, and each server's CPU against the bare one's.
+//
+// `--aged` adds a third server of this build, aged before the rounds the way the
+// harness's servers are before their get rows (suite.ts), to compare a long-lived
+// server's get with a fresh one's in one run: `--age-users N` Users created over HTTPS
+// (32 at a time; default 10,000, as the etcd3 list row fills), `--age-lists K` full
+// lists of them (default 20, the list row's iterations), `--age-creates S` seconds of
+// creates from 64 clients (the create rows; default 0), and `--age-keys N` access keys
+// of those Users with `--age-teams N` Teams over them (the authorization-at-scale
+// seeding on sqlite; default 0). Each server also reports its garbage collections per
+// 1,000 gets (gc-stats.ts) and its live heap after each round (after a full collection,
+// outside the timed window: what grows round after round is kept per request).
+// `--spread N` adds a side that is the fresh server asked by the admin for N different
+// Users in turn (the harness's get row reads 100), against its own one-User side. `--writes` ends with one more
+// window per side under `strace` (Linux; it must be installed), counting the write and
+// writev calls and bytes per get: to the client sockets, and to stdout (the log).
 
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
+import type { GcStats } from './gc-stats.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
-import { API_PATH, GROUP, userBody } from './objects.js';
+import { API_PATH, GROUP, accessKeyBody, userBody } from './objects.js';
 import type { HostStarted } from './server-host.js';
 
 const CLIENTS = 32;
@@ -46,13 +63,15 @@ interface Side {
   readonly label: string;
   readonly process: Child;
   readonly target: HttpTarget;
-  readonly path: string;
+  readonly paths: readonly string[];
 }
 
 interface Round {
   readonly getsPerSecond: number;
   readonly cpuMicrosPerGet: number;
   readonly errors: number;
+  /** Servers only: collections and their pause per 1,000 gets, and the live heap after the round. */
+  readonly gc?: { readonly scavenges: number; readonly majors: number; readonly ms: number; readonly heapMb: number };
 }
 
 const { values: args } = parseArgs({
@@ -66,6 +85,14 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: String(CLIENTS) },
     profile: { type: 'string' },
     'limiter-ab': { type: 'boolean', default: false },
+    aged: { type: 'boolean', default: false },
+    'age-users': { type: 'string', default: '10000' },
+    'age-lists': { type: 'string', default: '20' },
+    'age-creates': { type: 'string', default: '0' },
+    'age-keys': { type: 'string', default: '0' },
+    'age-teams': { type: 'string', default: '0' },
+    spread: { type: 'string', default: '0' },
+    writes: { type: 'boolean', default: false },
   },
 });
 /** The limiter's A/B is a plain user's: administrators never pass through the limiter. */
@@ -121,7 +148,7 @@ async function startServer(
   const admin: HttpTarget = { origin: started.origin, token: started.token };
   if (caller !== 'reader') {
     await request(load, admin, 'POST', `${API_PATH}/users`, userBody('getpath'));
-    return { label, process: host, target: admin, path: `${API_PATH}/users/getpath`, started };
+    return { label, process: host, target: admin, paths: [`${API_PATH}/users/getpath`], started };
   }
   await request(load, admin, 'POST', `${API_PATH}/users`, userBody('reader'));
   await request(load, admin, 'POST', `${API_PATH}/ownedaccesskeys`, {
@@ -146,26 +173,155 @@ async function startServer(
     if (i > 100) throw new Error(`${label}: the reader key never started to work`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { label, process: host, target: reader, path, started };
+  return { label, process: host, target: reader, paths: [path], started };
 }
 
-/** One timed window of gets against `side`, with its process's CPU over the window. */
-async function measure(load: Child, side: Side, ms: number): Promise<Round> {
-  const before = await cpuOf(side.process);
-  const r = await job(load, {
+const gcOf = (side: Side): Promise<GcStats> | undefined =>
+  side.label === 'bare' ? undefined : side.process.call<GcStats>({ gcStats: true });
+
+const sum = (xs: Record<string, number>): number => Object.values(xs).reduce((a, b) => a + b, 0);
+
+/** `args.clients` clients getting `side`'s paths for `ms`. */
+const gets = (load: Child, side: Side, ms: number): Promise<LoadResult> =>
+  job(load, {
     kind: 'get',
     target: side.target,
-    paths: [side.path],
+    paths: [...side.paths],
     concurrency: Number(args.clients),
     warmupMs: 0,
     durationMs: ms,
   });
+
+/** One timed window of gets against `side`, with its process's CPU (and a server's GC) over the window. */
+async function measure(load: Child, side: Side, ms: number): Promise<Round> {
+  const gcBefore = await gcOf(side);
+  const before = await cpuOf(side.process);
+  const r = await gets(load, side, ms);
   const used = (await cpuOf(side.process)) - before;
+  const gcAfter = await gcOf(side);
+  // What is still reachable after the round (a full collection, outside the window): a
+  // server that keeps something per request grows here round after round.
+  const live = gcAfter ? await side.process.call<{ heapUsed: number }>({ memory: true }) : undefined;
+  const per1000 = (n: number): number => (r.operations > 0 ? (n * 1000) / r.operations : 0);
   return {
     getsPerSecond: r.throughput,
     cpuMicrosPerGet: r.operations > 0 ? used / r.operations : 0,
     errors: r.errors,
+    ...(gcBefore && gcAfter
+      ? {
+          gc: {
+            scavenges: per1000((gcAfter.counts['scavenge'] ?? 0) - (gcBefore.counts['scavenge'] ?? 0)),
+            majors: per1000((gcAfter.counts['mark-sweep'] ?? 0) - (gcBefore.counts['mark-sweep'] ?? 0)),
+            ms: per1000(sum(gcAfter.ms) - sum(gcBefore.ms)),
+            heapMb: (live?.heapUsed ?? gcAfter.usedHeapBytes) / 2 ** 20,
+          },
+        }
+      : {}),
   };
+}
+
+/**
+ * Ages `side`'s server as the harness's servers are aged before their get rows: Users
+ * created over HTTPS, full lists of them, a window of creates, access keys and Teams.
+ */
+async function age(load: Child, side: Side & { readonly started: HostStarted }): Promise<void> {
+  const admin: HttpTarget = { origin: side.started.origin, token: side.started.token };
+  const users = Number(args['age-users']);
+  const t0 = performance.now();
+  if (users > 0) {
+    await job(load, { kind: 'create-users-count', target: admin, namePrefix: 'member', concurrency: 32, count: users });
+  }
+  const lists = Number(args['age-lists']);
+  if (lists > 0) {
+    await job(load, { kind: 'list', target: admin, path: `${API_PATH}/users`, warmup: 0, iterations: lists });
+  }
+  const creates = Number(args['age-creates']);
+  if (creates > 0) {
+    await job(load, {
+      kind: 'create-users',
+      target: admin,
+      namePrefix: 'ct',
+      concurrency: 64,
+      warmupMs: 0,
+      durationMs: creates * 1000,
+    });
+  }
+  const teams = Number(args['age-teams']);
+  const keys = Number(args['age-keys']);
+  const post = (resource: string, body: unknown): Promise<string> =>
+    request(load, admin, 'POST', `${API_PATH}/${resource}`, body);
+  for (let i = 0; i < teams; i += 16) {
+    await Promise.all(
+      Array.from({ length: Math.min(16, teams - i) }, (_, j) => {
+        const t = i + j;
+        const members: string[] = [];
+        for (let u = t; u < users; u += teams) members.push(`member-${u}`);
+        // As suite.ts: the plain reader belongs to the first team.
+        if (t === 0 && args.caller === 'reader') members.push('reader');
+        return post('teams', {
+          apiVersion: `${GROUP}/v1`,
+          kind: 'Team',
+          metadata: { name: `team-${t}` },
+          spec: { displayName: `team-${t}`, users: members },
+        });
+      }),
+    );
+  }
+  for (let i = 0; i < keys && users > 0; i += 16) {
+    await Promise.all(
+      Array.from({ length: Math.min(16, keys - i) }, (_, j) => {
+        const k = i + j;
+        return post(
+          'ownedaccesskeys',
+          accessKeyBody(`key-${k}`, `member-${k % users}`, `k${String(k).padStart(8, '0')}`.padEnd(64, 'x')),
+        );
+      }),
+    );
+  }
+  const gc = await side.process.call<GcStats>({ gcStats: true });
+  console.log(
+    `aged ${side.label} in ${((performance.now() - t0) / 1000).toFixed(0)} s: ${users} users, ${lists} lists, ` +
+      `${creates} s of creates, ${teams} teams, ${keys} keys; heap ${(gc.usedHeapBytes / 2 ** 20).toFixed(0)} MiB`,
+  );
+}
+
+/**
+ * One window of gets against `side` with strace attached to its process: write and
+ * writev calls and bytes per get, to sockets (any descriptor but stdout and stderr;
+ * the few IPC messages that bracket the window are noise), to the log, and the 8-byte
+ * eventfd writes with which libuv's thread pool wakes the loop (the log's async writes).
+ */
+async function traceWrites(load: Child, side: Side, ms: number): Promise<string> {
+  const out = join(dir, `strace-${side.label}.txt`);
+  const strace = spawn('strace', ['-f', '-qq', '-s', '0', '-e', 'trace=write,writev', '-o', out, '-p', String(side.process.pid)], {
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => strace.once('exit', () => resolve()));
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // attached
+  const r = await gets(load, side, ms);
+  strace.kill('SIGINT');
+  await exited;
+  let socketCalls = 0;
+  let socketBytes = 0;
+  let logCalls = 0;
+  let wakeups = 0;
+  for (const line of readFileSync(out, 'utf8').split('\n')) {
+    const m = /(?:^|\s)(write|writev)\((\d+),.*\)\s+=\s+(\d+)/.exec(line);
+    if (!m) continue;
+    const fd = Number(m[2]);
+    if (fd === 1 || fd === 2) logCalls++;
+    else if (m[3] === '8') wakeups++;
+    else {
+      socketCalls++;
+      socketBytes += Number(m[3]);
+    }
+  }
+  const n = Math.max(1, r.operations);
+  return (
+    `${side.label.padEnd(6)} ${r.operations} gets: socket writes per get ${(socketCalls / n).toFixed(2)}, ` +
+    `bytes per get ${(socketBytes / n).toFixed(0)}, log writes per get ${(logCalls / n).toFixed(3)}, ` +
+    `wake-ups per get ${(wakeups / n).toFixed(3)}`
+  );
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -200,10 +356,24 @@ async function main(): Promise<void> {
   const early = args['base-first'] ? await other() : undefined;
   const current = await startServer('server', load, backendArgs('server'));
   const late = !args['base-first'] ? await other() : undefined;
-  const sides: Side[] = [early, current, late].filter((s): s is NonNullable<typeof s> => s !== undefined);
+  const sides: Side[] = [];
+  const spread = Number(args.spread);
+  if (spread > 0) {
+    // The same server, asked by the admin for `spread` different Users in turn.
+    const admin: HttpTarget = { origin: current.started.origin, token: current.started.token };
+    await job(load, { kind: 'create-users-count', target: admin, namePrefix: 'spread', concurrency: 16, count: spread });
+    const paths = Array.from({ length: spread }, (_, i) => `${API_PATH}/users/spread-${i}`);
+    sides.push({ label: 'spread', process: current.process, target: admin, paths });
+  }
+  const aged = args.aged ? await startServer('aged', load, backendArgs('aged')) : undefined;
+  if (aged) await age(load, aged);
+  sides.push(...[early, current, late, aged].filter((s): s is NonNullable<typeof s> => s !== undefined));
+  // The GC observers start before the first round.
+  for (const s of sides) await gcOf(s);
   const first = current;
   // The bare baseline: the first server's certificate, the bytes it returns for the get.
-  const body = await request(load, first.target, 'GET', first.path);
+  const body = await request(load, first.target, 'GET', first.paths[0]!);
+  console.log(`response body: ${Buffer.byteLength(body)} bytes`);
   const bare = child(Child.start('bare', 'bare-server', { gc: true }));
   const { origin } = await bare.call<{ origin: string }>({
     start: {
@@ -212,7 +382,7 @@ async function main(): Promise<void> {
       behaviour: { mode: 'bytes', body },
     },
   });
-  sides.push({ label: 'bare', process: bare, target: { origin }, path: '/' });
+  sides.push({ label: 'bare', process: bare, target: { origin }, paths: ['/'] });
 
   // Warm every side (JIT, connections) before measuring.
   for (const s of sides) await measure(load, s, 1000);
@@ -242,6 +412,14 @@ async function main(): Promise<void> {
         `server CPU us/get ${rs.map((r) => r.cpuMicrosPerGet.toFixed(0)).join(', ')} (median ${median(rs.map((r) => r.cpuMicrosPerGet)).toFixed(0)})` +
         (errors > 0 ? `; ${errors} errors` : ''),
     );
+    const gcs = rs.map((r) => r.gc).filter((g) => g !== undefined);
+    if (gcs.length > 0) {
+      console.log(
+        `         per 1,000 gets: scavenges ${median(gcs.map((g) => g.scavenges)).toFixed(1)}, ` +
+          `mark-sweeps ${median(gcs.map((g) => g.majors)).toFixed(2)}, GC ms ${median(gcs.map((g) => g.ms)).toFixed(1)} (medians); ` +
+          `live heap after each round ${gcs.map((g) => g.heapMb.toFixed(0)).join(', ')} MiB`,
+      );
+    }
   }
   // Load on a shared machine drifts within seconds, and CPU per request grows when a
   // process is starved (fewer requests share each wake-up): compare sides measured
@@ -255,6 +433,12 @@ async function main(): Promise<void> {
   for (const s of sides) if (s.label !== 'bare') console.log(`  ${paired(s.label, 'bare')}`);
   if (args.base) console.log(`  ${paired('server', 'base')}`);
   if (args['limiter-ab']) console.log(`  ${paired('server', 'nolimit')} (the limiter on against off)`);
+  if (aged) console.log(`  ${paired('aged', 'server')}`);
+  if (spread > 0) console.log(`  ${paired('spread', 'server')}`);
+  if (args.writes) {
+    console.log(`writes under strace (${args.clients} clients, one window of ${seconds} s each):`);
+    for (const s of sides) console.log(`  ${await traceWrites(load, s, seconds * 1000)}`);
+  }
 }
 
 try {

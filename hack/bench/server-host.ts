@@ -15,6 +15,7 @@ import {
   type ServerConfig,
 } from '../../pkg/server/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
+import { gcStats } from './gc-stats.js';
 import { memory } from './memory.js';
 import { profile } from './profiler.js';
 import { userBody } from './objects.js';
@@ -31,6 +32,7 @@ export type HostMessage =
   | { id: number; start: { args: string[] } }
   | { id: number; memory: true }
   | { id: number; cpu: true }
+  | { id: number; gcStats: true }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
   | { id: number; stop: true };
@@ -99,6 +101,7 @@ if (process.send) {
     if ('start' in msg) start(msg.start.args).then((r) => reply({ result: r }), fail);
     else if ('memory' in msg) reply({ result: memory() });
     else if ('cpu' in msg) reply({ result: process.cpuUsage() });
+    else if ('gcStats' in msg) reply({ result: gcStats() });
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {
       const s = msg.seedUsers;

@@ -60,6 +60,12 @@ export class Child {
     return this.proc.pid ?? 0;
   }
 
+  /** Its CPU time so far, µs (for the children that answer `{ cpu: true }`, e.g. server-host). */
+  async cpuMicros(): Promise<number> {
+    const u = await this.call<{ user: number; system: number }>({ cpu: true });
+    return u.user + u.system;
+  }
+
   call<T>(message: Record<string, unknown>): Promise<T> {
     if (this.exited) return Promise.reject(new Error(`${this.name} has exited`));
     const id = this.nextId++;

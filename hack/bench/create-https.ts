@@ -17,6 +17,8 @@
 // one loopback etcd. Rounds alternate the sides (A, B, raw, then B, raw, A, ...), and
 // for each client count the median round counts; the CPU ratio of the two builds is
 // taken round by round (neighbours in time see the same load) and its median printed.
+// `--server-flags=--max-semi-space-size=64` starts this build's server with more node
+// flags (with `--base` naming this same build: an A/B of the flags alone).
 // `--profile DIR` writes a V8 CPU profile of each server's last window at each client
 // count (summarise with profile-summary.js).
 
@@ -40,6 +42,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '64,1' },
     profile: { type: 'string' },
     'no-raw': { type: 'boolean', default: false },
+    'server-flags': { type: 'string' },
   },
 });
 
@@ -61,10 +64,16 @@ interface Window {
 const dir = mkdtempSync(join(tmpdir(), 'create-https-'));
 const children: Child[] = [];
 
-async function serverSide(label: string, etcdEndpoint: string, benchDir?: string): Promise<Side> {
+async function serverSide(
+  label: string,
+  etcdEndpoint: string,
+  benchDir?: string,
+  nodeFlags?: readonly string[],
+): Promise<Side> {
   const host = Child.start(label, 'server-host', {
     logFile: join(dir, `${label}.log`),
     ...(benchDir ? { fromDir: benchDir } : {}),
+    ...(nodeFlags ? { nodeFlags } : {}),
   });
   children.push(host);
   // Each server under an etcd prefix of its own, as two installations would be.
@@ -126,7 +135,8 @@ async function main(): Promise<void> {
     children.push(load);
     const sides: Side[] = [];
     if (args.base) sides.push(await serverSide('base', etcd.endpoint, args.base));
-    sides.push(await serverSide('server', etcd.endpoint));
+    const flags = args['server-flags']?.split(' ').filter((f) => f !== '');
+    sides.push(await serverSide('server', etcd.endpoint, undefined, flags));
     if (!args['no-raw']) {
       sides.push({
         label: 'raw put',

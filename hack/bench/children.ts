@@ -39,7 +39,14 @@ export class Child {
   static start(
     name: string,
     module: string,
-    options: { logFile?: string; gc?: boolean; maxOldSpaceMb?: number; fromDir?: string } = {},
+    options: {
+      logFile?: string;
+      gc?: boolean;
+      maxOldSpaceMb?: number;
+      fromDir?: string;
+      /** More node/V8 flags for the child (e.g. an A/B of a heap setting). */
+      nodeFlags?: readonly string[];
+    } = {},
   ): Child {
     // fromDir: another build's hack/bench directory (an A/B of two builds in one run).
     const base = options.fromDir ? pathToFileURL(`${options.fromDir}/`) : new URL('./', import.meta.url);
@@ -48,6 +55,7 @@ export class Child {
       ...(fromSource ? ['--import', 'tsx'] : []),
       ...(options.gc ? ['--expose-gc'] : []),
       ...(options.maxOldSpaceMb ? [`--max-old-space-size=${options.maxOldSpaceMb}`] : []),
+      ...(options.nodeFlags ?? []),
     ];
     let fd: number | 'ignore' = 'ignore';
     if (options.logFile) fd = openSync(options.logFile, 'a');
@@ -58,6 +66,12 @@ export class Child {
 
   get pid(): number {
     return this.proc.pid ?? 0;
+  }
+
+  /** Its CPU time so far, µs (for the children that answer `{ cpu: true }`, e.g. server-host). */
+  async cpuMicros(): Promise<number> {
+    const u = await this.call<{ user: number; system: number }>({ cpu: true });
+    return u.user + u.system;
   }
 
   call<T>(message: Record<string, unknown>): Promise<T> {

@@ -15,7 +15,7 @@
 // another build (e.g. `git worktree add /tmp/x main && cd /tmp/x && ln -s
 // $PWD/node_modules . && npx tsc -p tsconfig.build.json`): the child imports the
 // server modules from the dist directory it is given, so both variants run the same
-// driver. Rounds alternate A, B, A, B and the median round counts.
+// driver. Rounds alternate A, B, then B, A, and the median round counts.
 // `--profile <dir>` writes a .cpuprofile of each child's 64-caller window.
 // `--micro` instead times, in this process, the steps of a create this topic changed
 // (storage's encode and returned object, the copy of the body, the managedFields),
@@ -310,7 +310,10 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       if (etcd) note('raw etcd put', await rawPuts(etcd.endpoint, creates, concurrencies));
       for (const backend of backends) {
-        for (const [name, dist] of variants) {
+        // A, B in even rounds and B, A in odd ones: the one measured second in a round
+        // (a warmer etcd, a fuller store) is not always the same build.
+        const order = round % 2 === 0 ? variants : [...variants].reverse();
+        for (const [name, dist] of order) {
           const label = `${name}, ${backend}`;
           const profileFile = values.profile
             ? join(values.profile, `create-${backend}-${name.split(' ')[0] ?? 'x'}-r${round}.cpuprofile`)

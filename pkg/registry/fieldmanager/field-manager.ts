@@ -121,9 +121,19 @@ function clone<T>(v: T): T {
   return copy === NOT_PLAIN ? (JSON.parse(JSON.stringify(v)) as T) : (copy as T);
 }
 
+/** The last second formatted: every write within one second stamps the same time. */
+let lastSecond = { epochSeconds: NaN, text: '' };
+
 function rfc3339Seconds(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+  const epochSeconds = Math.floor(d.getTime() / 1000);
+  if (epochSeconds !== lastSecond.epochSeconds) {
+    lastSecond = { epochSeconds, text: d.toISOString().replace(/\.\d+Z$/, 'Z') };
+  }
+  return lastSecond.text;
 }
+
+/** Past this many distinct managers, an instance's identifier memo starts over (names come from clients). */
+const IDENTIFIER_MEMO_LIMIT = 256;
 
 interface Outcome {
   object: KubeObject;
@@ -138,6 +148,8 @@ export class FieldManager {
   private readonly subresource: string;
   private readonly now: () => Date;
   private readonly stripSet = fieldPaths(NEVER_OWNED_FIELDS);
+  /** Manager identifiers by operation and manager name: the same few JSON strings on every write. */
+  private readonly identifiers = { Apply: new Map<string, string>(), Update: new Map<string, string>() };
 
   constructor(opts: FieldManagerOptions) {
     this.atom = fromOpenAPI(opts.schema, opts.kind);
@@ -303,7 +315,8 @@ export class FieldManager {
     if (current.fields.size === 0) {
       // What the object holds before its first apply belongs to before-first-apply.
       const empty: KubeObject = { apiVersion: this.apiVersion, kind: this.kind, metadata: {} };
-      const out = this.capManagersUpdate(empty, liveObj, current, BEFORE_FIRST_APPLY_MANAGER);
+      // A copy: the typed update reads its new object as the plain data it is handed.
+      const out = this.capManagersUpdate(empty, clone(liveObj), current, BEFORE_FIRST_APPLY_MANAGER);
       live = out.object;
       current = out.managed;
     }
@@ -326,12 +339,19 @@ export class FieldManager {
   // ---- manager identifiers, times, strip meta, structured merge ----------------------------
 
   private identifier(manager: string, operation: 'Apply' | 'Update'): string {
-    return managerIdentifier({
-      manager: manager === '' ? 'unknown' : manager,
-      operation,
-      apiVersion: this.apiVersion,
-      subresource: this.subresource,
-    });
+    const memo = this.identifiers[operation];
+    let id = memo.get(manager);
+    if (id === undefined) {
+      id = managerIdentifier({
+        manager: manager === '' ? 'unknown' : manager,
+        operation,
+        apiVersion: this.apiVersion,
+        subresource: this.subresource,
+      });
+      if (memo.size >= IDENTIFIER_MEMO_LIMIT) memo.clear();
+      memo.set(manager, id);
+    }
+    return id;
   }
 
   private identifiedUpdate(
@@ -398,7 +418,9 @@ export class FieldManager {
   ): ManagedFieldSets {
     try {
       const live = clone(liveObj) as unknown as Value;
-      const next = clone(newObj) as unknown as Value;
+      // Not copied again: both callers hand a fresh plain copy (update()'s `next`, the
+      // first apply's copy of the live object), and the engine only reads it.
+      const next = newObj as unknown as Value;
       return this.stripped(this.updater.update(live, next, managers, id).managers, id);
     } catch (err) {
       throw this.engineError('failed to update ManagedFields', err);

@@ -46,19 +46,31 @@ export function managerIdentifier(e: IdentifierParts): string {
   return '{' + parts.join(',') + '}';
 }
 
-/** The parts of an identifier (its manager name, operation, apiVersion, subresource). */
-export function parseManagerIdentifier(id: string): IdentifierParts | undefined {
+/** Identifiers parsed lately: every write encodes the same few (bounded: they come from clients). */
+const parsedIdentifiers = new Map<string, Readonly<IdentifierParts> | undefined>();
+const PARSED_IDENTIFIERS_LIMIT = 1024;
+
+/** The parts of an identifier (its manager name, operation, apiVersion, subresource); frozen, shared. */
+export function parseManagerIdentifier(id: string): Readonly<IdentifierParts> | undefined {
+  if (parsedIdentifiers.has(id)) return parsedIdentifiers.get(id);
+  const parts = parseIdentifier(id);
+  if (parsedIdentifiers.size >= PARSED_IDENTIFIERS_LIMIT) parsedIdentifiers.clear();
+  parsedIdentifiers.set(id, parts);
+  return parts;
+}
+
+function parseIdentifier(id: string): Readonly<IdentifierParts> | undefined {
   try {
     const v = JSON.parse(id) as unknown;
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
     const r = v as Record<string, unknown>;
     const str = (k: string): string | undefined => (typeof r[k] === 'string' ? (r[k] as string) : undefined);
-    return {
+    return Object.freeze({
       manager: str('manager'),
       operation: str('operation'),
       apiVersion: str('apiVersion'),
       subresource: str('subresource'),
-    };
+    });
   } catch {
     return undefined;
   }

@@ -115,13 +115,22 @@ function decodeGrpcMessage(raw: unknown): string {
   }
 }
 
-/** The 5-byte gRPC message prefix: not compressed, then the length. */
-function framed(message: Buffer): Buffer[] {
-  const prefix = Buffer.allocUnsafe(5);
-  prefix[0] = 0;
-  prefix.writeUInt32BE(message.length, 1);
-  return [prefix, message];
+/**
+ * The message behind its 5-byte gRPC prefix (not compressed, then the length), in
+ * one buffer: the stream is then written once, as one DATA frame with END_STREAM.
+ * Written as prefix and message, each call paid a second stream write (its write
+ * request, and a DATA frame of 5 bytes for etcd to parse) for a copy of ~1 KiB.
+ */
+function framed(message: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(5 + message.length);
+  out[0] = 0;
+  out.writeUInt32BE(message.length, 1);
+  message.copy(out, 5);
+  return out;
 }
+
+/** request()'s options, the same for every call (Node copies them). */
+const REQUEST_OPTIONS: http2.ClientSessionRequestOptions = { endStream: false };
 
 interface Session {
   readonly h2: http2.ClientHttp2Session;
@@ -194,7 +203,7 @@ export class Http2UnaryTransport {
             [HTTP2_HEADER_TE]: 'trailers',
             'grpc-timeout': `${Math.min(timeoutMs, MAX_TIMEOUT_MS)}m`,
           },
-          { endStream: false },
+          REQUEST_OPTIONS,
         );
       } catch (err) {
         // The session went away between the check and the request (GOAWAY, destroyed).
@@ -262,9 +271,7 @@ export class Http2UnaryTransport {
         finish(...this.decodeReply(chunks, received, decode));
       });
 
-      const [prefix, body] = framed(request);
-      stream.write(prefix);
-      stream.end(body);
+      stream.end(framed(request));
     });
   }
 

@@ -1,0 +1,213 @@
+// node dist/hack/bench/create-https.js [--base DIR] [--seconds S] [--rounds R] [--clients 64,1]
+//                                     [--profile DIR] [--no-raw]
+//
+// What a create costs the server over HTTPS, the way the harness's create rows make
+// it (suite.ts: ~1 KiB Users POSTed by keep-alive HTTPS clients with a bearer token,
+// load.ts's 'create-users' job, etcd3 backend), as an A/B of two builds in one run.
+// The server (server-host.ts: the same options, assembly and startServer as
+// cmd/apiserver) runs in a child of its own, the load in another, so a server's CPU
+// per create is its own process.cpuUsage() over the timed window divided by the
+// creates it answered. Beside them, raw etcd puts of the same value size at the same
+// concurrency (the harness's baseline, `etcd-put`; --no-raw leaves them out).
+//
+// `--base DIR` adds a server forked from another build's dist/hack/bench (e.g. a copy
+// of dist/ built from the commit before a change, kept inside the worktree so it
+// resolves the same node_modules: `cp -r dist .tmp/base/`, then `--base
+// .tmp/base/dist/hack/bench`). Each server writes under an etcd prefix of its own in
+// one loopback etcd. Rounds alternate the sides (A, B, raw, then B, raw, A, ...), and
+// for each client count the median round counts; the CPU ratio of the two builds is
+// taken round by round (neighbours in time see the same load) and its median printed.
+// `--server-flags=--max-semi-space-size=64` starts this build's server with more node
+// flags (with `--base` naming this same build: an A/B of the flags alone).
+// `--profile DIR` writes a V8 CPU profile of each server's last window at each client
+// count (summarise with profile-summary.js).
+
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEtcd } from '../etcd.js';
+import { Child } from './children.js';
+import type { HttpTarget, Job, LoadResult } from './load.js';
+import type { HostStarted } from './server-host.js';
+
+/** Stored size of one bench User (objects.ts aims at ~1 KiB), as the harness puts it raw. */
+const VALUE_SIZE = 1024;
+
+const { values: args } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    seconds: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '5' },
+    clients: { type: 'string', default: '64,1' },
+    profile: { type: 'string' },
+    'no-raw': { type: 'boolean', default: false },
+    'server-flags': { type: 'string' },
+  },
+});
+
+interface Side {
+  readonly label: string;
+  /** The server's process; none for the raw puts, whose CPU is the load's. */
+  readonly host?: Child;
+  readonly job: (concurrency: number, ms: number, round: number) => Job;
+}
+
+interface Window {
+  readonly perSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuUsPerOp: number;
+  readonly errors: number;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'create-https-'));
+const children: Child[] = [];
+
+async function serverSide(
+  label: string,
+  etcdEndpoint: string,
+  benchDir?: string,
+  nodeFlags?: readonly string[],
+): Promise<Side> {
+  const host = Child.start(label, 'server-host', {
+    logFile: join(dir, `${label}.log`),
+    ...(benchDir ? { fromDir: benchDir } : {}),
+    ...(nodeFlags ? { nodeFlags } : {}),
+  });
+  children.push(host);
+  // Each server under an etcd prefix of its own, as two installations would be.
+  const storage = [
+    '--storage-backend',
+    'etcd3',
+    '--etcd-servers',
+    etcdEndpoint,
+    '--etcd-prefix',
+    `/${label}`,
+  ];
+  const args = ['--secure-port', '0', '--data-dir', join(dir, label), ...storage];
+  const started = await host.call<HostStarted>({ start: { args } });
+  const target: HttpTarget = { origin: started.origin, token: started.token };
+  return {
+    label,
+    host,
+    job: (concurrency, ms, round) => ({
+      kind: 'create-users',
+      target,
+      namePrefix: `${label}-${concurrency}-r${round}`,
+      concurrency,
+      warmupMs: 0,
+      durationMs: ms,
+    }),
+  };
+}
+
+async function measure(
+  load: Child,
+  side: Side,
+  concurrency: number,
+  ms: number,
+  round: number,
+): Promise<Window> {
+  const before = side.host ? await side.host.cpuMicros() : 0;
+  const r = await load.call<LoadResult>({ job: side.job(concurrency, ms, round) });
+  const used = side.host ? (await side.host.cpuMicros()) - before : NaN;
+  return {
+    perSecond: r.throughput,
+    p50Ms: r.latency.p50Ms,
+    p99Ms: r.latency.p99Ms,
+    cpuUsPerOp: r.operations > 0 ? used / r.operations : NaN,
+    errors: r.errors,
+  };
+}
+
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+async function main(): Promise<void> {
+  const ms = Number(args.seconds) * 1000;
+  const rounds = Number(args.rounds);
+  const clientCounts = args.clients.split(',').map(Number);
+  if (args.profile) mkdirSync(args.profile, { recursive: true });
+  const etcd = await startEtcd();
+  try {
+    const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
+    children.push(load);
+    const sides: Side[] = [];
+    if (args.base) sides.push(await serverSide('base', etcd.endpoint, args.base));
+    const flags = args['server-flags']?.split(' ').filter((f) => f !== '');
+    sides.push(await serverSide('server', etcd.endpoint, undefined, flags));
+    if (!args['no-raw']) {
+      sides.push({
+        label: 'raw put',
+        job: (concurrency, ms) => ({
+          kind: 'etcd-put',
+          endpoint: etcd.endpoint,
+          valueSize: VALUE_SIZE,
+          concurrency,
+          warmupMs: 0,
+          durationMs: ms,
+        }),
+      });
+    }
+    // Warm every side (JIT, connections, the users cache) before measuring.
+    for (const s of sides) for (const c of clientCounts) await measure(load, s, c, 1000, -1);
+    const results = new Map<string, Window[]>();
+    const key = (label: string, c: number): string => `${label}@${c}`;
+    for (let round = 0; round < rounds; round++) {
+      const order = sides.map((_, j) => sides[(round + j) % sides.length]!);
+      for (const c of clientCounts) {
+        for (const s of order) {
+          const profiled = round === rounds - 1 && args.profile !== undefined && s.host !== undefined;
+          if (profiled) await s.host!.call({ profile: { start: true } });
+          const w = await measure(load, s, c, ms, round);
+          if (profiled) {
+            const file = join(args.profile!, `create-https-${s.label}-c${c}.cpuprofile`);
+            await s.host!.call({ profile: { stop: file } });
+            console.log(`profile: ${file}`);
+          }
+          const list = results.get(key(s.label, c)) ?? [];
+          list.push(w);
+          results.set(key(s.label, c), list);
+        }
+      }
+      process.stderr.write(`round ${round + 1}/${rounds} done\n`);
+    }
+    console.log(`creates of ~1 KiB Users over HTTPS (etcd3), ${rounds} rounds of ${args.seconds} s, median:`);
+    console.log('side        clients  per second   p50 ms   p99 ms   server CPU µs/op (by round)');
+    for (const c of clientCounts) {
+      for (const s of sides) {
+        const ws = results.get(key(s.label, c)) ?? [];
+        const errors = ws.reduce((n, w) => n + w.errors, 0);
+        console.log(
+          `${s.label.padEnd(10)} ${String(c).padStart(8)} ${median(ws.map((w) => w.perSecond))
+            .toFixed(0)
+            .padStart(11)} ` +
+            `${median(ws.map((w) => w.p50Ms))
+              .toFixed(2)
+              .padStart(8)} ${median(ws.map((w) => w.p99Ms))
+              .toFixed(1)
+              .padStart(8)}   ` +
+            (s.host
+              ? `${median(ws.map((w) => w.cpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.cpuUsPerOp.toFixed(0)).join(', ')})`
+              : '–') +
+            (errors > 0 ? `; ${errors} errors` : ''),
+        );
+      }
+      if (args.base) {
+        const a = results.get(key('base', c)) ?? [];
+        const b = results.get(key('server', c)) ?? [];
+        const ratios = b.map((w, i) => w.cpuUsPerOp / (a[i]?.cpuUsPerOp ?? NaN));
+        console.log(
+          `  server/base CPU per create at ${c} clients, by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`,
+        );
+      }
+    }
+  } finally {
+    for (const c of children.reverse()) await c.stop().catch(() => undefined);
+    await etcd.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

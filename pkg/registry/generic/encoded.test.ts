@@ -91,7 +91,7 @@ describe('JSON of cached objects', () => {
     assert.equal(cachedListJSON({ items: [{ plain: 1 }] }), undefined);
   });
 
-  it('writes a list body in chunks whose bytes and length are exactly those of JSON.stringify', () => {
+  it('writes a list body as pieces whose bytes and length are exactly those of JSON.stringify', () => {
     // Non-ASCII text (2-, 3- and 4-byte UTF-8) so characters and bytes differ.
     const sources = Array.from({ length: 300 }, (_, i) =>
       deepFreeze({
@@ -107,14 +107,22 @@ describe('JSON of cached objects', () => {
     };
     const body = cachedListBody(list);
     assert.ok(body);
-    assert.ok(body.chunks.length > 1, 'a large list is more than one chunk');
-    const whole = JSON.stringify(list);
-    assert.equal(body.chunks.join(''), whole);
-    assert.equal(body.bytes, Buffer.byteLength(whole));
-    // Again, now from the memos.
+    const whole = Buffer.from(JSON.stringify(list));
+    assert.deepEqual(Buffer.concat(body.parts), whole);
+    assert.equal(body.bytes, whole.length);
+    // Again, now from the memos: the very same Buffers, nothing encoded for this list.
     const again = cachedListBody({ ...list, items: sources.map((source) => output(source)) });
-    assert.equal(again?.chunks.join(''), whole);
-    assert.equal(again?.bytes, Buffer.byteLength(whole));
+    assert.ok(again);
+    assert.deepEqual(Buffer.concat(again.parts), whole);
+    assert.equal(again.bytes, whole.length);
+    const memos = (b: typeof body): Buffer[] => b.parts.filter((part) => part.length > 1).slice(1, -1);
+    assert.equal(memos(again).length, sources.length);
+    assert.ok(memos(again).every((part, i) => part === memos(body)[i]));
+  });
+
+  it('encodes the items of such a list that are not cached copies as JSON.stringify does (undefined as null)', () => {
+    const list = { kind: 'UserList', items: [output(cached('f')), undefined, output(cached('g'))] };
+    assert.equal(cachedListJSON(list), JSON.stringify(list));
   });
 
   it('keeps memos for as many items of a long list as it holds, and reuses them on the next list', () => {

@@ -6,19 +6,19 @@
 // writer asks for its JSON, which is made on first use and kept with the cached object
 // (a WeakMap: it goes when the cache lets go of that state).
 //
-// The memo is the UTF-8 bytes, not a string: a list of 10,000 items is then written as
-// the items' own Buffers, with nothing encoded, converted or copied per list. Kept as
+// The memo is the UTF-8 bytes, not a string, laid end to end with a comma before each
+// (memo-slab.ts): a list of 10,000 items is then written as a few runs of memory the
+// memos already hold, with nothing encoded, converted or copied per list. Kept as
 // strings, every list turned ~11 MB of them into UTF-8 again on its write and, built
 // into chunk strings first, left megabytes of garbage that the young generation copied
 // while the socket held them: together most of a list's server time.
 
 import type { KubeObject } from '../../apis/meta/types.js';
+import { BodyPieces, memoBytes, type MemoBytes } from './memo-slab.js';
 
-interface Encoded {
+interface Encoded extends MemoBytes {
   readonly apiVersion: unknown;
   readonly kind: unknown;
-  /** JSON.stringify of the output copy, in UTF-8. */
-  readonly bytes: Buffer;
   /** False on an encoding made for one use and not kept (only a list's overflow makes those). */
   readonly kept?: false;
 }
@@ -129,8 +129,9 @@ function encodedState(state: KubeObject, keep: boolean): Encoded {
 /** `output`'s JSON, kept as `source`'s memo when `keep`. */
 function encodeNow(output: object, source: KubeObject, keep: boolean): Encoded {
   const { apiVersion, kind } = output as Record<string, unknown>;
-  const encoded: Encoded = { apiVersion, kind, bytes: Buffer.from(JSON.stringify(output)) };
-  if (!keep) return { ...encoded, kept: false };
+  const { bytes, listed } = memoBytes(JSON.stringify(output), keep);
+  if (!keep) return { apiVersion, kind, bytes, listed, kept: false };
+  const encoded: Encoded = { apiVersion, kind, bytes, listed };
   remember(source, encoded);
   return encoded;
 }
@@ -141,14 +142,13 @@ export interface EncodedBody {
   readonly bytes: number;
 }
 
-const COMMA = Buffer.from(',');
-
 /**
  * JSON.stringify(list) as pieces, for a list whose items are cached states handed out
- * as they are (a state list) or output copies of them: each item is its memo's Buffer
- * (or, past the memo's bound, a Buffer made for this list), with the envelope around
- * them encoded here. Undefined for any other list (the caller stringifies as usual).
- * The pieces are the memos themselves: a writer sends them as they are, never joined.
+ * as they are (a state list) or output copies of them: the envelope's bytes around the
+ * items' memos (or, past the memo's bound, Buffers made for this list), memos that
+ * follow each other in memory joined into one piece. Undefined for any other list (the
+ * caller stringifies as usual). The pieces are the memos' memory: a writer sends them
+ * as they are, never into.
  */
 export function cachedListBody(list: unknown): EncodedBody | undefined {
   if (typeof list !== 'object' || list === null || Array.isArray(list)) return undefined;
@@ -156,24 +156,15 @@ export function cachedListBody(list: unknown): EncodedBody | undefined {
   if (!Array.isArray(items) || items.length === 0) return undefined;
   const states = stateLists.has(items);
   if (!states && !sources.has(items[0] as object)) return undefined;
-  const parts: Buffer[] = [];
-  let bytes = 0;
-  // The envelope's text between the items' Buffers, encoded as one piece each time an item comes.
+  const body = new BodyPieces();
+  // The envelope's text between the items, added as one piece where the items begin and after them.
   let text = '';
-  const flush = (): void => {
-    if (text === '') return;
-    const piece = Buffer.from(text);
-    parts.push(piece);
-    bytes += piece.length;
-    text = '';
-  };
   let first = true;
   for (const [key, value] of Object.entries(list)) {
     const prefix = `${first ? '{' : ','}${JSON.stringify(key)}:`;
     if (key === 'items') {
       first = false;
-      text += `${prefix}[`;
-      flush();
+      body.add(Buffer.from(`${text}${prefix}[`));
       // A list longer than the memo keeps memos for as many of its items as the memo
       // holds, and encodes the rest each time: keeping them would only push out, one by
       // one, the memos it needs next.
@@ -184,12 +175,9 @@ export function cachedListBody(list: unknown): EncodedBody | undefined {
         // A memo found counts as one kept: otherwise the item past the bound would take
         // the oldest memo's place, that one the next's on the next list, and so on.
         if (encoded !== undefined && encoded.kept === undefined) room--;
-        if (i > 0) parts.push(COMMA);
-        const piece = encoded?.bytes ?? Buffer.from(JSON.stringify(item) ?? 'null');
-        parts.push(piece);
-        bytes += piece.length;
+        const piece = encoded ?? memoBytes(JSON.stringify(item) ?? 'null', false);
+        body.add(i === 0 ? piece.bytes : piece.listed);
       }
-      bytes += items.length - 1; // the commas
       text = ']';
       continue;
     }
@@ -198,9 +186,8 @@ export function cachedListBody(list: unknown): EncodedBody | undefined {
     first = false;
     text += prefix + json;
   }
-  text += '}'; // `items` was there: never an empty object
-  flush();
-  return { parts, bytes };
+  body.add(Buffer.from(`${text}}`)); // `items` was there: never an empty object
+  return { parts: body.parts(), bytes: body.bytes };
 }
 
 /** JSON.stringify(list) for the lists cachedListBody encodes (one string: for tests and callers that need one). */

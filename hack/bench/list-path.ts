@@ -1,6 +1,6 @@
 // node dist/hack/bench/list-path.js [--objects N] [--rounds R] [--lists L]
 //                                   [--baseline <other build's dist/hack/bench/server-host.js>]
-//                                   [--profile <dir>]
+//                                   [--profile <dir>] [--no-bare]
 //
 // The list path (issue 17): a full list of `--objects` Users (~1 KiB each, and the
 // bootstrap admin, as the bench fills them) served from the watch cache, against what
@@ -12,6 +12,20 @@
 // median wall time of a list (the client reads the whole body, as the bench does) and
 // the CPU microseconds per list of the process that serves it (the server, or this
 // process for the raw range).
+//
+// The wall time of a list is split as a client sees it: until the response's headers
+// (the server's work before its first byte), until the body's last byte, and the
+// UTF-8 decode of the body into one string, which is where the bench's own clock stops
+// (it reads the body as text and parses nothing). The client's JSON.parse of that text
+// is timed apart and is not counted, as the bench does not count it; the raw range's
+// side counts its JSON.parse of every value, as the bench's does, and is split into the
+// range (etcd, gRPC, protobuf decode) and the parse. Each side also reports this
+// process's CPU per list (the client's work: TLS decrypt and decode, or the range).
+//
+// A third side (unless `--no-bare`) is the floor of any server: a bare node:https child
+// (hack/bench/bare-server.ts) answering with the same bytes as the server's list,
+// encoded once and written whole, so its CPU per list is what writing that many bytes
+// to a TLS socket costs on this machine.
 //
 // A/B of two builds: `--baseline` forks a second server from another build (e.g.
 // `git archive <commit> | tar -x -C /tmp/base`, node_modules linked, built with tsc) on the same etcd and the same Users; rounds
@@ -38,13 +52,14 @@ const { values: args } = parseArgs({
     lists: { type: 'string', default: '4' },
     baseline: { type: 'string' },
     profile: { type: 'string' },
+    'no-bare': { type: 'boolean', default: false },
   },
 });
 const OBJECTS = Number(args.objects);
 const ROUNDS = Number(args.rounds);
 const LISTS = Number(args.lists);
 
-/** A server-host child, spoken to by request/response messages (as children.ts, from any build). */
+/** A server-host or bare-server child, spoken to by request/response messages (as children.ts, from any build). */
 class Host {
   private nextId = 1;
   private readonly pending = new Map<number, (m: { result?: unknown; error?: string }) => void>();
@@ -74,10 +89,25 @@ class Host {
   }
 }
 
+/** One list as the client saw it: when each part of it ended, in ms from its start. */
+interface Timing {
+  readonly items: number;
+  /** The response's headers (the server's work before its first byte); the range's answer. */
+  readonly firstMs: number;
+  /** The body's last byte. */
+  readonly lastMs: number;
+  /** Where the bench's clock stops: the body decoded to one string, or the values parsed. */
+  readonly doneMs: number;
+  /** This process's CPU until doneMs (µs): the client's own work on the clock. */
+  readonly clientCpuUs: number;
+  /** The client's JSON.parse of the whole body, after (not counted by the bench); 0 for the range or when not asked. */
+  readonly parseMs: number;
+}
+
 interface Side {
   readonly name: string;
-  /** One list (or range + parse); resolves with the items it saw. */
-  readonly once: () => Promise<number>;
+  /** One list (or range + parse); `parse`: JSON.parse the body after the clock stops, timed apart. */
+  readonly once: (parse?: boolean) => Promise<Timing>;
   /** CPU microseconds so far of the process that serves it. */
   readonly cpuUs: () => Promise<number>;
   readonly profile?: (command: { start: true } | { stop: string }) => Promise<unknown>;
@@ -85,25 +115,30 @@ interface Side {
 
 interface Round {
   readonly ms: number;
+  readonly firstMs: number;
+  readonly lastMs: number;
   readonly cpuUs: number;
+  readonly clientCpuUs: number;
   readonly items: number;
 }
 
 async function measure(side: Side, round: number, profileDir: string | undefined): Promise<Round> {
   await side.once(); // warm-up: connections, JIT, the JSON memo
   if (profileDir && side.profile) await side.profile({ start: true });
-  const walls: number[] = [];
-  let items = 0;
+  const timings: Timing[] = [];
   const cpu = await side.cpuUs();
-  for (let i = 0; i < LISTS; i++) {
-    const t = performance.now();
-    items = await side.once();
-    walls.push(performance.now() - t);
-  }
+  for (let i = 0; i < LISTS; i++) timings.push(await side.once());
   const used = (await side.cpuUs()) - cpu;
   if (profileDir && side.profile)
     await side.profile({ stop: join(profileDir, `list-path-${round}.cpuprofile`) });
-  return { ms: median(walls), cpuUs: used / LISTS, items };
+  return {
+    ms: median(timings.map((t) => t.doneMs)),
+    firstMs: median(timings.map((t) => t.firstMs)),
+    lastMs: median(timings.map((t) => t.lastMs)),
+    cpuUs: used / LISTS,
+    clientCpuUs: median(timings.map((t) => t.clientCpuUs)),
+    items: timings[0]?.items ?? 0,
+  };
 }
 
 function median(xs: readonly number[]): number {
@@ -111,26 +146,62 @@ function median(xs: readonly number[]): number {
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
-function serverSide(name: string, host: Host, started: HostStarted): Side {
-  const pool = new Pool(started.origin, {
+/** GETs `path` as the bench's list job does (one connection, the body read as text). */
+function httpSide(
+  name: string,
+  host: Host,
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+  profile?: Side['profile'],
+): Side {
+  const pool = new Pool(origin, {
     connections: 1,
     bodyTimeout: 0,
     headersTimeout: 120_000,
     connect: { rejectUnauthorized: false },
   });
-  const headers = { accept: 'application/json', authorization: `Bearer ${started.token}` };
   return {
     name,
-    once: async () => {
-      const res = await pool.request({ method: 'GET', path: `${API_PATH}/users`, headers });
-      const text = await res.body.text();
+    once: async (parse = false) => {
+      const t = performance.now();
+      const cpu = process.cpuUsage();
+      const res = await pool.request({ method: 'GET', path, headers });
+      const firstMs = performance.now() - t;
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.body) chunks.push(chunk as Buffer);
+      const lastMs = performance.now() - t;
+      const text = Buffer.concat(chunks).toString('utf8');
+      const doneMs = performance.now() - t;
+      const used = process.cpuUsage(cpu);
       if (res.statusCode !== 200) throw new Error(`${name}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
-      // Count the items without parsing 10 MiB on the clock: each User has one "uid".
-      return text.split('"uid":').length - 1;
+      // Count the items without parsing 10 MiB on the clock (nor leaving its garbage for
+      // the next list): each User has one "uid".
+      const items = text.split('"uid":').length - 1;
+      const p = performance.now();
+      if (parse) JSON.parse(text);
+      const parseMs = parse ? performance.now() - p : 0;
+      return { items, firstMs, lastMs, doneMs, clientCpuUs: used.user + used.system, parseMs };
     },
     cpuUs: () => host.cpuUs(),
-    profile: (command) => host.call({ profile: command }),
+    ...(profile ? { profile } : {}),
   };
+}
+
+function serverSide(name: string, host: Host, started: HostStarted): Side {
+  const headers = { accept: 'application/json', authorization: `Bearer ${started.token}` };
+  return httpSide(name, host, started.origin, `${API_PATH}/users`, headers, (command) =>
+    host.call({ profile: command }),
+  );
+}
+
+/** The bare node:https child answering every GET with `body` (written whole, encoded once). */
+async function bareSide(body: string, started: HostStarted): Promise<[Host, Side]> {
+  const bare = new Host(fileURLToPath(new URL('./bare-server.js', import.meta.url)));
+  const { origin } = await bare.call<{ origin: string }>({
+    start: { certPem: started.certPem, keyPem: started.keyPem, behaviour: { mode: 'bytes', body } },
+  });
+  return [bare, httpSide('bare TLS write, same bytes', bare, origin, '/', { accept: 'application/json' })];
 }
 
 function rangeSide(endpoint: string): Side {
@@ -140,8 +211,14 @@ function rangeSide(endpoint: string): Side {
   return {
     name: 'etcd range + JSON.parse',
     once: async () => {
+      const t = performance.now();
+      const cpu = process.cpuUsage();
       const res = await client.kv.range({ key: Buffer.from(prefix), range_end: Buffer.from(end) });
-      return res.kvs.map((kv) => JSON.parse(kv.value.toString('utf8')) as unknown).length;
+      const firstMs = performance.now() - t;
+      const items = res.kvs.map((kv) => JSON.parse(kv.value.toString('utf8')) as unknown).length;
+      const doneMs = performance.now() - t;
+      const used = process.cpuUsage(cpu);
+      return { items, firstMs, lastMs: firstMs, doneMs, clientCpuUs: used.user + used.system, parseMs: 0 };
     },
     cpuUs: () => {
       const u = process.cpuUsage();
@@ -182,6 +259,13 @@ async function main(): Promise<void> {
     console.log(`filling ${fill} Users...`);
     await host.call({ seedUsers: { prefix: 'fill', from: 0, count: fill, concurrency: 32 } });
     const sides: Side[] = [serverSide('server (this build)', host, started)];
+    if (!args['no-bare']) {
+      // The body exactly as the server sends it.
+      const res = await fetchText(started, `${API_PATH}/users`);
+      const [bare, side] = await bareSide(res, started);
+      hosts.push(bare);
+      sides.push(side);
+    }
     if (args.baseline) {
       // The same data dir: the admin key and certificates live in etcd and there, made once.
       const [base, baseStarted] = await startHost(args.baseline, etcd.endpoint, join(dir, 'a'));
@@ -195,24 +279,57 @@ async function main(): Promise<void> {
         const round = await measure(side, r, side === sides[0] ? args.profile : undefined);
         results.get(side.name)?.push(round);
         console.log(
-          `round ${r + 1} ${side.name}: ${round.ms.toFixed(1)} ms, ${Math.round(round.cpuUs)} CPU us/list, ${round.items} items`,
+          `round ${r + 1} ${side.name}: ${round.ms.toFixed(1)} ms (first ${round.firstMs.toFixed(1)}, last byte ${round.lastMs.toFixed(1)}), ${Math.round(round.cpuUs)} CPU us/list, client ${Math.round(round.clientCpuUs)} CPU us/list, ${round.items} items`,
         );
       }
     }
+    // What the bench does not count: a client's JSON.parse of the list's body (median of 3).
+    const parses = new Map<string, number>();
+    for (const side of sides) {
+      if (side.name === 'etcd range + JSON.parse') continue;
+      const ms: number[] = [];
+      for (let i = 0; i < 3; i++) ms.push((await side.once(true)).parseMs);
+      parses.set(side.name, median(ms));
+    }
     const range = median((results.get('etcd range + JSON.parse') ?? []).map((x) => x.ms));
     console.log(`\nmedian of ${ROUNDS} rounds (${LISTS} lists each; load average ${loadAverage()}):`);
+    console.log(
+      `  ${'side'.padEnd(28)} ${'wall ms'.padStart(8)} ${'vs range'.padStart(8)} ${'first'.padStart(7)} ${'last'.padStart(7)} ${'parse*'.padStart(7)} ${'CPU us/list'.padStart(12)} ${'client CPU'.padStart(11)}`,
+    );
     for (const side of sides) {
       const rounds = results.get(side.name) ?? [];
-      const ms = median(rounds.map((x) => x.ms));
-      const cpu = median(rounds.map((x) => x.cpuUs));
+      const of = (f: (x: Round) => number): number => median(rounds.map(f));
+      const ms = of((x) => x.ms);
       console.log(
-        `  ${side.name.padEnd(26)} ${ms.toFixed(1).padStart(7)} ms  ${String(Math.round(cpu)).padStart(7)} CPU us/list  ${(ms / range).toFixed(2)}x of the range`,
+        `  ${side.name.padEnd(28)} ${ms.toFixed(1).padStart(8)} ${`${(ms / range).toFixed(2)}x`.padStart(8)} ${of((x) => x.firstMs).toFixed(1).padStart(7)} ${of((x) => x.lastMs).toFixed(1).padStart(7)} ${(parses.get(side.name) ?? 0).toFixed(1).padStart(7)} ${String(Math.round(of((x) => x.cpuUs))).padStart(12)} ${String(Math.round(of((x) => x.clientCpuUs))).padStart(11)}`,
       );
     }
+    console.log(
+      '  (first: headers, or the range answered; last: the body\'s last byte; wall: decoded to text, or every value parsed;\n' +
+        '   parse*: a client\'s JSON.parse of the body, not counted (the bench does not count it); CPU: the serving process per list;\n' +
+        '   client CPU: this process until the wall time)',
+    );
   } finally {
     for (const h of hosts) h.stop();
     await etcd.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One GET's body as text (the admin's token). */
+async function fetchText(started: HostStarted, path: string): Promise<string> {
+  const pool = new Pool(started.origin, { connections: 1, bodyTimeout: 0, connect: { rejectUnauthorized: false } });
+  try {
+    const res = await pool.request({
+      method: 'GET',
+      path,
+      headers: { accept: 'application/json', authorization: `Bearer ${started.token}` },
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+    return text;
+  } finally {
+    await pool.close();
   }
 }
 

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { stringify as yamlStringify } from 'yaml';
 
 import { isApiError, toApiError, type ApiError } from '../apis/meta/errors.js';
-import { cachedJSON, cachedListBody, cachedListJSON } from '../registry/generic/encoded.js';
+import { cachedBytes, cachedListBody, type EncodedBody } from '../registry/generic/encoded.js';
 import type { Logger } from '../util/log/index.js';
 import { JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, type MediaType } from './negotiation.js';
 
@@ -26,14 +26,14 @@ export function encode(obj: unknown, format: OutputFormat): string {
     return yamlStringify(obj, { version: '1.1' });
   }
   if (format.pretty) return `${JSON.stringify(obj, null, 2)}\n`;
-  // Objects (and lists of them) served from the watch cache are encoded once per state.
-  return `${cachedJSON(obj) ?? cachedListJSON(obj) ?? JSON.stringify(obj)}\n`;
+  return `${JSON.stringify(obj)}\n`;
 }
 
 export function writeObject(res: ServerResponse, code: number, obj: unknown, format: OutputFormat): void {
-  const list = format.mediaType === JSON_MEDIA_TYPE && !format.pretty ? cachedListBody(obj) : undefined;
-  if (list) {
-    writeChunks(res, code, format, list.chunks, list.bytes);
+  // Objects (and lists of them) served from the watch cache are encoded once per state.
+  const cached = format.mediaType === JSON_MEDIA_TYPE && !format.pretty ? cachedBody(obj) : undefined;
+  if (cached) {
+    writeParts(res, code, format, cached);
     return;
   }
   const body = encode(obj, format);
@@ -44,24 +44,28 @@ export function writeObject(res: ServerResponse, code: number, obj: unknown, for
   res.end(body);
 }
 
+/** An object, or a list, served from the watch cache: its JSON as memoized Buffers. */
+function cachedBody(obj: unknown): EncodedBody | undefined {
+  const bytes = cachedBytes(obj);
+  return bytes ? { parts: [bytes], bytes: bytes.length } : cachedListBody(obj);
+}
+
+const NEWLINE = Buffer.from('\n');
+
 /**
- * A list served from the watch cache, written as the chunks it was encoded in: the same
- * bytes and Content-Length as one string, without ever joining megabytes into one (and
- * the first chunks are on their way while the rest are converted to UTF-8).
+ * A body of memoized Buffers, written as they are under one cork: the socket gets them
+ * as one writev, with the headers, and nothing is joined, encoded or copied in
+ * JavaScript (a list of 10,000 items is ~20,000 pieces of one ~11 MB body). The same
+ * bytes and Content-Length as the one string JSON.stringify would give.
  */
-function writeChunks(
-  res: ServerResponse,
-  code: number,
-  format: OutputFormat,
-  chunks: readonly string[],
-  bytes: number,
-): void {
+function writeParts(res: ServerResponse, code: number, format: OutputFormat, body: EncodedBody): void {
   res.writeHead(code, {
     'Content-Type': format.contentType ?? format.mediaType,
-    'Content-Length': bytes + 1,
+    'Content-Length': body.bytes + 1,
   });
-  for (const chunk of chunks) res.write(chunk);
-  res.end('\n');
+  res.cork(); // end() uncorks
+  for (const part of body.parts) res.write(part);
+  res.end(NEWLINE);
 }
 
 /** Bytes already serialized (cached discovery and OpenAPI documents). */

@@ -91,7 +91,7 @@ describe('JSON of cached objects', () => {
     assert.equal(cachedListJSON({ items: [{ plain: 1 }] }), undefined);
   });
 
-  it('writes a list body in chunks whose bytes and length are exactly those of JSON.stringify', () => {
+  it('writes a list body as pieces whose bytes and length are exactly those of JSON.stringify', () => {
     // Non-ASCII text (2-, 3- and 4-byte UTF-8) so characters and bytes differ.
     const sources = Array.from({ length: 300 }, (_, i) =>
       deepFreeze({
@@ -107,14 +107,35 @@ describe('JSON of cached objects', () => {
     };
     const body = cachedListBody(list);
     assert.ok(body);
-    assert.ok(body.chunks.length > 1, 'a large list is more than one chunk');
-    const whole = JSON.stringify(list);
-    assert.equal(body.chunks.join(''), whole);
-    assert.equal(body.bytes, Buffer.byteLength(whole));
-    // Again, now from the memos.
+    const whole = Buffer.from(JSON.stringify(list));
+    assert.deepEqual(Buffer.concat(body.parts), whole);
+    assert.equal(body.bytes, whole.length);
+    // Again, now from the memos, which the first list made in its order: the items are a
+    // few runs of the memos' memory (a slab boundary may split them), not a piece each.
     const again = cachedListBody({ ...list, items: sources.map((source) => output(source)) });
-    assert.equal(again?.chunks.join(''), whole);
-    assert.equal(again?.bytes, Buffer.byteLength(whole));
+    assert.ok(again);
+    assert.deepEqual(Buffer.concat(again.parts), whole);
+    assert.equal(again.bytes, whole.length);
+    assert.ok(again.parts.length <= 4, `${again.parts.length} pieces`);
+  });
+
+  it('writes exact bytes when the memos were made in another order than the list, or are too big for a slab', () => {
+    const sources = ['p', 'q', 'r', 's'].map((name) => cached(name));
+    for (const source of [...sources].reverse()) cachedJSON(output(source));
+    const list = { kind: 'UserList', items: sources.map((source) => output(source)) };
+    const body = cachedListBody(list);
+    assert.ok(body);
+    assert.equal(Buffer.concat(body.parts).toString(), JSON.stringify(list));
+    assert.equal(body.parts.length, 6, 'the envelope twice and each item: none follows the one before in memory');
+    const big = deepFreeze({ metadata: { name: 'big', annotations: { a: 'é'.repeat(100_000) } } } as KubeObject);
+    const withBig = { kind: 'UserList', items: [sources[0], big, sources[1]].map((source) => output(source as KubeObject)) };
+    for (let i = 0; i < 2; i++) assert.equal(cachedListJSON(withBig), JSON.stringify(withBig));
+    assert.equal(cachedJSON(output(big)), JSON.stringify(output(big)));
+  });
+
+  it('encodes the items of such a list that are not cached copies as JSON.stringify does (undefined as null)', () => {
+    const list = { kind: 'UserList', items: [output(cached('f')), undefined, output(cached('g'))] };
+    assert.equal(cachedListJSON(list), JSON.stringify(list));
   });
 
   it('keeps memos for as many items of a long list as it holds, and reuses them on the next list', () => {

@@ -2,18 +2,23 @@
 // The cache holds each object decoded and deep-frozen, and a Store answers with a
 // shallow copy that puts apiVersion and kind first; every get and list of the same
 // state used to stringify the same ~1 KiB again (7% of a get's server time, ~40% of a
-// list's). The Store notes which frozen object an output copies; the response writer
-// asks for its JSON, which is made on first use and kept with the cached object (a
-// WeakMap: it goes when the cache lets go of that state).
+// list's). The Store notes which frozen object an output copy copies; the response
+// writer asks for its JSON, which is made on first use and kept with the cached object
+// (a WeakMap: it goes when the cache lets go of that state).
+//
+// The memo is the UTF-8 bytes, not a string, laid end to end with a comma before each
+// (memo-slab.ts): a list of 10,000 items is then written as a few runs of memory the
+// memos already hold, with nothing encoded, converted or copied per list. Kept as
+// strings, every list turned ~11 MB of them into UTF-8 again on its write and, built
+// into chunk strings first, left megabytes of garbage that the young generation copied
+// while the socket held them: together most of a list's server time.
 
 import type { KubeObject } from '../../apis/meta/types.js';
+import { BodyPieces, memoBytes, type MemoBytes } from './memo-slab.js';
 
-interface Encoded {
+interface Encoded extends MemoBytes {
   readonly apiVersion: unknown;
   readonly kind: unknown;
-  readonly json: string;
-  /** Its UTF-8 length, so a list's Content-Length is a sum rather than a scan of the whole body. */
-  readonly bytes: number;
   /** False on an encoding made for one use and not kept (only a list's overflow makes those). */
   readonly kept?: false;
 }
@@ -24,9 +29,10 @@ const sources = new WeakMap<object, KubeObject>();
 const encodings = new WeakMap<KubeObject, Encoded>();
 
 /**
- * At most this many states keep their JSON (~1.9 KiB each with these Users): the most
- * recently encoded ones. Without a bound a store whose every object is read would hold
- * a string per object; with it, the memo costs at most ~20 MiB however big the store.
+ * At most this many states keep their JSON (~1.1 KiB of bytes each with the bench's
+ * Users): the most recently encoded ones. Without a bound a store whose every object is
+ * read would hold a memo per object; with it, the memo costs at most ~12 MiB however
+ * big the store (outside the V8 heap: Buffers).
  */
 export const MAX_ENCODED_STATES = 10_000;
 /** The states holding a memo, oldest first (a ring; weak, so the cache can drop them). */
@@ -73,12 +79,18 @@ export function noteOutputOf(output: KubeObject, source: KubeObject): void {
 }
 
 /**
- * JSON.stringify(value) for an output copy of a cached object, from the memo when the
- * copy is still what the Store made (the same keys in the same order, the same values:
- * nested values are frozen); undefined for anything else.
+ * JSON.stringify(value) in UTF-8 for an output copy of a cached object, from the memo
+ * when the copy is still what the Store made (the same keys in the same order, the
+ * same values: nested values are frozen); undefined for anything else. The memo's own
+ * Buffer: never to be written into.
  */
+export function cachedBytes(value: unknown): Buffer | undefined {
+  return encodedItem(value, true)?.bytes;
+}
+
+/** cachedBytes as a string (tests, and callers that need one). */
 export function cachedJSON(value: unknown): string | undefined {
-  return encodedItem(value, true)?.json;
+  return cachedBytes(value)?.toString();
 }
 
 /**
@@ -116,33 +128,27 @@ function encodedState(state: KubeObject, keep: boolean): Encoded {
 
 /** `output`'s JSON, kept as `source`'s memo when `keep`. */
 function encodeNow(output: object, source: KubeObject, keep: boolean): Encoded {
-  const json = JSON.stringify(output);
   const { apiVersion, kind } = output as Record<string, unknown>;
-  const encoded: Encoded = { apiVersion, kind, json, bytes: Buffer.byteLength(json) };
-  if (!keep) return { ...encoded, kept: false };
+  const { bytes, listed } = memoBytes(JSON.stringify(output), keep);
+  if (!keep) return { apiVersion, kind, bytes, listed, kept: false };
+  const encoded: Encoded = { apiVersion, kind, bytes, listed };
   remember(source, encoded);
   return encoded;
 }
 
-/** A response body in pieces, and its length in UTF-8 bytes. */
+/** A response body as UTF-8 pieces to write in order, and its length in bytes. */
 export interface EncodedBody {
-  readonly chunks: readonly string[];
+  readonly parts: readonly Buffer[];
   readonly bytes: number;
 }
 
 /**
- * About how many characters each chunk of a list body holds: big enough that writing
- * one costs little more than its bytes, small enough that no list is ever one string
- * of many megabytes (joining 10,000 items into one, then the envelope around it, then
- * converting it to UTF-8 copied the whole body three times and took most of a list's
- * server time).
- */
-const CHUNK_CHARS = 64 * 1024;
-
-/**
- * JSON.stringify(list) in chunks, for a list whose items are cached states handed out
- * as they are (a state list) or output copies of them: their memoized JSON is
- * concatenated. Undefined for any other list (the caller stringifies as usual).
+ * JSON.stringify(list) as pieces, for a list whose items are cached states handed out
+ * as they are (a state list) or output copies of them: the envelope's bytes around the
+ * items' memos (or, past the memo's bound, Buffers made for this list), memos that
+ * follow each other in memory joined into one piece. Undefined for any other list (the
+ * caller stringifies as usual). The pieces are the memos' memory: a writer sends them
+ * as they are, never into.
  */
 export function cachedListBody(list: unknown): EncodedBody | undefined {
   if (typeof list !== 'object' || list === null || Array.isArray(list)) return undefined;
@@ -150,26 +156,15 @@ export function cachedListBody(list: unknown): EncodedBody | undefined {
   if (!Array.isArray(items) || items.length === 0) return undefined;
   const states = stateLists.has(items);
   if (!states && !sources.has(items[0] as object)) return undefined;
-  const chunks: string[] = [];
-  let parts: string[] = [];
-  let chars = 0;
-  let bytes = 0;
-  const add = (json: string, length: number): void => {
-    parts.push(json);
-    chars += json.length;
-    bytes += length;
-    if (chars < CHUNK_CHARS) return;
-    chunks.push(parts.join(''));
-    parts = [];
-    chars = 0;
-  };
-  const addText = (text: string): void => add(text, Buffer.byteLength(text));
+  const body = new BodyPieces();
+  // The envelope's text between the items, added as one piece where the items begin and after them.
+  let text = '';
   let first = true;
   for (const [key, value] of Object.entries(list)) {
     const prefix = `${first ? '{' : ','}${JSON.stringify(key)}:`;
     if (key === 'items') {
       first = false;
-      addText(`${prefix}[`);
+      body.add(Buffer.from(`${text}${prefix}[`));
       // A list longer than the memo keeps memos for as many of its items as the memo
       // holds, and encodes the rest each time: keeping them would only push out, one by
       // one, the memos it needs next.
@@ -180,24 +175,23 @@ export function cachedListBody(list: unknown): EncodedBody | undefined {
         // A memo found counts as one kept: otherwise the item past the bound would take
         // the oldest memo's place, that one the next's on the next list, and so on.
         if (encoded !== undefined && encoded.kept === undefined) room--;
-        if (i > 0) add(',', 1);
-        if (encoded !== undefined) add(encoded.json, encoded.bytes);
-        else addText(JSON.stringify(item) ?? 'null');
+        const piece = encoded ?? memoBytes(JSON.stringify(item) ?? 'null', false);
+        body.add(i === 0 ? piece.bytes : piece.listed);
       }
-      addText(']');
+      text = ']';
       continue;
     }
     const json = JSON.stringify(value);
     if (json === undefined) continue;
     first = false;
-    addText(prefix + json);
+    text += prefix + json;
   }
-  addText('}'); // `items` was there: never an empty object
-  if (parts.length > 0) chunks.push(parts.join(''));
-  return { chunks, bytes };
+  body.add(Buffer.from(`${text}}`)); // `items` was there: never an empty object
+  return { parts: body.parts(), bytes: body.bytes };
 }
 
-/** JSON.stringify(list) for the lists cachedListBody encodes (one string: for callers that need one). */
+/** JSON.stringify(list) for the lists cachedListBody encodes (one string: for tests and callers that need one). */
 export function cachedListJSON(list: unknown): string | undefined {
-  return cachedListBody(list)?.chunks.join('');
+  const body = cachedListBody(list);
+  return body && Buffer.concat(body.parts, body.bytes).toString();
 }

@@ -8,7 +8,7 @@ import { compileSchema } from '../../apis/schema/compile.js';
 import { CachedStorage, prefixAtDepth } from '../../storage/cacher/index.js';
 import { SqliteKV } from '../../storage/sqlite/index.js';
 import { KVStorage } from '../../storage/store.js';
-import { cachedListBody } from './encoded.js';
+import { cachedListJSON } from './encoded.js';
 import type { RequestContext } from '../rest/interfaces.js';
 import { Store } from './store.js';
 import { API_VERSION, collect, CREATE, TestStrategy, testInfo, widget } from './testing/fixtures.js';
@@ -89,8 +89,7 @@ describe('Store over the watch cache', () => {
         list.items.every((item) => Object.isFrozen(item)),
         'the cached states themselves',
       );
-      const body = cachedListBody(list);
-      assert.equal(body?.chunks.join(''), JSON.stringify(list));
+      assert.equal(cachedListJSON(list), JSON.stringify(list));
       for (const item of list.items) assert.deepEqual(Object.keys(item).slice(0, 2), ['apiVersion', 'kind']);
 
       // Whatever order a body came in (here: no kind, metadata before apiVersion), every
@@ -100,7 +99,7 @@ describe('Store over the watch cache', () => {
       const mixed = await store.list(ctx, {});
       assert.equal(mixed.items.length, 4);
       for (const item of mixed.items) assert.deepEqual(Object.keys(item).slice(0, 2), ['apiVersion', 'kind']);
-      assert.equal(cachedListBody(mixed)?.chunks.join(''), JSON.stringify(mixed));
+      assert.equal(cachedListJSON(mixed), JSON.stringify(mixed));
     } finally {
       await storage.close();
     }

@@ -15,7 +15,7 @@ import {
   type ServerConfig,
 } from '../../pkg/server/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
-import { memory } from './memory.js';
+import { heapSnapshot, memory } from './memory.js';
 import { profile } from './profiler.js';
 import { userBody } from './objects.js';
 
@@ -30,6 +30,7 @@ export interface HostStarted {
 export type HostMessage =
   | { id: number; start: { args: string[] } }
   | { id: number; memory: true }
+  | { id: number; heapSnapshot: string }
   | { id: number; cpu: true }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
@@ -98,6 +99,7 @@ if (process.send) {
       reply({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     if ('start' in msg) start(msg.start.args).then((r) => reply({ result: r }), fail);
     else if ('memory' in msg) reply({ result: memory() });
+    else if ('heapSnapshot' in msg) reply({ result: heapSnapshot(msg.heapSnapshot) });
     else if ('cpu' in msg) reply({ result: process.cpuUsage() });
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {

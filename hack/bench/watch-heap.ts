@@ -1,5 +1,5 @@
 // node dist/hack/bench/watch-heap.js [--watches N] [--rounds R] [--compare DIR] [--snapshot DIR]
-//                                   [--path P] [--top N]
+//                                   [--path P] [--top N] [--layers Class=layer,...]
 //
 // Heap and RSS per idle watch (issue 17's "heap per idle watch ≤ 2× the bare server"),
 // small enough for a shared machine, and where that heap goes. The API server (a forked
@@ -19,7 +19,9 @@
 //                open (warm) and with N, into DIR, and prints the difference per watch
 //                (hack/bench/heap-snapshot-summary.ts): by class, and by owning layer
 //                (Node's HTTP/TLS per connection, the request's scope, the watch
-//                writer, the cache watcher ...) through the dominator tree.
+//                writer, the cache watcher ...) through the dominator tree; --layers
+//                replaces the owner classes (default: LAYERS below), --top the rows shown.
+// --path         the watched path (default the teams watch above).
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

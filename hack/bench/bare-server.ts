@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { memory } from './memory.js';
+import { heapSnapshot, memory } from './memory.js';
 import { profile, type ProfileCommand } from './profiler.js';
 
 export type BareMode =
@@ -35,6 +35,7 @@ export interface BareStart {
 export type BareMessage =
   | { id: number; start: BareStart }
   | { id: number; memory: true }
+  | { id: number; heapSnapshot: string }
   | { id: number; cpu: true }
   | { id: number; profile: ProfileCommand }
   | { id: number; parse: { template: string; count: number } }
@@ -137,6 +138,8 @@ if (process.send) {
       reply({ result: process.cpuUsage() });
     } else if ('memory' in msg) {
       reply({ result: memory() });
+    } else if ('heapSnapshot' in msg) {
+      reply({ result: heapSnapshot(msg.heapSnapshot) });
     } else if ('parse' in msg) {
       // The same objects as plain JSON.parse output: the memory baseline for the cache.
       const before = memory();

@@ -1,4 +1,7 @@
-// A process's memory after a full collection (the process runs with --expose-gc).
+// A process's memory after a full collection (the process runs with --expose-gc), and
+// its heap snapshot.
+
+import { writeHeapSnapshot } from 'node:v8';
 
 export interface MemoryUsage {
   readonly heapUsed: number;
@@ -12,4 +15,9 @@ export function memory(): MemoryUsage {
   gc?.();
   const m = process.memoryUsage();
   return { heapUsed: m.heapUsed, rss: m.rss, external: m.external };
+}
+
+/** Writes a heap snapshot of this process (V8 collects garbage first) to `file`. */
+export function heapSnapshot(file: string): { file: string } {
+  return { file: writeHeapSnapshot(file) };
 }

@@ -16,7 +16,7 @@ import {
 } from '../../pkg/server/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
 import { gcStats } from './gc-stats.js';
-import { memory } from './memory.js';
+import { heapSnapshot, memory } from './memory.js';
 import { profile } from './profiler.js';
 import { userBody } from './objects.js';
 
@@ -31,6 +31,7 @@ export interface HostStarted {
 export type HostMessage =
   | { id: number; start: { args: string[] } }
   | { id: number; memory: true }
+  | { id: number; heapSnapshot: string }
   | { id: number; cpu: true }
   | { id: number; gcStats: true }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
@@ -100,6 +101,7 @@ if (process.send) {
       reply({ error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     if ('start' in msg) start(msg.start.args).then((r) => reply({ result: r }), fail);
     else if ('memory' in msg) reply({ result: memory() });
+    else if ('heapSnapshot' in msg) reply({ result: heapSnapshot(msg.heapSnapshot) });
     else if ('cpu' in msg) reply({ result: process.cpuUsage() });
     else if ('gcStats' in msg) reply({ result: gcStats() });
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);

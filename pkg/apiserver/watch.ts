@@ -9,6 +9,7 @@
 import { ApiError, isApiError, toApiError } from '../apis/meta/errors.js';
 import type { KubeList, KubeObject } from '../apis/meta/types.js';
 import type { ListOptions, RESTStorage, RequestContext } from '../registry/rest/interfaces.js';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { StorageWatchEvent, WatchReceiver, Watcher } from '../storage/interfaces.js';
 import type { Logger } from '../util/log/index.js';
@@ -85,15 +86,49 @@ function watchEventLine(type: string, object: unknown): string {
   return `${JSON.stringify({ type, object })}\n`;
 }
 
+/**
+ * What the open watches of one server share, so that an idle watch holds no closure or
+ * copy of its own: the settings, the open watches by response, the one 'close' listener
+ * they all use (a closure per watch, wrapped by once(), was ~250 B per idle watch), and
+ * the metric labels of each resource.
+ */
+class OpenWatches {
+  readonly byResponse = new Map<ServerResponse, ActiveWatch>();
+  readonly onResponseClose: (this: ServerResponse) => void;
+  private readonly labels = new WeakMap<RESTStorage, WatchLabels>();
+
+  constructor(
+    readonly logger: Logger,
+    readonly drainTimeoutMs: number,
+  ) {
+    const byResponse = this.byResponse;
+    this.onResponseClose = function (this: ServerResponse): void {
+      byResponse.get(this)?.end();
+    };
+  }
+
+  labelsOf(storage: RESTStorage): WatchLabels {
+    let labels = this.labels.get(storage);
+    if (!labels) {
+      const { group, version, resource } = storage.info;
+      labels = { group, version, resource };
+      this.labels.set(storage, labels);
+    }
+    return labels;
+  }
+}
+
 /** Serves watch requests and keeps track of the open ones, so shutdown can end them. */
 export class WatchServer {
-  private readonly active = new Set<ActiveWatch>();
+  private readonly open: OpenWatches;
   private shuttingDown = false;
 
-  constructor(private readonly options: WatchServerOptions) {}
+  constructor(private readonly options: WatchServerOptions) {
+    this.open = new OpenWatches(options.logger, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+  }
 
   get openWatches(): number {
-    return this.active.size;
+    return this.open.byResponse.size;
   }
 
   async serve(
@@ -119,30 +154,21 @@ export class WatchServer {
       }
       return;
     }
-    const watch: ActiveWatch = new ActiveWatch(
-      scope,
-      storage,
-      ctx,
-      watcher,
-      output,
-      tableOptions,
-      this.timeoutMs(listOptions),
-      {
-        logger: this.options.logger,
-        drainTimeoutMs: this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
-        onEnd: () => this.active.delete(watch),
-      },
-    );
-    this.active.add(watch);
-    // Returned rather than awaited: no frame of this function stays alive with the watch.
-    return watch.run();
+    const watch = new ActiveWatch(this.open, scope, storage, ctx, watcher, output, tableOptions);
+    this.open.byResponse.set(scope.res, watch);
+    // A pushed-to watch is not waited for: the request's chain of async frames (handler,
+    // filters, each a promise adopting the next) then settles as the stream begins,
+    // where waiting kept ~2 KiB of promises and their resolving functions per idle watch.
+    // Everything that follows the watch's end hangs on the response's close instead
+    // (the request log line, audit, metrics), as it did. A pulled one is still waited for.
+    return watch.run(this.timeoutMs(listOptions));
   }
 
   /** Ends every open watch cleanly and refuses new ones. */
   shutdown(): void {
     this.shuttingDown = true;
     const grace = this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
-    for (const watch of this.active) watch.end(grace);
+    for (const watch of this.open.byResponse.values()) watch.end(grace);
   }
 
   private timeoutMs(options: ListOptions): number {
@@ -153,59 +179,70 @@ export class WatchServer {
   }
 }
 
+/** A watch's timeout: a function for all of them, handed the watch, rather than a closure each. */
+function endOnTimeout(watch: ActiveWatch): void {
+  watch.end();
+}
+
 class ActiveWatch implements WatchReceiver {
   private ended = false;
   private timer: NodeJS.Timeout | undefined;
   private wakeDrainWaiter: (() => void) | undefined;
   private firstTable = true;
-  private readonly onClose = (): void => this.end();
   /** What the last write went to (the socket, for a chunk written straight to it), and so what says it drained. */
   private drainSource: NodeJS.EventEmitter | undefined;
-  private readonly labels: WatchLabels;
   /**
    * Whether shared chunks may go straight to the socket: only where the response would
    * send them framed as chunks (not for HEAD, which sends no body; not to an HTTP/1.0
    * client, which gets no chunked encoding).
    */
   private framesOwnChunks = false;
-  /** Push delivery: the watcher's resume, and what settles run() when the stream ends. */
+  /** Push delivery: the watcher's resume. */
   private resume: (() => void) | undefined;
-  private settleRun: (() => void) | undefined;
+  private readonly labels: WatchLabels;
+  private readonly conversion: NegotiatedOutput['convert'];
+  /**
+   * The request's context and table options, kept only for a Table conversion (which
+   * is handed them); any other watch lets go of the context, and of the user and the
+   * signal getter it holds.
+   */
+  private readonly table: { readonly ctx: RequestContext; readonly options: TableOptions } | undefined;
 
   constructor(
+    private readonly open: OpenWatches,
     private readonly scope: RequestScope,
     private readonly storage: RESTStorage,
-    private readonly ctx: RequestContext,
+    ctx: RequestContext,
     private readonly watcher: Watcher,
-    private readonly output: NegotiatedOutput,
-    private readonly tableOptions: TableOptions | undefined,
-    private readonly timeoutMs: number,
-    private readonly env: {
-      readonly logger: Logger;
-      readonly drainTimeoutMs: number;
-      readonly onEnd: () => void;
-    },
+    output: NegotiatedOutput,
+    tableOptions: TableOptions | undefined,
   ) {
-    const { group, version, resource } = storage.info;
-    this.labels = { group, version, resource };
+    this.labels = open.labelsOf(storage);
+    this.conversion = output.convert;
+    this.table =
+      output.convert?.kind === 'Table'
+        ? { ctx, options: tableOptions ?? { includeObject: 'Metadata' } }
+        : undefined;
   }
 
-  /** Streams the events until the watch ends; resolves then. */
-  run(): Promise<void> {
+  /**
+   * Starts streaming the events, ending them after `timeoutMs`. A watcher that pushes
+   * needs nothing more from the caller: it writes each event as it comes, and returns at
+   * once. One that must be pulled returns the pull loop, which resolves when the watch ends.
+   */
+  run(timeoutMs: number): Promise<void> | undefined {
     const res = this.scope.res;
     this.scope.applyWarnings();
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
     this.framesOwnChunks = res.chunkedEncoding && this.scope.req.method !== 'HEAD';
-    res.once('close', this.onClose);
-    this.timer = setTimeout(() => this.end(), this.timeoutMs);
+    // on(), not once(): a response closes once, and end() takes the listener off.
+    res.on('close', this.open.onResponseClose);
+    this.timer = setTimeout(endOnTimeout, timeoutMs, this);
     if (!this.watcher.receive) return this.pull();
     // Pushed to: the dispatcher writes each event as it goes, with no promise per event.
-    const done = new Promise<void>((resolve) => {
-      this.settleRun = resolve;
-    });
     if (!this.ended) this.resume = this.watcher.receive(this);
-    return done;
+    return undefined;
   }
 
   /** WatchReceiver: writes one event; false (hold) while the socket drains, or once the stream is over. */
@@ -260,15 +297,17 @@ class ActiveWatch implements WatchReceiver {
     const graceMs = typeof graceMsOrError === 'number' ? graceMsOrError : undefined;
     if (graceMsOrError !== undefined && graceMs === undefined) this.writeErrorEvent(graceMsOrError);
     this.ended = true;
-    this.env.onEnd();
-    this.scope.res.off('close', this.onClose);
-    this.settleRun?.();
+    this.open.byResponse.delete(this.scope.res);
+    this.scope.res.off('close', this.open.onResponseClose);
     if (this.timer) clearTimeout(this.timer);
     this.wakeDrainWaiter?.();
     try {
       this.watcher.stop();
     } catch (err) {
-      this.env.logger.error('stopping a watcher failed', { ...this.scope.logFields(), error: describe(err) });
+      this.open.logger.error('stopping a watcher failed', {
+        ...this.scope.logFields(),
+        error: describe(err),
+      });
     }
     const res = this.scope.res;
     if (!res.writableEnded && !res.destroyed) res.end();
@@ -292,7 +331,7 @@ class ActiveWatch implements WatchReceiver {
   private write(event: StorageWatchEvent): boolean {
     countEvent(this.labels);
     const res = this.scope.res;
-    const shared = this.output.convert ? undefined : event.shared;
+    const shared = this.conversion ? undefined : event.shared;
     if (shared) {
       const socket = res.socket;
       if (
@@ -317,14 +356,14 @@ class ActiveWatch implements WatchReceiver {
   }
 
   private encode(event: StorageWatchEvent): string {
-    const convert = this.output.convert;
+    const convert = this.conversion;
     let object: unknown = event.object;
     if (convert && event.type !== 'ERROR') {
       try {
         object = this.convert(event, convert.kind, convert.version);
       } catch (err) {
         // As upstream: a failed conversion is logged and the object sent as it is.
-        this.env.logger.error('watch event conversion failed', {
+        this.open.logger.error('watch event conversion failed', {
           ...this.scope.logFields(),
           error: describe(err),
         });
@@ -337,13 +376,13 @@ class ActiveWatch implements WatchReceiver {
     switch (kind) {
       case 'Table': {
         // Bookmarks carry only a resourceVersion: there is no row to show.
-        if (event.type === 'BOOKMARK') return event.object;
+        if (event.type === 'BOOKMARK' || !this.table) return event.object;
         const table = asTable(
           this.storage,
-          this.ctx,
+          this.table.ctx,
           event.object as KubeObject | KubeList,
           version,
-          this.tableOptions ?? { includeObject: 'Metadata' },
+          this.table.options,
           !this.firstTable,
         );
         this.firstTable = false;
@@ -372,10 +411,10 @@ class ActiveWatch implements WatchReceiver {
       };
       const onDrain = (): void => settle(true);
       const timer = setTimeout(() => {
-        this.env.logger.warn('watch client is not reading; closing its stream', this.scope.logFields());
+        this.open.logger.warn('watch client is not reading; closing its stream', this.scope.logFields());
         settle(false);
         res.destroy();
-      }, this.env.drainTimeoutMs);
+      }, this.open.drainTimeoutMs);
       source.on('drain', onDrain);
       this.wakeDrainWaiter = () => settle(false);
     });
@@ -383,7 +422,7 @@ class ActiveWatch implements WatchReceiver {
 
   private writeErrorEvent(err: unknown): void {
     if (!isApiError(err)) {
-      this.env.logger.error('watch failed', { ...this.scope.logFields(), error: describe(err) });
+      this.open.logger.error('watch failed', { ...this.scope.logFields(), error: describe(err) });
     }
     const res = this.scope.res;
     if (res.writableEnded || res.destroyed) return;

@@ -38,13 +38,8 @@ import type { CompiledSchema } from '../../apis/schema/types.js';
 import type { StorageDeadline } from '../../storage/deadline.js';
 import { invalidObj, isStorageError } from '../../storage/errors.js';
 import { isObject } from '../../apis/meta/types.js';
-import {
-  EventMemo,
-  type Storage,
-  type StorageWatchEvent,
-  type WatchReceiver,
-  type Watcher,
-} from '../../storage/interfaces.js';
+import { EventMemo, type Storage, type StorageWatchEvent, type Watcher } from '../../storage/interfaces.js';
+import { decorateWatcher } from './decorated-watcher.js';
 import type {
   Admission,
   CreateOptions,
@@ -377,7 +372,7 @@ export class Store implements RESTStorage {
       '',
       'watch',
     );
-    return this.decorateWatcher(watcher);
+    return decorateWatcher(watcher, this.decorateWatchEvent);
   }
 
   /**
@@ -403,84 +398,28 @@ export class Store implements RESTStorage {
     return { key: this.keys.collectionPrefix(namespace), recursive: true };
   }
 
-  private decorateWatcher(inner: Watcher): Watcher {
-    const decorate = (e: StorageWatchEvent): StorageWatchEvent => {
-      switch (e.type) {
-        case 'ADDED':
-        case 'MODIFIED':
-        case 'DELETED':
-          return { type: e.type, object: this.output(e.object, false) };
-        case 'BOOKMARK':
-          return { type: e.type, object: { ...e.object, apiVersion: this.apiVersion, kind: this.info.kind } };
-        case 'ERROR':
-          return e;
-      }
-    };
+  /** A watch event as this Store hands objects out: one function for all its watches. */
+  private readonly decorateWatchEvent = (e: StorageWatchEvent): StorageWatchEvent =>
     // A shared event (one for all watchers) gets one shared decorated copy, with its own
     // memo for the layers above: decorating it depends on nothing but the event.
-    const event = (e: StorageWatchEvent): StorageWatchEvent =>
-      e.shared
-        ? e.shared.memo(this.decoratedEvent, () => ({ ...decorate(e), shared: new EventMemo() }))
-        : decorate(e);
-    // Push delivery passes through when the inner watcher has it (the watch cache's):
-    // the fan-out then costs no promise per event and watcher.
-    const receive = inner.receive?.bind(inner);
-    // A plain iterator, not an async generator: it sits on the fan-out path once per
-    // watcher per event, where a generator's extra promise turns add up.
-    return {
-      stop: () => inner.stop(),
-      ...(receive && {
-        receive: (receiver: WatchReceiver) =>
-          receive({
-            event: (e) => {
-              let decorated: StorageWatchEvent;
-              try {
-                decorated = event(e);
-              } catch (err) {
-                // The error first: stopping the inner watcher ends the receiver too
-                // (cleanly), and the first end is the one the client sees.
-                receiver.end(err);
-                inner.stop();
-                return false;
-              }
-              return receiver.event(decorated);
-            },
-            end: (err) => receiver.end(err),
-          }),
-      }),
-      [Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
-        const it = inner[Symbol.asyncIterator]();
-        // A consumer that stops iterating, or an iteration that ends or fails, is done with the watch.
-        const finish = (): IteratorResult<StorageWatchEvent> => {
-          inner.stop();
-          return { done: true, value: undefined };
-        };
-        const fail = (err: unknown): never => {
-          finish();
-          throw err;
-        };
-        return {
-          // Like a generator's, calls are meant one at a time (for await, the watch writer).
-          next: () =>
-            it.next().then((r) => {
-              if (r.done) return finish();
-              try {
-                return { done: false, value: event(r.value) };
-              } catch (err) {
-                return fail(err);
-              }
-            }, fail),
-          return: async () => {
-            try {
-              await it.return?.();
-            } finally {
-              finish();
-            }
-            return { done: true, value: undefined };
-          },
-        };
-      },
-    };
+    e.shared
+      ? e.shared.memo(this.decoratedEvent, () => ({
+          ...this.decoratedWatchEvent(e),
+          shared: new EventMemo(),
+        }))
+      : this.decoratedWatchEvent(e);
+
+  private decoratedWatchEvent(e: StorageWatchEvent): StorageWatchEvent {
+    switch (e.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED':
+        return { type: e.type, object: this.output(e.object, false) };
+      case 'BOOKMARK':
+        return { type: e.type, object: { ...e.object, apiVersion: this.apiVersion, kind: this.info.kind } };
+      case 'ERROR':
+        return e;
+    }
   }
 
   // ---- update / patch -------------------------------------------------------

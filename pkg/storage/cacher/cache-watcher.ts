@@ -31,7 +31,13 @@ export interface CacheWatcherConfig {
 }
 
 export class CacheWatcher implements Watcher {
-  private readonly queue: WatchQueue<StorageWatchEvent>;
+  /**
+   * Events waiting for the consumer: made only when one has to wait (initial events, a
+   * consumer that holds or iterates, the last ERROR), and let go of once a receiver has
+   * drained it. An idle watch that keeps up has none (an empty queue and its array
+   * were ~150 B of every idle watch).
+   */
+  private queue: WatchQueue<StorageWatchEvent> | undefined;
   /** How far behind the consumer may fall: the queue capacity, plus the initial events it was given. */
   private capacity: number;
   private readonly matches: ((obj: KubeObject) => boolean) | undefined;
@@ -44,13 +50,24 @@ export class CacheWatcher implements Watcher {
   private held = false;
   private flushing = false;
   private toldEnd = false;
-  private readonly resume = (): void => {
-    this.held = false;
-    this.flush();
-  };
+  // The config's fields, kept one by one rather than the object: the cache hands every
+  // watcher the same functions, so a watcher holds no closure of its own.
+  private readonly key: string;
+  private readonly recursive: boolean;
+  private readonly allowWatchBookmarks: boolean;
+  private readonly bookmarkIntervalMs: number;
+  private readonly revision: () => number;
+  private readonly typeMeta: () => TypeMeta | undefined;
+  private readonly onStopped: ((watcher: CacheWatcher) => void) | undefined;
 
-  constructor(private readonly config: CacheWatcherConfig) {
-    this.queue = new WatchQueue<StorageWatchEvent>(config.queueCapacity);
+  constructor(config: CacheWatcherConfig) {
+    this.key = config.key;
+    this.recursive = config.recursive;
+    this.allowWatchBookmarks = config.allowWatchBookmarks;
+    this.bookmarkIntervalMs = config.bookmarkIntervalMs;
+    this.revision = config.revision;
+    this.typeMeta = config.typeMeta;
+    this.onStopped = config.onStopped;
     this.capacity = config.queueCapacity;
     const predicate = config.predicate;
     this.matches = predicate.empty
@@ -77,7 +94,7 @@ export class CacheWatcher implements Watcher {
   }
 
   covers(key: string): boolean {
-    return this.config.recursive ? key.startsWith(this.config.key) : key === this.config.key;
+    return this.recursive ? key.startsWith(this.key) : key === this.key;
   }
 
   /** Queues ADDED for the current state: the initial events of a watch. */
@@ -96,16 +113,16 @@ export class CacheWatcher implements Watcher {
       }
       // The state is sent whatever its size; only falling behind on changes counts against the bound.
       this.capacity++;
-      this.queue.push(event);
+      this.queued().push(event);
     }
   }
 
   /** From here on, changes after `revision` are this watcher's business. */
   startAt(revision: number, initialEventsEnd: boolean): void {
     this.startRevision = revision;
-    if (initialEventsEnd && this.config.allowWatchBookmarks) this.pushBookmark(revision, true);
-    if (this.config.allowWatchBookmarks && this.config.bookmarkIntervalMs > 0 && !this.stopped) {
-      this.timer = setInterval(() => this.periodicBookmark(), this.config.bookmarkIntervalMs);
+    if (initialEventsEnd && this.allowWatchBookmarks) this.pushBookmark(revision, true);
+    if (this.allowWatchBookmarks && this.bookmarkIntervalMs > 0 && !this.stopped) {
+      this.timer = setInterval(CacheWatcher.bookmarkTick, this.bookmarkIntervalMs, this);
       this.timer.unref();
     }
   }
@@ -125,7 +142,7 @@ export class CacheWatcher implements Watcher {
   /** Sends `status` as the last event and ends the watch. */
   fail(status: Status): void {
     if (this.stopped) return;
-    this.queue.push({ type: 'ERROR', object: { ...status } });
+    this.queued().push({ type: 'ERROR', object: { ...status } });
     this.stop();
   }
 
@@ -134,8 +151,8 @@ export class CacheWatcher implements Watcher {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.queue.end();
-    this.config.onStopped?.(this);
+    this.queue?.end();
+    this.onStopped?.(this);
     // A receiver still gets what was queued (as an iterator would), then the end.
     this.flush();
   }
@@ -147,7 +164,7 @@ export class CacheWatcher implements Watcher {
   receive(receiver: WatchReceiver): () => void {
     this.receiver = receiver;
     this.flush();
-    return this.resume;
+    return this.resume.bind(this);
   }
 
   /**
@@ -158,6 +175,7 @@ export class CacheWatcher implements Watcher {
    */
   [Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
     let done = false;
+    const queue = this.queued();
     const finish = (): IteratorResult<StorageWatchEvent> => {
       done = true;
       this.stop();
@@ -167,7 +185,7 @@ export class CacheWatcher implements Watcher {
       // Like a generator's, calls are meant one at a time (for await, the watch writer).
       next: () => {
         if (done) return Promise.resolve({ done: true, value: undefined });
-        return this.queue.shift().then((event): IteratorResult<StorageWatchEvent> => {
+        return queue.shift().then((event): IteratorResult<StorageWatchEvent> => {
           if (event === undefined) return finish();
           if (event.type === 'ERROR') finish();
           return { done: false, value: event };
@@ -177,55 +195,83 @@ export class CacheWatcher implements Watcher {
     };
   }
 
+  /** The queue, made now if there is none; ended already if the watch is. */
+  private queued(): WatchQueue<StorageWatchEvent> {
+    let queue = this.queue;
+    if (!queue) {
+      queue = this.queue = new WatchQueue<StorageWatchEvent>(this.capacity);
+      if (this.stopped) queue.end();
+    }
+    return queue;
+  }
+
+  /** The receiver asked to wait, and now takes events again. */
+  private resume(): void {
+    this.held = false;
+    this.flush();
+  }
+
   private push(event: StorageWatchEvent): void {
     if (this.stopped) return;
     const receiver = this.receiver;
-    if (receiver && !this.held && !this.flushing && this.queue.length === 0) {
+    const waiting = this.queue?.length ?? 0;
+    if (receiver && !this.held && !this.flushing && waiting === 0) {
       // Keeping up: straight to the receiver, as the bare fan-out writes straight to a socket.
       if (!receiver.event(event)) this.held = true;
       return;
     }
-    if (this.queue.length >= this.capacity) {
+    if (waiting >= this.capacity) {
       // Too slow: end the watch rather than buffer without bound. The client sees the
       // stream end and re-watches from the last resourceVersion it received.
       this.stop();
       return;
     }
-    this.queue.push(event);
+    this.queued().push(event);
     this.flush();
   }
 
-  /** Hands queued events to the receiver until it holds; once the queue has ended and drained, the end. */
+  /** Hands queued events to the receiver until it holds; once the watch has stopped and the queue drained, the end. */
   private flush(): void {
     const receiver = this.receiver;
     if (!receiver || this.flushing) return;
-    this.flushing = true;
-    try {
-      while (!this.held && this.queue.length > 0) {
-        if (!receiver.event(this.queue.takeNow() as StorageWatchEvent)) this.held = true;
+    const queue = this.queue;
+    if (queue) {
+      this.flushing = true;
+      try {
+        while (!this.held && queue.length > 0) {
+          if (!receiver.event(queue.takeNow() as StorageWatchEvent)) this.held = true;
+        }
+      } finally {
+        this.flushing = false;
       }
-    } finally {
-      this.flushing = false;
+      if (queue.length > 0) return;
+      // Drained: a receiver that keeps up needs no queue until it falls behind again.
+      if (this.queue === queue) this.queue = undefined;
     }
-    if (this.queue.isEnded && this.queue.length === 0 && !this.toldEnd) {
+    if (this.stopped && !this.toldEnd) {
       this.toldEnd = true;
       receiver.end();
     }
   }
 
+  /** The bookmark timer's callback: one function for every watcher, handed the watcher, not a closure each. */
+  private static bookmarkTick(this: void, watcher: CacheWatcher): void {
+    watcher.periodicBookmark();
+  }
+
   private periodicBookmark(): void {
     if (this.stopped) return;
     // A bookmark already waiting says the same thing, only less recently.
-    if (this.queue.last()?.type === 'BOOKMARK') return;
+    if (this.queue?.last()?.type === 'BOOKMARK') return;
     // The cache hands every change to every watcher as it applies it, so everything
     // up to the cache's revision has been queued here.
-    this.pushBookmark(Math.max(this.startRevision, this.config.revision()), false);
+    this.pushBookmark(Math.max(this.startRevision, this.revision()), false);
   }
 
   private pushBookmark(revision: number, initialEventsEnd: boolean): void {
     const metadata: KubeObject['metadata'] = { resourceVersion: formatResourceVersion(revision) };
     if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
-    this.push({ type: 'BOOKMARK', object: { ...this.config.typeMeta(), metadata } });
+    this.push({ type: 'BOOKMARK', object: { ...this.typeMeta(), metadata } });
   }
 }
 

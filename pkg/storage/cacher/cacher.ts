@@ -50,7 +50,7 @@ import { Reflector, type WatchEnd } from '../../util/reflector.js';
 import { settlesWithin } from '../../util/within.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
 import type { GlobalProgress } from './global-progress.js';
-import { CacheEntry, deepFreeze, WatchCache, type Snapshot } from './watch-cache.js';
+import { CacheEntry, deepFreeze, WatchCache, type Snapshot, type TypeMeta } from './watch-cache.js';
 
 /** The fewest handed writes kept before a sweep (see Cacher.sweepWrittenAt). */
 const WRITTEN_SWEEP_MIN = 256;
@@ -480,6 +480,14 @@ export class Cacher {
     return this.register(watcher, revision, false);
   }
 
+  // What every watcher of this cache calls back: made once, not once a watch (each
+  // watcher keeps them, and a closure each was heap per idle watch).
+  private readonly cachedRevision = (): number => this.cache.revision;
+  private readonly currentTypeMeta = (): TypeMeta | undefined => this.cache.typeMeta;
+  private readonly forgetWatcher = (watcher: CacheWatcher): void => {
+    this.watchers.delete(watcher);
+  };
+
   private watcherConfig(key: string, recursive: boolean, options: WatchOptions): CacheWatcherConfig {
     return {
       key,
@@ -488,9 +496,9 @@ export class Cacher {
       allowWatchBookmarks: options.allowWatchBookmarks ?? false,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? this.options.bookmarkIntervalMs,
       queueCapacity: this.options.watchQueueCapacity,
-      revision: () => this.cache.revision,
-      typeMeta: () => this.cache.typeMeta,
-      onStopped: (watcher) => this.watchers.delete(watcher),
+      revision: this.cachedRevision,
+      typeMeta: this.currentTypeMeta,
+      onStopped: this.forgetWatcher,
     };
   }
 

@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LadderMode } from './ladder-handler.js';
 import { heapSnapshot, memory } from './memory.js';
 import { profile, type ProfileCommand } from './profiler.js';
 
@@ -24,7 +25,9 @@ export type BareMode =
    * HTTP/1.1 chunk and the same bytes written to every stream's socket, as the API server
    * does with a shared event.
    */
-  | { readonly mode: 'broadcast'; readonly event: string };
+  | { readonly mode: 'broadcast'; readonly event: string }
+  /** 'bytes' with the API server's mandatory steps of a get added one at a time (get-ladder.ts). */
+  | LadderMode;
 
 export interface BareStart {
   readonly certPem: string;
@@ -70,6 +73,8 @@ function handlerFor(b: BareMode): (req: IncomingMessage, res: ServerResponse) =>
       };
     case 'broadcast':
       return broadcaster(b.event);
+    case 'ladder':
+      throw new Error('the ladder handler is loaded by start()');
   }
 }
 
@@ -112,7 +117,11 @@ function broadcaster(event: string): (req: IncomingMessage, res: ServerResponse)
 }
 
 async function start(s: BareStart): Promise<{ origin: string }> {
-  const handle = handlerFor(s.behaviour);
+  // Only the ladder loads the project's modules: the other baselines stay bare.
+  const handle =
+    s.behaviour.mode === 'ladder'
+      ? (await import('./ladder-handler.js')).ladderHandler(s.behaviour)
+      : handlerFor(s.behaviour);
   server = createServer({ cert: s.certPem, key: s.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
     req.resume();
     handle(req, res);

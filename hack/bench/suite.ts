@@ -323,17 +323,12 @@ export class Suite {
     const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
 
     this.env.log('bench: authorization at scale (sqlite)');
-    // A plain user reading their own User: authenticated by an access key, authorized by the rules.
-    const reader = await this.plainUser(target);
-    const getOwn = {
-      kind: 'get' as const,
-      target: reader,
-      paths: [`${API_PATH}/users/reader`],
-      concurrency: 32,
-      ...timing,
-    };
-    await this.settle(host);
-    const small = await this.measured(host, getOwn);
+    // Two servers started alike, one seeded and one not, measured in alternating
+    // windows once both have settled: the row compares stores, not moments. (It
+    // compared two windows of one server minutes apart, before and after seeding,
+    // and read 0.76-1.13x with the same code.) The seeded one serves the rows after.
+    const unseeded = await this.startServer(['--storage-backend', 'sqlite']);
+    const readers = [await this.plainUser(target), await this.plainUser(unseeded.target)];
     const { users, keys, teams } = s.authz;
     await this.job({
       kind: 'create-users-count',
@@ -346,8 +341,25 @@ export class Suite {
     await this.createMany(target, 'ownedaccesskeys', keys, (i) =>
       accessKeyBody(`key-${i}`, `member-${i % users}`, `k${String(i).padStart(8, '0')}`.padEnd(64, 'x')),
     );
-    await this.settle(host);
-    const large = await this.measured(host, getOwn);
+    // A plain user reading their own User: authenticated by an access key, authorized by the rules.
+    const getOwn = (which: number): Job => ({
+      kind: 'get',
+      target: readers[which] ?? target,
+      paths: [`${API_PATH}/users/reader`],
+      concurrency: 32,
+      ...timing,
+    });
+    const sides = [host, unseeded.host];
+    // One unmeasured window each first: the seeded server has served the seeding, the
+    // other almost nothing, and a cold JIT would count against the unseeded side (in
+    // two quick runs without it, the seeded server read 2.7-2.9x the unseeded one).
+    for (const [which, side] of sides.entries()) {
+      await this.settle(side);
+      await this.job(getOwn(which));
+    }
+    const [large, small] = await this.alternating(sides, ['seeded', 'unseeded'], getOwn);
+    await unseeded.host.stop();
+    if (!large || !small) throw new Error('authorization at scale: a side was never measured');
     this.add(
       new Row(
         'authz-scale',
@@ -763,58 +775,40 @@ export class Suite {
       await start(['--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0']),
     ];
     const labels = ['overload limiter on (the default)', 'no limiter'];
-    // Both servers run side by side and take turns, twice each in alternating order, and
-    // each keeps its best round: a neighbour's burst can only slow a round down, and
-    // with turns it falls on both alike (one after the other, a ratio of 0.9 drowned in
-    // the machine's noise: 0.19-0.77x for the same build in three quick runs). The gets
-    // are measured first on both, then the creates, and before every turn both servers
-    // settle: a turn never shares the two cores with what the other server has left to
-    // do (its start, or its last turn's creates: the write-ahead log, the identity
-    // cache, the collector). Before, only the measured server settled, and the limited
-    // server's first gets ran while the other was starting. The limiter itself costs a
-    // get ~0.2 us of CPU (hack/bench/limiter-ab.ts), well under 1%.
-    const best: { gets?: LoadResult; creates?: LoadResult }[] = [{}, {}];
-    const better = (a: LoadResult | undefined, b: LoadResult): LoadResult =>
-      a && a.throughput >= b.throughput ? a : b;
-    const turns = (round: number): number[] => (round === 0 ? [0, 1] : [1, 0]);
-    for (const op of ['gets', 'creates'] as const) {
-      for (let round = 0; round < 2; round++) {
-        for (const which of turns(round)) {
-          const side = sides[which];
-          const kept = best[which];
-          if (!side || !kept) continue;
-          this.env.log(`bench: a plain user's ${op}, ${labels[which]}, round ${round + 1} (sqlite)`);
-          // Quiet first: a fresh server is still starting (bootstrap, first lists, JIT),
-          // and the other one may still be finishing its last turn's work.
-          for (const each of sides) await this.settle(each.host);
-          const result =
-            op === 'gets'
-              ? await this.measured(side.host, {
-                  kind: 'get',
-                  target: side.reader,
-                  paths: [`${API_PATH}/users/reader`],
-                  concurrency: 32,
-                  ...timing,
-                })
-              : await this.measured(side.host, {
-                  kind: 'create-access-keys',
-                  target: side.reader,
-                  user: 'reader',
-                  namePrefix: `lim-${round}`,
-                  concurrency: 64,
-                  ...timing,
-                });
-          kept[op] = better(kept[op], result);
-        }
-      }
-    }
+    // Both servers take turns (alternating(): best of two rounds in alternating order,
+    // all settled before each turn), the gets first on both, then the creates. One
+    // after the other, a ratio of 0.9 drowned in the machine's noise (0.19-0.77x for
+    // the same build in three quick runs). The limiter itself costs a get ~0.2 us of
+    // CPU (hack/bench/limiter-ab.ts), well under 1%.
+    const hosts = sides.map((side) => side.host);
+    const reader = (which: number): HttpTarget => {
+      const side = sides[which];
+      if (!side) throw new Error(`limiter workload: no side ${which}`);
+      return side.reader;
+    };
+    const gets = await this.alternating(hosts, labels, (which) => ({
+      kind: 'get',
+      target: reader(which),
+      paths: [`${API_PATH}/users/reader`],
+      concurrency: 32,
+      ...timing,
+    }));
+    const creates = await this.alternating(hosts, labels, (which, round) => ({
+      kind: 'create-access-keys',
+      target: reader(which),
+      user: 'reader',
+      namePrefix: `lim-${round}`,
+      concurrency: 64,
+      ...timing,
+    }));
     for (const side of sides) await side.host.stop();
-    const [limited, unlimited] = best;
-    if (!limited?.gets || !limited.creates || !unlimited?.gets || !unlimited.creates) {
+    const [limitedGets, unlimitedGets] = gets;
+    const [limitedCreates, unlimitedCreates] = creates;
+    if (!limitedGets || !limitedCreates || !unlimitedGets || !unlimitedCreates) {
       throw new Error('limiter workload: a side was never measured');
     }
-    const on = { gets: limited.gets, creates: limited.creates };
-    const off = { gets: unlimited.gets, creates: unlimited.creates };
+    const on = { gets: limitedGets, creates: limitedCreates };
+    const off = { gets: unlimitedGets, creates: unlimitedCreates };
     const rows = [
       ['limiter-get', "a plain user's gets of their own User, 32 clients", 'gets', 'gets/s'],
       [
@@ -831,6 +825,37 @@ export class Suite {
           .target('>=', 0.9),
       );
     }
+  }
+
+  /**
+   * Servers side by side taking turns at the job `job(which, round)` builds: two rounds,
+   * the second in the other order, each server keeping its best round (a neighbour's
+   * burst can only slow a round down, and with turns it falls on both alike). Before
+   * every turn all of them settle, so a turn never shares the two cores with what
+   * another server has left to do (its start, its seeding, its last turn's writes).
+   * Returns each server's best result, in the order of `hosts`.
+   */
+  private async alternating(
+    hosts: readonly Child[],
+    labels: readonly string[],
+    job: (which: number, round: number) => Job,
+  ): Promise<(LoadResult | undefined)[]> {
+    const best: (LoadResult | undefined)[] = hosts.map(() => undefined);
+    for (let round = 0; round < 2; round++) {
+      const order = hosts.map((_, i) => i);
+      if (round % 2 === 1) order.reverse();
+      for (const which of order) {
+        const host = hosts[which];
+        if (!host) continue;
+        const built = job(which, round);
+        this.env.log(`bench:   ${built.kind}, ${labels[which] ?? which}, round ${round + 1}`);
+        for (const each of hosts) await this.settle(each);
+        const result = await this.measured(host, built);
+        const kept = best[which];
+        best[which] = kept && kept.throughput >= result.throughput ? kept : result;
+      }
+    }
+    return best;
   }
 
   /** The plain User `reader` with an access key, once that key works: a target for its requests. */

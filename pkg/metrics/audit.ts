@@ -2,6 +2,7 @@
 
 import { Counter } from 'prom-client';
 
+import { CounterFamily, type CounterSeries } from './families.js';
 import { registry } from './registry.js';
 
 export const auditEventTotal = new Counter({
@@ -17,12 +18,23 @@ export const auditErrorTotal = new Counter({
   registers: [registry],
 });
 
-export const auditLevelTotal = new Counter({
+// Counted on every request, so a resolved-series family (families.ts) with each
+// level's series kept: the levels are the policy's four, never a client's value.
+const auditLevelTotal = new CounterFamily({
   name: 'apiserver_audit_level_total',
   help: 'Counter of policy levels for audit events (1 per request).',
   labelNames: ['level'],
-  registers: [registry],
+  registry,
 });
+
+const levelSeries = new Map<string, CounterSeries>();
+
+/** Counts one request's audit policy level in apiserver_audit_level_total. */
+export function countAuditLevel(level: 'None' | 'Metadata' | 'Request' | 'RequestResponse'): void {
+  let series = levelSeries.get(level);
+  if (!series) levelSeries.set(level, (series = auditLevelTotal.series({ level })));
+  series.inc();
+}
 
 export const auditRequestsRejectedTotal = new Counter({
   name: 'apiserver_audit_requests_rejected_total',

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 
 import { CounterFamily, HistogramFamily } from './families.js';
+import { LATENCY_BUCKETS } from './registry.js';
 import { sample } from './testing.js';
 
 describe('hot-path metric families', () => {
@@ -42,5 +43,45 @@ describe('hot-path metric families', () => {
     assert.match(text, /# TYPE x_total counter/);
     assert.equal(sample(text, 'x_total', { verb: 'GET', code: '200' }), 3);
     assert.equal(sample(text, 'x_total', { verb: 'GET', code: '404' }), 1);
+  });
+
+  it('expose byte for byte what prom-client exposes for the same calls', async () => {
+    // The storage and audit metrics moved from prom-client to these families: a
+    // scrape must not tell (names, HELP/TYPE, label order, buckets, values).
+    const labelNames = ['operation', 'group', 'resource'];
+    const theirs = new Registry();
+    const ours = new Registry();
+    const histogram = new Histogram({
+      name: 'd_seconds',
+      help: 'Latency.',
+      labelNames,
+      buckets: [...LATENCY_BUCKETS],
+      registers: [theirs],
+    });
+    const counter = new Counter({ name: 'd_total', help: 'Count.', labelNames, registers: [theirs] });
+    new Counter({ name: 'e_total', help: 'Failures.', labelNames, registers: [theirs] });
+    const hf = new HistogramFamily({
+      name: 'd_seconds',
+      help: 'Latency.',
+      labelNames,
+      buckets: LATENCY_BUCKETS,
+      registry: ours,
+    });
+    const cf = new CounterFamily({ name: 'd_total', help: 'Count.', labelNames, registry: ours });
+    new CounterFamily({ name: 'e_total', help: 'Failures.', labelNames, registry: ours });
+    const calls: [Record<string, string>, number][] = [
+      [{ operation: 'get', group: 'management.loft.sh', resource: 'users' }, 0.0004],
+      [{ operation: 'create', group: 'management.loft.sh', resource: 'teams' }, 0.25],
+      [{ operation: 'get', group: 'management.loft.sh', resource: 'users' }, 0.005],
+      [{ operation: 'getCurrentResourceVersion', group: '', resource: '' }, 120],
+      [{ operation: 'get', group: 'management.loft.sh', resource: 'users' }, 1],
+    ];
+    for (const [labels, seconds] of calls) {
+      histogram.observe(labels, seconds);
+      counter.inc(labels);
+      hf.series(labels).observe(seconds);
+      cf.series(labels).inc();
+    }
+    assert.equal(await ours.metrics(), await theirs.metrics());
   });
 });

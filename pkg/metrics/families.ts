@@ -125,13 +125,14 @@ export class HistogramFamily extends Family<HistogramSeries> {
     const values: Sample[] = [];
     const bucket = `${this.name}_bucket`;
     this.each((labels, s) => {
-      // Exposed cumulatively, with the +Inf bucket, as the text format wants.
+      // Exposed cumulatively, with the +Inf bucket, as the text format wants, and
+      // `le` first as prom-client's Histogram writes it: a scrape cannot tell them apart.
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += s.counts[i] ?? 0;
-        values.push({ metricName: bucket, labels: { ...labels, le }, value: cumulative });
+        values.push({ metricName: bucket, labels: { le, ...labels }, value: cumulative });
       });
-      values.push({ metricName: bucket, labels: { ...labels, le: '+Inf' }, value: s.count });
+      values.push({ metricName: bucket, labels: { le: '+Inf', ...labels }, value: s.count });
       values.push({ metricName: `${this.name}_sum`, labels: { ...labels }, value: s.sum });
       values.push({ metricName: `${this.name}_count`, labels: { ...labels }, value: s.count });
     });

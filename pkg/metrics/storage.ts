@@ -4,32 +4,36 @@
 // serves either. Counts and sizes are read when scraped, each bounded so a frozen
 // etcd cannot hold a scrape.
 
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Gauge } from 'prom-client';
 
+import { CounterFamily, HistogramFamily } from './families.js';
 import { LATENCY_BUCKETS, registry, ScrapeRead, withinMs } from './registry.js';
 
 const OPERATION_LABELS = ['operation', 'group', 'resource'] as const;
 
-export const etcdRequestDuration = new Histogram({
+// Recorded on every storage call, so as resolved-series families (families.ts):
+// the caller keeps each label tuple's series and recording skips prom-client's
+// per-call label hashing. Exposed exactly as prom-client's Histogram and Counter.
+export const etcdRequestDuration = new HistogramFamily({
   name: 'etcd_request_duration_seconds',
   help: 'Etcd request latency in seconds for each operation and object type.',
   labelNames: OPERATION_LABELS,
-  buckets: [...LATENCY_BUCKETS],
-  registers: [registry],
+  buckets: LATENCY_BUCKETS,
+  registry,
 });
 
-export const etcdRequestsTotal = new Counter({
+export const etcdRequestsTotal = new CounterFamily({
   name: 'etcd_requests_total',
   help: 'Etcd request counts for each operation and object type.',
   labelNames: OPERATION_LABELS,
-  registers: [registry],
+  registry,
 });
 
-export const etcdRequestErrorsTotal = new Counter({
+export const etcdRequestErrorsTotal = new CounterFamily({
   name: 'etcd_request_errors_total',
   help: 'Etcd failed request counts for each operation and object type.',
   labelNames: OPERATION_LABELS,
-  registers: [registry],
+  registry,
 });
 
 /** One resource's stored object count; -1 when it could not be read (as upstream). */

@@ -5,6 +5,7 @@
 // resource labels come from the key; a key outside that layout is labelled ''.
 
 import type { StorageDeadline } from './deadline.js';
+import type { CounterSeries, HistogramSeries } from '../metrics/families.js';
 import { etcdRequestDuration, etcdRequestErrorsTotal, etcdRequestsTotal } from '../metrics/storage.js';
 import type {
   DeleteResult,
@@ -16,14 +17,33 @@ import type {
   TxnResult,
 } from './kv.js';
 
-interface Labels {
-  readonly operation: string;
-  readonly group: string;
-  readonly resource: string;
+/**
+ * The series of one (operation, group, resource): resolved on the tuple's first
+ * call and kept, so recording a call is two additions and a bucket search rather
+ * than prom-client's label hashing per metric. The tuples form a closed set: the
+ * operations are this class's, and group and resource come from the storage key's
+ * layout, which the registry builds from the resources it serves (an object's
+ * name, the only part a client picks, is after them and never read).
+ */
+class CallSeries {
+  readonly duration: HistogramSeries;
+  readonly total: CounterSeries;
+  private failed: CounterSeries | undefined;
+
+  constructor(private readonly labels: Readonly<Record<string, string>>) {
+    this.duration = etcdRequestDuration.series(labels);
+    this.total = etcdRequestsTotal.series(labels);
+  }
+
+  /** Created on the first failure, as prom-client shows a series only once counted. */
+  get errors(): CounterSeries {
+    return (this.failed ??= etcdRequestErrorsTotal.series(this.labels));
+  }
 }
 
 export class MeteredKV implements KV {
   private readonly prefix: string;
+  private readonly calls = new Map<string, CallSeries>();
 
   constructor(
     private readonly inner: KV,
@@ -94,30 +114,35 @@ export class MeteredKV implements KV {
     return this.inner.close();
   }
 
-  /** `<prefix>/<group>/<resource>/...` -> group and resource. */
-  private labels(operation: string, key: string): Labels {
-    if (!key.startsWith(this.prefix)) return { operation, group: '', resource: '' };
-    const groupEnd = key.indexOf('/', this.prefix.length);
-    if (groupEnd < 0) return { operation, group: '', resource: '' };
-    const resourceEnd = key.indexOf('/', groupEnd + 1);
-    return {
-      operation,
-      group: key.slice(this.prefix.length, groupEnd),
-      resource: key.slice(groupEnd + 1, resourceEnd < 0 ? key.length : resourceEnd),
-    };
+  /** The series of `operation` on `key`: `<prefix>/<group>/<resource>/...` gives group and resource. */
+  private seriesFor(operation: string, key: string): CallSeries {
+    let group = '';
+    let resource = '';
+    if (key.startsWith(this.prefix)) {
+      const groupEnd = key.indexOf('/', this.prefix.length);
+      if (groupEnd >= 0) {
+        const resourceEnd = key.indexOf('/', groupEnd + 1);
+        group = key.slice(this.prefix.length, groupEnd);
+        resource = key.slice(groupEnd + 1, resourceEnd < 0 ? key.length : resourceEnd);
+      }
+    }
+    const id = `${operation}\u0000${group}\u0000${resource}`;
+    let series = this.calls.get(id);
+    if (!series) this.calls.set(id, (series = new CallSeries({ operation, group, resource })));
+    return series;
   }
 
   private async record<T>(operation: string, key: string, call: () => Promise<T>): Promise<T> {
-    const labels = this.labels(operation, key);
     const started = performance.now();
     try {
       return await call();
     } catch (err) {
-      etcdRequestErrorsTotal.inc(labels);
+      this.seriesFor(operation, key).errors.inc();
       throw err;
     } finally {
-      etcdRequestDuration.observe(labels, (performance.now() - started) / 1000);
-      etcdRequestsTotal.inc(labels);
+      const series = this.seriesFor(operation, key);
+      series.duration.observe((performance.now() - started) / 1000);
+      series.total.inc();
     }
   }
 }

@@ -24,7 +24,7 @@ import { newEvent, sourceIPs, userAgentOf } from '../../audit/event.js';
 import type { AuditConfig } from '../../audit/options.js';
 import { AUDIT_ID_HEADER, type EventUser, type ObjectReference } from '../../audit/types.js';
 import type { AuthenticatedUser } from '../../authentication/user/user.js';
-import { auditLevelTotal, auditRequestsRejectedTotal } from '../../metrics/audit.js';
+import { auditRequestsRejectedTotal, countAuditLevel } from '../../metrics/audit.js';
 import { accessKeyExtraKey } from '../../registry/authentication/selfsubjectreview/storage.js';
 import type { RequestInfo } from '../request-info.js';
 import type { RequestScope } from '../scope.js';
@@ -116,7 +116,7 @@ export class AuditFilter {
     user: AuditedUser | undefined,
   ): RequestAudit | undefined {
     const decided = this.config.policy.evaluate({ user, ...requestAttributes(info) });
-    auditLevelTotal.inc({ level: decided.level });
+    countAuditLevel(decided.level);
     if (decided.level === 'None') return undefined;
     const event = newEvent({
       level: decided.level,

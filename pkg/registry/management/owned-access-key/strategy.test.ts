@@ -408,6 +408,31 @@ describe('OwnedAccessKey owner reference', () => {
     );
   });
 
+  it("refuses a reference carrying the owner's uid under another kind or name", async () => {
+    // Relabelled, the reference would be dropped by an orphaning delete (by uid)
+    // with no former owner recorded (by kind and name), and a re-created alice
+    // would own the key.
+    const relabelled = { apiVersion: `${GROUP}/v1`, kind: 'Team', name: 'nobody', uid: 'u-alice' };
+    const want = [
+      'metadata.ownerReferences[0]: Forbidden: the uid of the key\'s owner User "alice" may only be referenced as that user, not as Team "nobody"',
+    ];
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
+    const { stored } = await simulateCreate(strategy, key('alice'));
+    const update = structuredClone(stored);
+    update.metadata.ownerReferences = [relabelled];
+    assert.deepEqual((await simulateUpdate(strategy, update, stored)).errors, want);
+    const create = { ...key('alice'), metadata: { name: 'k2', ownerReferences: [relabelled] } };
+    assert.deepEqual((await simulateCreate(strategy, create)).errors, want);
+    // Nor while the owner is being deleted, when the collector drops references by uid.
+    const deleting = ownedAccessKeyStrategy(GROUP, {
+      keyOwner: (kind, name) =>
+        keyOwner(kind, name).then(
+          (o) => o && { ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+        ),
+    });
+    assert.deepEqual((await simulateUpdate(deleting, update, stored)).errors, want);
+  });
+
   it('never gives an orphaned key to a User re-created under the same name', async () => {
     const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
     // Orphaned from an earlier alice; "alice" now is another User (uid u-alice).

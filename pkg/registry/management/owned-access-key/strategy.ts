@@ -147,7 +147,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   // A supplied key that cannot be a bearer token, noted by prepare* for validate*
   // (which receive the same object right after).
   const badKeys = new WeakMap<KubeObject, FieldError>();
-  // Likewise an update that drops the reference to the key's existing owner.
+  // Likewise a write that drops the reference to the key's existing owner, or
+  // carries the owner's uid under another kind or name.
   const droppedOwners = new WeakMap<KubeObject, FieldError>();
 
   /** Replaces the plain key in `spec` by its hash and sets the plain key aside. */
@@ -179,6 +180,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     const errs: FieldError[] = [];
     const bad = badKeys.get(obj);
     if (bad) errs.push(bad);
+    const dropped = droppedOwners.get(obj);
+    if (dropped) errs.push(dropped);
     errs.push(...subjectErrors(spec, path));
     errs.push(...validateOwnerNames(spec, path));
     errs.push(...validateNonNegative(spec['ttl'], path.child('ttl')));
@@ -198,8 +201,9 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
       dropStatus(obj);
       await recordGeneration(obj, ctx.deadline);
       keepFormerOwner(group, obj);
-      if (options.keyOwner)
-        await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline);
+      const refused =
+        options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline));
+      if (refused) droppedOwners.set(obj, refused);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -246,8 +250,6 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
 
     validateUpdate(_ctx, obj, old): FieldError[] {
       const errs = validateKey(obj);
-      const dropped = droppedOwners.get(obj);
-      if (dropped) errs.push(dropped);
       const spec = specOf(obj);
       const oldSpec = specOf(old);
       for (const f of SUBJECT_FIELDS) {

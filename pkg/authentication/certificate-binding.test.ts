@@ -4,7 +4,12 @@ import { describe, it } from 'node:test';
 
 import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
-import { formerOwnerAnnotation, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  hashAccessKey,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
+import { accessKeyDigest } from './access-key.js';
 import { AccessKeyUsability, type AccessKeySource } from './access-key-usability.js';
 import {
   CertificateBindingAuthenticator,
@@ -34,22 +39,23 @@ describe('certificate binding groups', () => {
 
 describe('CertificateBindingAuthenticator', () => {
   const users = new Map<string, KubeObject>();
+  const keys = new Map<string, KubeObject>();
   const source: AccessKeySource = {
     hasSynced: true,
     waitForSync: () => Promise.resolve(true),
     accessKeyByHash: () => undefined,
-    accessKey: () => undefined,
+    accessKey: (name) => keys.get(name),
     user: (name) => users.get(name),
     team: () => undefined,
   };
-  const keys = new AccessKeyUsability(source, {
+  const usability = new AccessKeyUsability(source, {
     generationAnnotation: tokenGenerationAnnotation(GROUP),
     formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
   });
   const as = (user: AuthenticatedUser, certificates: boolean): CertificateBindingAuthenticator =>
     new CertificateBindingAuthenticator(
       { authenticate: () => user },
-      { apiGroup: GROUP, keys, certificates },
+      { apiGroup: GROUP, keys: usability, certificates },
     );
   const outcome = async (authn: CertificateBindingAuthenticator): Promise<string> => {
     try {
@@ -96,5 +102,34 @@ describe('CertificateBindingAuthenticator', () => {
       assert.match(await outcome(as(user, false)), /^401 .*invalid platform binding/);
     }
     assert.equal(await outcome(as({ name: 'bob', groups: [good], hostIdentity: true }, false)), 'bob ');
+  });
+
+  it('marks a certificate made with an access key tokenDerived (it mints nothing), on either path', async () => {
+    bob({});
+    const key: KubeObject = {
+      apiVersion: `${GROUP}/v1`,
+      kind: 'OwnedAccessKey',
+      metadata: { name: 'bob-key', uid: 'k-1', creationTimestamp: new Date().toISOString() },
+      spec: { user: 'bob', key: hashAccessKey('plain-bob-key') },
+    };
+    keys.set('bob-key', key);
+    const keyBound = certificateBindingGroup(GROUP, {
+      user: { uid: 'b-1', tokenGeneration: 0 },
+      accessKey: { name: 'bob-key', uid: 'k-1', digest: accessKeyDigest(key) },
+    });
+    const userBound = certificateBindingGroup(GROUP, { user: { uid: 'b-1', tokenGeneration: 0 } });
+    for (const certificates of [true, false]) {
+      const withKey = await as(
+        { name: 'bob', groups: [keyBound], hostIdentity: true },
+        certificates,
+      ).authenticate({} as IncomingMessage);
+      assert.equal(withKey?.tokenDerived, true, `key-bound, certificates: ${certificates}`);
+      const userOnly = await as(
+        { name: 'bob', groups: [userBound], hostIdentity: true },
+        certificates,
+      ).authenticate({} as IncomingMessage);
+      assert.equal(userOnly?.tokenDerived, undefined, `user-bound, certificates: ${certificates}`);
+    }
+    keys.delete('bob-key');
   });
 });

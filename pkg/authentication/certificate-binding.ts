@@ -11,7 +11,9 @@
 //     tokenGeneration past the generation recorded;
 //   - the access key the caller used, when it used one, still authenticates by the
 //     access-key authenticator's own rules (AccessKeyUsability), with the same uid
-//     and value: deleting, disabling, expiring or rotating the key ends it.
+//     and value: deleting, disabling, expiring or rotating the key ends it. Such a
+//     certificate is tokenDerived: it may mint no credential that would outlive the
+//     key (pkg/authorization/credential-minting.ts).
 //
 // The binding group reaches this server the same way however the certificate is
 // presented: directly (the x509 authenticator reads O as groups) or through the
@@ -140,7 +142,12 @@ export class CertificateBindingAuthenticator implements Authenticator {
     const binding = present[0];
     if (binding) this.checkBinding(user.name, binding);
     else this.checkUnbound(user.name);
-    return binding ? { ...user, groups: user.groups.filter((_, i) => bindings[i] === null) } : user;
+    if (!binding) return user;
+    const groups = user.groups.filter((_, i) => bindings[i] === null);
+    // Made with an access key, the certificate lives only as long as the key: what
+    // it could mint (a kube config bound to the User alone, a key, a token) would
+    // not, so it mints nothing, as a direct cluster endpoint token does not.
+    return binding.accessKey ? { ...user, groups, tokenDerived: true } : { ...user, groups };
   }
 
   private checkBinding(name: string, binding: CertificateBinding): void {

@@ -474,6 +474,49 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
       assert.equal(believed.status, 200, believed.body);
     });
 
+    it(
+      'refuses an identity the aggregator forwards while its platform User is disabled (401)',
+      TEST,
+      async () => {
+        const name = `agg-dora-${source === 'flags' ? 'f' : 'h'}`;
+        const created = await apiRequest(asAdmin(), 'POST', `${V1}/users`, {
+          apiVersion: GROUP_VERSION,
+          kind: 'User',
+          metadata: { name },
+          spec: {},
+        });
+        assert.equal(created.status, 201, created.text);
+        // Any host credential of that name, as the aggregator forwards it (no certificate binding).
+        const forwarded = { 'X-Remote-User': name, 'X-Remote-Group': 'system:authenticated' };
+        // Authenticated: the list is filtered down to what the User may see.
+        const before = await direct(`${V1}/teams`, forwarded, proxyClient);
+        assert.equal(before.status, 200, before.body);
+        const disabled = await apiRequest(
+          asAdmin(),
+          'PATCH',
+          `${V1}/users/${name}`,
+          { spec: { disabled: true } },
+          { 'Content-Type': 'application/merge-patch+json' },
+        );
+        assert.equal(disabled.status, 200, disabled.text);
+        const deadline = Date.now() + 20_000;
+        let after = await direct(`${V1}/teams`, forwarded, proxyClient);
+        while (after.status !== 401 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 100));
+          after = await direct(`${V1}/teams`, forwarded, proxyClient);
+        }
+        assert.equal(after.status, 401, after.body);
+        assert.match(after.body, new RegExp(`the user \\\\"${name}\\\\" is disabled`));
+        // A host identity that is no platform User is the host's business, as before.
+        const stranger = await direct(
+          `${V1}/teams`,
+          { 'X-Remote-User': 'agg-host-only', 'X-Remote-Group': 'system:authenticated' },
+          proxyClient,
+        );
+        assert.notEqual(stranger.status, 401, stranger.body);
+      },
+    );
+
     it('works with kubectl pointed at the aggregator', TEST, async () => {
       const resources = await kubectl(ADMIN, ['api-resources', '--api-group', GROUP]);
       ok(resources, 'kubectl api-resources');

@@ -16,6 +16,7 @@ import {
   certificateBindingGroup,
   parseCertificateBinding,
 } from './certificate-binding.js';
+import { issueClientCertificate, newCertificateAuthority } from '../hostcluster/testing/index.js';
 import type { AuthenticatedUser } from './user/user.js';
 
 const GROUP = 'management.platform.dev';
@@ -57,20 +58,36 @@ describe('CertificateBindingAuthenticator', () => {
       { authenticate: () => user },
       { apiGroup: GROUP, keys: usability, certificates },
     );
-  const outcome = async (authn: CertificateBindingAuthenticator): Promise<string> => {
+  const ca = newCertificateAuthority('binding-unit-ca');
+  const HOUR = 3600_000;
+  /** A request on a connection that presented a client certificate of bob's made at `notBefore`. */
+  const connection = (notBefore: number): IncomingMessage => {
+    const cert = issueClientCertificate(ca, 'bob', { notBefore: new Date(notBefore) }).cert;
+    const socket = { getPeerCertificate: () => ({ raw: cert.raw, fingerprint256: cert.fingerprint256 }) };
+    return { socket, headers: {} } as unknown as IncomingMessage;
+  };
+  const outcome = async (
+    authn: CertificateBindingAuthenticator,
+    req = connection(Date.now() - HOUR),
+  ): Promise<string> => {
     try {
-      const user = await authn.authenticate({} as IncomingMessage);
+      const user = await authn.authenticate(req);
       return user ? `${user.name} ${user.groups.join(',')}` : 'none';
     } catch (err) {
       assert.ok(isApiError(err));
       return `${err.code} ${err.message}`;
     }
   };
-  const bob = (spec: Record<string, unknown>): void => {
+  const bob = (spec: Record<string, unknown>, metadata: Partial<KubeObject['metadata']> = {}): void => {
     users.set('bob', {
       apiVersion: `${GROUP}/v1`,
       kind: 'User',
-      metadata: { name: 'bob', uid: 'b-1' },
+      metadata: {
+        name: 'bob',
+        uid: 'b-1',
+        creationTimestamp: new Date(Date.now() - 2 * HOUR).toISOString(),
+        ...metadata,
+      },
       spec,
     });
   };
@@ -83,8 +100,6 @@ describe('CertificateBindingAuthenticator', () => {
     assert.match(await outcome(as(cert, true)), /^401 the user "bob" is disabled/);
     bob({ tokenGeneration: 1 });
     assert.match(await outcome(as(cert, true)), /^401 this client certificate was revoked/);
-    // A front-proxy identity without a binding is the host's business, as before.
-    assert.equal(await outcome(as(cert, false)), 'bob system:authenticated');
     // Not a platform User: a host identity like any other.
     const admin: AuthenticatedUser = {
       name: 'kubernetes-admin',
@@ -92,6 +107,36 @@ describe('CertificateBindingAuthenticator', () => {
       hostIdentity: true,
     };
     assert.equal(await outcome(as(admin, true)), 'kubernetes-admin system:masters');
+    assert.equal(await outcome(as(admin, false)), 'kubernetes-admin system:masters');
+  });
+
+  it('refuses a certificate without a binding made before its User was created (a re-created User)', async () => {
+    const cert: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'], hostIdentity: true };
+    bob({}, { uid: 'b-2', creationTimestamp: new Date(Date.now() - HOUR / 2).toISOString() });
+    assert.match(
+      await outcome(as(cert, true)),
+      /^401 this client certificate was made before the user "bob" was created/,
+    );
+    // One made after the new bob was: his.
+    assert.equal(
+      await outcome(as(cert, true), connection(Date.now() - HOUR / 4)),
+      'bob system:authenticated',
+    );
+  });
+
+  it('refuses an identity from the aggregator without a binding while its platform User is disabled or being deleted', async () => {
+    const proxied: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'], hostIdentity: true };
+    bob({});
+    assert.equal(await outcome(as(proxied, false)), 'bob system:authenticated');
+    bob({ disabled: true });
+    assert.match(await outcome(as(proxied, false)), /^401 the user "bob" is disabled/);
+    // The generation is a certificate's: a host token forwarded by the aggregator has none.
+    bob({ tokenGeneration: 1 });
+    assert.equal(await outcome(as(proxied, false)), 'bob system:authenticated');
+    bob({}, { deletionTimestamp: new Date().toISOString() });
+    for (const certificates of [true, false]) {
+      assert.match(await outcome(as(proxied, certificates)), /^401 the user "bob" is being deleted/);
+    }
   });
 
   it('refuses a malformed binding or two of them, on either path', async () => {

@@ -22,17 +22,27 @@
 //
 // A certificate of the host's client CA without a binding (made by hand on the
 // host, or by this server before it bound them) whose CN names a platform User is
-// refused while that User is disabled or once its tokenGeneration is above 0, as an
-// access key made before keys recorded a generation is; whether the User it was
-// made for was deleted cannot be known for it (see the README).
+// refused while that User is disabled or being deleted, once its tokenGeneration is
+// above 0 (as an access key made before keys recorded a generation is), and when
+// the certificate's NotBefore is earlier than the User's creationTimestamp: it was
+// made before this User existed, so for another one of that name, deleted since.
+//
+// An identity from the host's aggregator without a binding may be any host
+// credential (a host token, the host's own certificate): when its name is a
+// platform User's, it is refused while that User is disabled or being deleted,
+// which hold whatever the credential; the generation and the NotBefore belong to
+// a certificate, which the aggregator does not forward. Identities that name no
+// platform User are the host's business, as before.
 
 import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 
 import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { userTokenGeneration } from '../identity/token-generation.js';
 import { accessKeyDigest } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
+import { peerCertificateChain } from './front-proxy-x509.js';
 import type { Awaitable } from '../util/awaitable.js';
 import type { Authenticator } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
@@ -98,8 +108,8 @@ function isDisabled(user: KubeObject): boolean {
 
 /**
  * Wraps the authenticators that see host identities (front proxy, x509): an
- * identity with a binding (or, from a certificate, naming a platform User) is
- * checked as the file comment says; a 401 when it must not authenticate.
+ * identity with a binding, or naming a platform User, is checked as the file
+ * comment says; a 401 when it must not authenticate.
  */
 export class CertificateBindingAuthenticator implements Authenticator {
   constructor(
@@ -115,23 +125,21 @@ export class CertificateBindingAuthenticator implements Authenticator {
 
   authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     const found = this.inner.authenticate(req);
-    return found instanceof Promise ? found.then((u) => this.checked(u)) : this.checked(found);
+    return found instanceof Promise ? found.then((u) => this.checked(u, req)) : this.checked(found, req);
   }
 
-  private checked(user: AuthenticatedUser | null): Awaitable<AuthenticatedUser | null> {
+  private checked(user: AuthenticatedUser | null, req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     if (!user) return null;
-    const { apiGroup, keys, certificates } = this.options;
-    // Most front-proxy identities carry no binding: one prefix test per group, nothing more.
-    const prefix = bindingPrefix(apiGroup);
-    if (!certificates && !user.groups.some((g) => g.startsWith(prefix))) return user;
+    const { apiGroup, keys } = this.options;
     const bindings = user.groups.map((g) => parseCertificateBinding(apiGroup, g));
-    if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.check(user, bindings));
-    return this.check(user, bindings);
+    if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.check(user, bindings, req));
+    return this.check(user, bindings, req);
   }
 
   private check(
     user: AuthenticatedUser,
     bindings: ReadonlyArray<CertificateBinding | null | 'invalid'>,
+    req: IncomingMessage,
   ): AuthenticatedUser {
     const present = bindings.filter((b) => b !== null);
     if (present.length > 1 || present[0] === 'invalid') {
@@ -141,7 +149,7 @@ export class CertificateBindingAuthenticator implements Authenticator {
     }
     const binding = present[0];
     if (binding) this.checkBinding(user.name, binding);
-    else this.checkUnbound(user.name);
+    else this.checkUnbound(user.name, req);
     if (!binding) return user;
     const groups = user.groups.filter((_, i) => bindings[i] === null);
     // Made with an access key, the certificate lives only as long as the key: what
@@ -164,9 +172,30 @@ export class CertificateBindingAuthenticator implements Authenticator {
     if (binding.accessKey) this.checkKey(binding.accessKey);
   }
 
-  private checkUnbound(name: string): void {
+  private checkUnbound(name: string, req: IncomingMessage): void {
     const user = this.options.keys.source.user(name);
-    if (user) this.checkUserState(name, user, 0);
+    if (!user) return;
+    if (user.metadata.deletionTimestamp) {
+      throw newUnauthorized(
+        `the user "${name}" is being deleted; ask an administrator, then request a new kube config`,
+      );
+    }
+    if (!this.options.certificates) {
+      if (isDisabled(user)) {
+        throw newUnauthorized(`the user "${name}" is disabled; ask an administrator to enable the user`);
+      }
+      return;
+    }
+    const socket = req.socket as TLSSocket | undefined;
+    const notBefore = Date.parse((socket && peerCertificateChain(socket)[0]?.validFrom) ?? '');
+    const created = Date.parse(user.metadata.creationTimestamp ?? '');
+    // Unknown either way: refuse, as the binding would have told which User it was for.
+    if (!(notBefore >= created)) {
+      throw newUnauthorized(
+        `this client certificate was made before the user "${name}" was created, for a user of that name deleted since; request a new kube config`,
+      );
+    }
+    this.checkUserState(name, user, 0);
   }
 
   private checkUserState(name: string, user: KubeObject, generation: number): void {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
 
@@ -6,6 +7,7 @@ import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
@@ -52,6 +54,7 @@ describe('CertificateBindingAuthenticator', () => {
   const usability = new AccessKeyUsability(source, {
     generationAnnotation: tokenGenerationAnnotation(GROUP),
     formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
+    revisionAnnotation: keyRevisionAnnotation(GROUP),
   });
   const as = (user: AuthenticatedUser, certificates: boolean): CertificateBindingAuthenticator =>
     new CertificateBindingAuthenticator(
@@ -149,6 +152,44 @@ describe('CertificateBindingAuthenticator', () => {
     assert.equal(await outcome(as({ name: 'bob', groups: [good], hostIdentity: true }, false)), 'bob ');
   });
 
+  it('binds to the key’s revision, not to its value: no digest of the value is in a certificate', async () => {
+    bob({});
+    const REVISION = keyRevisionAnnotation(GROUP);
+    const key = (revision?: string): KubeObject => ({
+      apiVersion: `${GROUP}/v1`,
+      kind: 'OwnedAccessKey',
+      metadata: {
+        name: 'bob-key',
+        uid: 'k-1',
+        creationTimestamp: new Date().toISOString(),
+        ...(revision ? { annotations: { [REVISION]: revision } } : {}),
+      },
+      spec: { user: 'bob', key: hashAccessKey('short') },
+    });
+    const digest = (k: KubeObject): string => accessKeyDigest(k, REVISION);
+    // The same uid and value under two revisions: two digests, so the digest is no function of the value.
+    assert.notEqual(digest(key('r1')), digest(key('r2')));
+    // A key stored before keys had a revision keeps the digest its tokens and certificates recorded.
+    assert.equal(
+      digest(key()),
+      createHash('sha256')
+        .update(`platform-token-binding\u0000k-1\u0000${hashAccessKey('short')}`)
+        .digest('base64url')
+        .slice(0, 22),
+    );
+    const group = certificateBindingGroup(GROUP, {
+      user: { uid: 'b-1', tokenGeneration: 0 },
+      accessKey: { name: 'bob-key', uid: 'k-1', digest: digest(key('r1')) },
+    });
+    const cert = as({ name: 'bob', groups: [group], hostIdentity: true }, true);
+    keys.set('bob-key', key('r1'));
+    assert.equal(await outcome(cert), 'bob ');
+    // Rotated (the server draws a new revision): the certificate ends.
+    keys.set('bob-key', key('r2'));
+    assert.match(await outcome(cert), /^401 the access key "bob-key" was rotated/);
+    keys.delete('bob-key');
+  });
+
   it('marks a certificate made with an access key tokenDerived (it mints nothing), on either path', async () => {
     bob({});
     const key: KubeObject = {
@@ -160,7 +201,7 @@ describe('CertificateBindingAuthenticator', () => {
     keys.set('bob-key', key);
     const keyBound = certificateBindingGroup(GROUP, {
       user: { uid: 'b-1', tokenGeneration: 0 },
-      accessKey: { name: 'bob-key', uid: 'k-1', digest: accessKeyDigest(key) },
+      accessKey: { name: 'bob-key', uid: 'k-1', digest: accessKeyDigest(key, keyRevisionAnnotation(GROUP)) },
     });
     const userBound = certificateBindingGroup(GROUP, { user: { uid: 'b-1', tokenGeneration: 0 } });
     for (const certificates of [true, false]) {

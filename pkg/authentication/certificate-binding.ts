@@ -40,7 +40,6 @@ import type { TLSSocket } from 'node:tls';
 import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { userTokenGeneration } from '../identity/token-generation.js';
-import { accessKeyDigest } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
 import { peerCertificateChain } from './front-proxy-x509.js';
 import type { Awaitable } from '../util/awaitable.js';
@@ -217,7 +216,7 @@ export class CertificateBindingAuthenticator implements Authenticator {
         `the access key "${claim.name}" this client certificate was made with no longer exists; request a new kube config with a working key`,
       );
     }
-    if (accessKeyDigest(key) !== claim.digest) {
+    if (keys.digest(key) !== claim.digest) {
       throw newUnauthorized(
         `the access key "${claim.name}" was rotated since this client certificate was made; request a new kube config with its new value`,
       );

@@ -8,6 +8,7 @@
 // tokenGeneration grows past it. formerOwnerAnnotation(group), also the server's,
 // records the owner an orphaning delete took from the key (owner-reference.ts).
 
+import { randomBytes } from 'node:crypto';
 import {
   forbidden,
   invalid,
@@ -23,6 +24,7 @@ import {
   isHashedAccessKey,
   ownedAccessKeyInfo,
   ownedAccessKeySchema,
+  keyRevisionAnnotation,
   tokenGenerationAnnotation,
 } from '../../../apis/management/v1/owned-access-key.js';
 import type { RequestContext, Strategy } from '../../rest/interfaces.js';
@@ -135,6 +137,24 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     else delete obj.metadata.annotations;
   }
 
+  const revisionAnnotation = keyRevisionAnnotation(group);
+
+  /**
+   * Server-owned, like the generation: a new random revision for a key whose value
+   * is new (`fresh`), else the stored one (or none, for a key stored before keys had
+   * one), whatever the client sent. See keyRevisionAnnotation.
+   */
+  function setRevision(obj: KubeObject, fresh: boolean, old?: KubeObject): void {
+    const value = fresh
+      ? randomBytes(16).toString('base64url')
+      : old?.metadata.annotations?.[revisionAnnotation];
+    const annotations = { ...(obj.metadata.annotations ?? {}) };
+    if (value === undefined) delete annotations[revisionAnnotation];
+    else annotations[revisionAnnotation] = value;
+    if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
+    else delete obj.metadata.annotations;
+  }
+
   /** An update keeps the generation the key was made under (or has none, as before). */
   function keepGeneration(obj: KubeObject, old: KubeObject): void {
     const stored = old.metadata.annotations?.[generationAnnotation];
@@ -200,9 +220,11 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
       await recordGeneration(obj, ctx.deadline);
+      setRevision(obj, true);
       keepFormerOwner(group, obj);
       const refused =
-        options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline));
+        options.keyOwner &&
+        (await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline));
       if (refused) droppedOwners.set(obj, refused);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
@@ -215,6 +237,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): Promise<void> {
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
+      setRevision(obj, false, old);
       keepFormerOwner(group, obj, old);
       const dropped =
         options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline));
@@ -230,8 +253,10 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
         else delete spec['key'];
       } else if (typeof key === 'string') {
         storeHashOf(ctx, obj, spec, key);
-        // A rotated key is a new credential, made under the user's current generation.
+        // A rotated key is a new credential, made under the user's current generation,
+        // and a new value: tokens and certificates made with the old one end.
         await recordGeneration(obj, ctx.deadline);
+        setRevision(obj, true);
       }
       // connectorData is never returned, so an update that leaves it out keeps it.
       const identity = spec['identity'];

@@ -22,6 +22,7 @@ import { CertificateBindingAuthenticator } from '../../../authentication/certifi
 import { ClientCertificateAuthenticator, subjectOf } from '../../../authentication/client-certificate.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../../../apis/management/v1/owned-access-key.js';
@@ -414,7 +415,7 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
       ...alice,
       accessKeyName: 'alice-key',
       accessKeyUid: 'key-uid',
-      accessKeyDigest: accessKeyDigest(key),
+      accessKeyDigest: accessKeyDigest(key, keyRevisionAnnotation(GROUP)),
     };
     const created = await subresource({
       tokens: { issuer, users: { user: (name) => users.get(name) } },
@@ -442,6 +443,7 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
     const usability = new AccessKeyUsability(source, {
       generationAnnotation: tokenGenerationAnnotation(GROUP),
       formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
+      revisionAnnotation: keyRevisionAnnotation(GROUP),
     });
     const x509 = new CertificateBindingAuthenticator(
       new ClientCertificateAuthenticator({ current: () => compileCaBundle(double.clientCa.certPem) }),

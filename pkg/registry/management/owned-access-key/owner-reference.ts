@@ -120,7 +120,16 @@ export async function ensureKeyOwnerReference(
   if (!owner || !uid) return undefined;
   const relabelled = relabelledOwnerReference(obj, named, uid);
   if (relabelled) return relabelled;
-  if (hasReference(obj, uid) || owner.metadata.deletionTimestamp) return undefined;
+  if (hasReference(obj, uid)) return undefined;
+  if (owner.metadata.deletionTimestamp) {
+    // Matched by uid, as the collector drops it: also a reference relabelled before
+    // relabelledOwnerReference refused that, which keepFormerOwner (by kind and
+    // name) missed.
+    if (old && hasReference(old, uid) && formerOwnerUid(group, obj) === undefined) {
+      obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: uid };
+    }
+    return undefined;
+  }
   // Orphaned from an owner of this name that is gone: this one is another object.
   const former = formerOwnerUid(group, obj);
   if (former !== undefined && former !== uid) return undefined;

@@ -433,6 +433,12 @@ describe('OwnedAccessKey owner reference', () => {
         ),
     });
     assert.deepEqual((await simulateUpdate(deleting, update, stored)).errors, want);
+    // A key stored relabelled before the rule: the collector's drop (by uid) still records the lost owner.
+    const legacy = { ...key('alice'), metadata: { name: 'k3', ownerReferences: [relabelled] } };
+    const dropped = { ...key('alice'), metadata: { name: 'k3' } };
+    const orphaned = await simulateUpdate(deleting, dropped, legacy);
+    assert.deepEqual(orphaned.errors, []);
+    assert.equal(orphaned.stored.metadata.annotations?.[FORMER_OWNER], 'u-alice');
   });
 
   it('never gives an orphaned key to a User re-created under the same name', async () => {

@@ -130,9 +130,21 @@ export class CertificateBindingAuthenticator implements Authenticator {
   private checked(user: AuthenticatedUser | null, req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     if (!user) return null;
     const { apiGroup, keys } = this.options;
+    const prefix = bindingPrefix(apiGroup);
+    // Most identities (every one the aggregator forwards for a host credential) carry
+    // no binding: one prefix test per group and one look-up of the User, no parsing.
+    if (!user.groups.some((g) => g.startsWith(prefix))) {
+      if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.unbound(user, req));
+      return this.unbound(user, req);
+    }
     const bindings = user.groups.map((g) => parseCertificateBinding(apiGroup, g));
     if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.check(user, bindings, req));
     return this.check(user, bindings, req);
+  }
+
+  private unbound(user: AuthenticatedUser, req: IncomingMessage): AuthenticatedUser {
+    this.checkUnbound(user.name, req);
+    return user;
   }
 
   private check(

@@ -30,6 +30,9 @@ import {
   type CertificateAuthority,
   type IssuedCertificate,
 } from '../pkg/hostcluster/testing/pki.js';
+import { hashAccessKey, keyRevisionAnnotation } from '../pkg/apis/management/v1/owned-access-key.js';
+import { accessKeyDigest } from '../pkg/authentication/access-key-digest.js';
+import { certificateBindingGroup } from '../pkg/authentication/certificate-binding.js';
 import { runCommand } from './commands.js';
 import type { CommandResult } from './commands.js';
 import { backends, GROUP, GROUP_VERSION, kubectlBinary, startServer } from './harness.js';
@@ -61,6 +64,10 @@ interface ResourceListEntry {
   namespaced: boolean;
   kind: string;
   verbs: string[];
+}
+
+interface KubeObject {
+  metadata: { name?: string; uid?: string; annotations?: Record<string, string> };
 }
 
 interface WatchedObject {
@@ -121,12 +128,18 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
       path: string,
       headers: Record<string, string>,
       client?: { certPem: string; keyPem: string },
+      post?: unknown,
     ): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
       return new Promise((resolve, reject) => {
         const req = request(
           new URL(server.url + path),
           {
-            headers: { Accept: 'application/json', ...headers },
+            ...(post === undefined ? {} : { method: 'POST' }),
+            headers: {
+              Accept: 'application/json',
+              ...(post === undefined ? {} : { 'Content-Type': 'application/json' }),
+              ...headers,
+            },
             ca: servingCa.certPem,
             servername: SERVICE_HOST,
             agent: false,
@@ -140,7 +153,7 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
           },
         );
         req.on('error', reject);
-        req.end();
+        req.end(post === undefined ? undefined : JSON.stringify(post));
       });
     }
 
@@ -473,6 +486,101 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
       const believed = await direct(`${V1}/teams`, forged, proxyClient);
       assert.equal(believed.status, 200, believed.body);
     });
+
+    it(
+      'refuses an identity the aggregator forwards while its platform User is disabled (401)',
+      TEST,
+      async () => {
+        const name = `agg-dora-${source === 'flags' ? 'f' : 'h'}`;
+        const created = await apiRequest(asAdmin(), 'POST', `${V1}/users`, {
+          apiVersion: GROUP_VERSION,
+          kind: 'User',
+          metadata: { name },
+          spec: {},
+        });
+        assert.equal(created.status, 201, created.text);
+        // Any host credential of that name, as the aggregator forwards it (no certificate binding).
+        const forwarded = { 'X-Remote-User': name, 'X-Remote-Group': 'system:authenticated' };
+        // Authenticated: the list is filtered down to what the User may see.
+        const before = await direct(`${V1}/teams`, forwarded, proxyClient);
+        assert.equal(before.status, 200, before.body);
+        const disabled = await apiRequest(
+          asAdmin(),
+          'PATCH',
+          `${V1}/users/${name}`,
+          { spec: { disabled: true } },
+          { 'Content-Type': 'application/merge-patch+json' },
+        );
+        assert.equal(disabled.status, 200, disabled.text);
+        const deadline = Date.now() + 20_000;
+        let after = await direct(`${V1}/teams`, forwarded, proxyClient);
+        while (after.status !== 401 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 100));
+          after = await direct(`${V1}/teams`, forwarded, proxyClient);
+        }
+        assert.equal(after.status, 401, after.body);
+        assert.match(after.body, new RegExp(`the user \\\\"${name}\\\\" is disabled`));
+        // A host identity that is no platform User is the host's business, as before.
+        const stranger = await direct(
+          `${V1}/teams`,
+          { 'X-Remote-User': 'agg-host-only', 'X-Remote-Group': 'system:authenticated' },
+          proxyClient,
+        );
+        assert.notEqual(stranger.status, 401, stranger.body);
+      },
+    );
+
+    it(
+      'refuses, through the aggregator, any credential minted with a key-bound certificate (403)',
+      TEST,
+      async () => {
+        const name = `agg-erin-${source === 'flags' ? 'f' : 'h'}`;
+        const user = await apiRequest(asAdmin(), 'POST', `${V1}/users`, {
+          apiVersion: GROUP_VERSION,
+          kind: 'User',
+          metadata: { name },
+          spec: {},
+        });
+        assert.equal(user.status, 201, user.text);
+        const made = await apiRequest(asAdmin(), 'POST', `${V1}/ownedaccesskeys`, {
+          apiVersion: GROUP_VERSION,
+          kind: 'OwnedAccessKey',
+          metadata: { name: `${name}-key` },
+          spec: { user: name },
+        });
+        assert.equal(made.status, 201, made.text);
+        const key = made.json<KubeObject & { spec: { key: string } }>();
+        // The stored form the server digests: the hash of the value, under the key's revision.
+        const stored = { ...key, spec: { ...key.spec, key: hashAccessKey(key.spec.key) } };
+        const binding = certificateBindingGroup(GROUP, {
+          user: { uid: user.json<KubeObject>().metadata.uid ?? '', tokenGeneration: 0 },
+          accessKey: {
+            name: `${name}-key`,
+            uid: key.metadata.uid ?? '',
+            digest: accessKeyDigest(stored, keyRevisionAnnotation(GROUP)),
+          },
+        });
+        // What the aggregator forwards for the certificate: its CN and O (the binding among them).
+        const forwarded = { 'X-Remote-User': name, 'X-Remote-Group': binding };
+        const read = await direct(`${V1}/users/${name}`, forwarded, proxyClient);
+        assert.equal(read.status, 200, read.body);
+        const minting: Array<[string, unknown]> = [
+          [
+            `${V1}/ownedaccesskeys`,
+            { apiVersion: GROUP_VERSION, kind: 'OwnedAccessKey', spec: { user: name } },
+          ],
+          [
+            `${V1}/directclusterendpointtokens`,
+            { apiVersion: GROUP_VERSION, kind: 'DirectClusterEndpointToken', spec: {} },
+          ],
+        ];
+        for (const [path, body] of minting) {
+          const r = await direct(path, forwarded, proxyClient, body);
+          assert.equal(r.status, 403, `${path}: ${r.body}`);
+          assert.match(r.body, /a client certificate made with an access key cannot mint credentials/);
+        }
+      },
+    );
 
     it('works with kubectl pointed at the aggregator', TEST, async () => {
       const resources = await kubectl(ADMIN, ['api-resources', '--api-group', GROUP]);

@@ -271,6 +271,42 @@ for (const backend of backends()) {
       await eventually('the key is deleted', gone('ownedaccesskeys', 'gc-alice-key'));
     });
 
+    it("a key whose reference was relabelled is not adopted after an orphaning delete", TEST, async () => {
+      const carol = await create(user('gc-carol'));
+      const plain = (await createKey('gc-carol-key', 'gc-carol')).spec.key;
+      await eventually('the key authenticates', async () => (await whoAmIStatus(plain)) === 201);
+      // The collector drops references by uid: relabelled, the owner's would go
+      // with no former owner recorded.
+      const relabel = await s.api(
+        'PATCH',
+        `${V1}/ownedaccesskeys/gc-carol-key`,
+        [
+          {
+            op: 'replace',
+            path: '/metadata/ownerReferences',
+            value: [{ apiVersion: GROUP_VERSION, kind: 'Team', name: 'nobody', uid: carol.metadata.uid }],
+          },
+        ],
+        { 'Content-Type': 'application/json-patch+json' },
+      );
+      assert.equal(relabel.status, 422, relabel.text);
+      assert.match(relabel.text, /may only be referenced as that user, not as Team \\"nobody\\"/);
+
+      ok(
+        await s.kubectl(['delete', 'user', 'gc-carol', '--cascade=orphan'], { timeoutMs: 60_000 }),
+        'orphan delete',
+      );
+      await eventually('the key is orphaned', async () => {
+        const k = await read('ownedaccesskeys', 'gc-carol-key');
+        assert.ok(k, 'an orphaned key stays');
+        return k.metadata.ownerReferences === undefined;
+      });
+      await create(user('gc-carol'));
+      const freshKey = await createKey('gc-carol-key-2', 'gc-carol');
+      await eventually('the new user can log in', async () => (await whoAmIStatus(freshKey.spec.key)) === 201);
+      assert.equal(await whoAmIStatus(plain), 401, 'the old key does not speak for the new user');
+    });
+
     it('a user re-created after an orphaning delete does not get the old keys', TEST, async () => {
       await create(user('gc-bob'));
       const plain = (await createKey('gc-bob-key', 'gc-bob')).spec.key;

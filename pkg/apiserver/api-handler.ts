@@ -73,6 +73,17 @@ function isApiPath(path: string): boolean {
 }
 
 /** The handler, with the discovery and OpenAPI builders given (tests pass small fakes). */
+/**
+ * Whether `storage` serves the request's subresource (or it names none). Upstream
+ * instruments only the routes it installed: a path under an object naming no
+ * served subresource is a 404 that makes no request series, so a client cannot
+ * add values to the subresource label (`.../users/x/<anything>`).
+ */
+function servesSubresource(storage: RESTStorage | undefined, info: RequestInfo): boolean {
+  if (!storage) return false;
+  return info.subresource === '' || storage.subresources?.has(info.subresource) === true;
+}
+
 export function newApiHandler(config: ApiServerConfig, documentBuilders: DocumentBuilders): ApiHandler {
   return new Server(config, documentBuilders);
 }
@@ -140,7 +151,8 @@ class Server implements ApiHandler {
       // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
       queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
       // Refused before routing, still counted in apiserver_request_total (code 429), as upstream.
-      onRejected: (res, info) => this.metrics?.rejected(res.req, info, this.storageFor(info) !== undefined),
+      onRejected: (res, info) =>
+        this.metrics?.rejected(res.req, info, servesSubresource(this.storageFor(info), info)),
     });
     this.console = new ConsoleFiles(config.consoleDir ?? defaultConsoleDir(), config);
     // As kube-apiserver's /version: always indented.
@@ -324,7 +336,7 @@ class Server implements ApiHandler {
 
     const storage = this.storageFor(info);
     if (!storage) throw newResourceNotFound();
-    this.metrics?.route(req, res, info, scope.rawQuery);
+    if (servesSubresource(storage, info)) this.metrics?.route(req, res, info, scope.rawQuery);
     // Watches are long-running: they end on their own timeout (see watch.ts).
     // Returned, not awaited: a watch lives long, and a frame waiting on it is heap per watch.
     if (info.verb === 'watch') return serveResource(scope, storage, this.env);

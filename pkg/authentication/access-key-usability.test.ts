@@ -7,7 +7,11 @@ import { beforeEach, describe, it } from 'node:test';
 
 import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
-import { formerOwnerAnnotation, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  keyRevisionAnnotation,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
 import { AccessKeyUsability, EXPIRED_MESSAGE, type AccessKeyUse } from './access-key-usability.js';
 import { memoryIdentitySource } from './testing/identity-source.js';
 
@@ -26,6 +30,7 @@ const use: AccessKeyUse = {
 const usability = new AccessKeyUsability(source, {
   generationAnnotation: ANNOTATION,
   formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
+  revisionAnnotation: keyRevisionAnnotation(GROUP),
   now: () => clock.now,
   use,
   syncTimeoutMs: 10,

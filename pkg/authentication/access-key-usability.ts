@@ -10,6 +10,7 @@
 
 import { newServiceUnavailable, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
 
@@ -167,6 +168,8 @@ export interface AccessKeyUsabilityOptions {
   readonly generationAnnotation: string;
   /** The annotation holding the key's lost owner (formerOwnerAnnotation(group)). */
   readonly formerOwnerAnnotation: string;
+  /** The annotation holding the key's revision (keyRevisionAnnotation(group)), for accessKeyDigest. */
+  readonly revisionAnnotation: string;
 }
 
 /** The checks of a key, as one object both authenticators hold (see the file comment). */
@@ -201,6 +204,16 @@ export class AccessKeyUsability {
       ...(this.options.use ? { use: this.options.use } : {}),
     };
     for (const check of this.checks) check(key, ctx);
+  }
+
+  /** The annotation holding a key's revision (keyRevisionAnnotation(group)). */
+  get revisionAnnotation(): string {
+    return this.options.revisionAnnotation;
+  }
+
+  /** Which value of the key this is, as tokens and certificates made with it record it. */
+  digest(key: KubeObject): string {
+    return accessKeyDigest(key, this.options.revisionAnnotation);
   }
 
   /** Notes a use of the key itself (not of a token it minted: that is no activity of the key). */

@@ -8,6 +8,7 @@ import type { KubeObject } from '../apis/meta/types.js';
 import { isApiError } from '../apis/meta/errors.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
@@ -74,6 +75,7 @@ async function setup(
   const authn = new AccessKeyAuthenticator(cache, {
     generationAnnotation: ANNOTATION,
     formerOwnerAnnotation: FORMER_OWNER,
+    revisionAnnotation: keyRevisionAnnotation(GROUP),
     now: () => clock.now,
     use,
     ...(options.passUnknownTokens ? { passUnknownTokens: true } : {}),
@@ -152,6 +154,7 @@ test('an unknown key is 401 Unauthorized, or no opinion when other authenticator
   const passing = new AccessKeyAuthenticator(cache, {
     generationAnnotation: ANNOTATION,
     formerOwnerAnnotation: FORMER_OWNER,
+    revisionAnnotation: keyRevisionAnnotation(GROUP),
     passUnknownTokens: true,
   });
   assert.equal(await passing.authenticate(request('Bearer wrong')), null);
@@ -337,6 +340,7 @@ test('requests wait for the first list; a storage that never answers gives 503, 
   const authn = new AccessKeyAuthenticator(cache, {
     generationAnnotation: ANNOTATION,
     formerOwnerAnnotation: FORMER_OWNER,
+    revisionAnnotation: keyRevisionAnnotation(GROUP),
     syncTimeoutMs: 50,
   });
   assert.equal((await authStatus(authn, 'anything')).code, 503);

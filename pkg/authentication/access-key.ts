@@ -12,14 +12,16 @@
 // groups += spec.groups and "system:authenticated"; accessKeyName, accessKeyUid,
 // accessKeyDigest, accessKeyType and scope come from the key.
 
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { newUnauthorized } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { isObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import { hashAccessKey } from '../apis/management/v1/owned-access-key.js';
+import { accessKeyDigest } from './access-key-digest.js';
 import { storedKeyHash } from '../identity/identity-cache.js';
+// Re-exported: callers that read a key's digest have long imported it from here.
+export { accessKeyDigest } from './access-key-digest.js';
 import type { CounterSeries } from '../metrics/families.js';
 import { accessKeyAuthentications, type AccessKeyResult } from '../metrics/platform.js';
 import { specString, specStrings } from '../identity/membership.js';
@@ -52,24 +54,13 @@ export {
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 export const TEAM_PREFIX = 'team:';
 
-/**
- * Which value of a key this is: a digest of its uid and its stored hash (itself a
- * SHA-256 of the random key), so it reveals nothing of the key, and changes when
- * the key's value is rotated. A token records it, so that a token minted with a
- * leaked value dies with that value. '' for a key without a stored hash or a uid.
- */
-export function accessKeyDigest(key: KubeObject): string {
-  const stored = storedKeyHash(key);
-  const uid = key.metadata.uid ?? '';
-  if (!stored || !uid) return '';
-  return createHash('sha256')
-    .update(`platform-token-binding\u0000${uid}\u0000${stored}`)
-    .digest('base64url')
-    .slice(0, 22);
-}
-
 /** Who a key speaks for, or undefined when it names nobody (such a key cannot authenticate). */
-export function accessKeyIdentity(key: KubeObject, source?: AccessKeySource): AuthenticatedUser | undefined {
+/** `revisionAnnotation`: keyRevisionAnnotation(group), for the digest a token or certificate made with the key records. */
+export function accessKeyIdentity(
+  key: KubeObject,
+  source: AccessKeySource | undefined,
+  revisionAnnotation: string,
+): AuthenticatedUser | undefined {
   const spec = specOf(key);
   const groups: string[] = specStrings(key, 'groups');
   const userName = specString(key, 'user');
@@ -98,7 +89,7 @@ export function accessKeyIdentity(key: KubeObject, source?: AccessKeySource): Au
   if (keyName) user.accessKeyName = keyName;
   // What a token minted with the key records; every stored key has a uid.
   const keyUid = key.metadata.uid;
-  const digest = accessKeyDigest(key);
+  const digest = accessKeyDigest(key, revisionAnnotation);
   if (keyUid && digest) {
     user.accessKeyUid = keyUid;
     user.accessKeyDigest = digest;
@@ -182,7 +173,7 @@ export class AccessKeyAuthenticator implements Authenticator {
     const owner = userName ? this.source.user(userName) : undefined;
     const known = this.identities.get(key);
     if (known && known.owner === owner) return known.user;
-    const user = accessKeyIdentity(key, this.source);
+    const user = accessKeyIdentity(key, this.source, this.options.revisionAnnotation);
     if (user) this.identities.set(key, { owner, user });
     return user;
   }

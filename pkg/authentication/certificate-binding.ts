@@ -11,7 +11,9 @@
 //     tokenGeneration past the generation recorded;
 //   - the access key the caller used, when it used one, still authenticates by the
 //     access-key authenticator's own rules (AccessKeyUsability), with the same uid
-//     and value: deleting, disabling, expiring or rotating the key ends it.
+//     and value: deleting, disabling, expiring or rotating the key ends it. Such a
+//     certificate is tokenDerived: it may mint no credential that would outlive the
+//     key (pkg/authorization/credential-minting.ts).
 //
 // The binding group reaches this server the same way however the certificate is
 // presented: directly (the x509 authenticator reads O as groups) or through the
@@ -20,17 +22,26 @@
 //
 // A certificate of the host's client CA without a binding (made by hand on the
 // host, or by this server before it bound them) whose CN names a platform User is
-// refused while that User is disabled or once its tokenGeneration is above 0, as an
-// access key made before keys recorded a generation is; whether the User it was
-// made for was deleted cannot be known for it (see the README).
+// refused while that User is disabled or being deleted, once its tokenGeneration is
+// above 0 (as an access key made before keys recorded a generation is), and when
+// the certificate's NotBefore is earlier than the User's creationTimestamp: it was
+// made before this User existed, so for another one of that name, deleted since.
+//
+// An identity from the host's aggregator without a binding may be any host
+// credential (a host token, the host's own certificate): when its name is a
+// platform User's, it is refused while that User is disabled or being deleted,
+// which hold whatever the credential; the generation and the NotBefore belong to
+// a certificate, which the aggregator does not forward. Identities that name no
+// platform User are the host's business, as before.
 
 import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 
 import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { userTokenGeneration } from '../identity/token-generation.js';
-import { accessKeyDigest } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
+import { peerCertificateChain } from './front-proxy-x509.js';
 import type { Awaitable } from '../util/awaitable.js';
 import type { Authenticator } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
@@ -96,8 +107,8 @@ function isDisabled(user: KubeObject): boolean {
 
 /**
  * Wraps the authenticators that see host identities (front proxy, x509): an
- * identity with a binding (or, from a certificate, naming a platform User) is
- * checked as the file comment says; a 401 when it must not authenticate.
+ * identity with a binding, or naming a platform User, is checked as the file
+ * comment says; a 401 when it must not authenticate.
  */
 export class CertificateBindingAuthenticator implements Authenticator {
   constructor(
@@ -113,23 +124,33 @@ export class CertificateBindingAuthenticator implements Authenticator {
 
   authenticate(req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     const found = this.inner.authenticate(req);
-    return found instanceof Promise ? found.then((u) => this.checked(u)) : this.checked(found);
+    return found instanceof Promise ? found.then((u) => this.checked(u, req)) : this.checked(found, req);
   }
 
-  private checked(user: AuthenticatedUser | null): Awaitable<AuthenticatedUser | null> {
+  private checked(user: AuthenticatedUser | null, req: IncomingMessage): Awaitable<AuthenticatedUser | null> {
     if (!user) return null;
-    const { apiGroup, keys, certificates } = this.options;
-    // Most front-proxy identities carry no binding: one prefix test per group, nothing more.
+    const { apiGroup, keys } = this.options;
     const prefix = bindingPrefix(apiGroup);
-    if (!certificates && !user.groups.some((g) => g.startsWith(prefix))) return user;
+    // Most identities (every one the aggregator forwards for a host credential) carry
+    // no binding: one prefix test per group and one look-up of the User, no parsing.
+    if (!user.groups.some((g) => g.startsWith(prefix))) {
+      if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.unbound(user, req));
+      return this.unbound(user, req);
+    }
     const bindings = user.groups.map((g) => parseCertificateBinding(apiGroup, g));
-    if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.check(user, bindings));
-    return this.check(user, bindings);
+    if (!keys.source.hasSynced) return keys.whenSynced().then(() => this.check(user, bindings, req));
+    return this.check(user, bindings, req);
+  }
+
+  private unbound(user: AuthenticatedUser, req: IncomingMessage): AuthenticatedUser {
+    this.checkUnbound(user.name, req);
+    return user;
   }
 
   private check(
     user: AuthenticatedUser,
     bindings: ReadonlyArray<CertificateBinding | null | 'invalid'>,
+    req: IncomingMessage,
   ): AuthenticatedUser {
     const present = bindings.filter((b) => b !== null);
     if (present.length > 1 || present[0] === 'invalid') {
@@ -139,8 +160,13 @@ export class CertificateBindingAuthenticator implements Authenticator {
     }
     const binding = present[0];
     if (binding) this.checkBinding(user.name, binding);
-    else this.checkUnbound(user.name);
-    return binding ? { ...user, groups: user.groups.filter((_, i) => bindings[i] === null) } : user;
+    else this.checkUnbound(user.name, req);
+    if (!binding) return user;
+    const groups = user.groups.filter((_, i) => bindings[i] === null);
+    // Made with an access key, the certificate lives only as long as the key: what
+    // it could mint (a kube config bound to the User alone, a key, a token) would
+    // not, so it mints nothing, as a direct cluster endpoint token does not.
+    return binding.accessKey ? { ...user, groups, tokenDerived: true } : { ...user, groups };
   }
 
   private checkBinding(name: string, binding: CertificateBinding): void {
@@ -157,9 +183,30 @@ export class CertificateBindingAuthenticator implements Authenticator {
     if (binding.accessKey) this.checkKey(binding.accessKey);
   }
 
-  private checkUnbound(name: string): void {
+  private checkUnbound(name: string, req: IncomingMessage): void {
     const user = this.options.keys.source.user(name);
-    if (user) this.checkUserState(name, user, 0);
+    if (!user) return;
+    if (user.metadata.deletionTimestamp) {
+      throw newUnauthorized(
+        `the user "${name}" is being deleted; ask an administrator, then request a new kube config`,
+      );
+    }
+    if (!this.options.certificates) {
+      if (isDisabled(user)) {
+        throw newUnauthorized(`the user "${name}" is disabled; ask an administrator to enable the user`);
+      }
+      return;
+    }
+    const socket = req.socket as TLSSocket | undefined;
+    const notBefore = Date.parse((socket && peerCertificateChain(socket)[0]?.validFrom) ?? '');
+    const created = Date.parse(user.metadata.creationTimestamp ?? '');
+    // Unknown either way: refuse, as the binding would have told which User it was for.
+    if (!(notBefore >= created)) {
+      throw newUnauthorized(
+        `this client certificate was made before the user "${name}" was created, for a user of that name deleted since; request a new kube config`,
+      );
+    }
+    this.checkUserState(name, user, 0);
   }
 
   private checkUserState(name: string, user: KubeObject, generation: number): void {
@@ -181,7 +228,7 @@ export class CertificateBindingAuthenticator implements Authenticator {
         `the access key "${claim.name}" this client certificate was made with no longer exists; request a new kube config with a working key`,
       );
     }
-    if (accessKeyDigest(key) !== claim.digest) {
+    if (keys.digest(key) !== claim.digest) {
       throw newUnauthorized(
         `the access key "${claim.name}" was rotated since this client certificate was made; request a new kube config with its new value`,
       );

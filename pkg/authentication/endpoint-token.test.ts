@@ -9,6 +9,7 @@ import type { KubeObject } from '../apis/meta/types.js';
 import type { AccessKeyScope } from '../apis/management/v1/common.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
@@ -83,7 +84,7 @@ async function tokenOfKey(
   const { token } = await issuer.issue({
     subject: owner,
     ttlSeconds: 600,
-    accessKey: { name, uid: key.metadata.uid, digest: accessKeyDigest(key) },
+    accessKey: { name, uid: key.metadata.uid, digest: accessKeyDigest(key, keyRevisionAnnotation(AUDIENCE)) },
     ...options,
   });
   return token;
@@ -104,6 +105,7 @@ before(async () => {
   const usability = new AccessKeyUsability(cache, {
     generationAnnotation: ANNOTATION,
     formerOwnerAnnotation: formerOwnerAnnotation(AUDIENCE),
+    revisionAnnotation: keyRevisionAnnotation(AUDIENCE),
     now: () => time.getTime(),
     syncTimeoutMs: 10,
   });
@@ -159,7 +161,11 @@ describe('EndpointTokenAuthenticator', () => {
       subject: 'alice',
       ttlSeconds: 60,
       tokenGeneration: 0,
-      accessKey: { name: 'k-alice', uid: 'u1', digest: accessKeyDigest(keys.get('k-alice')!) },
+      accessKey: {
+        name: 'k-alice',
+        uid: 'u1',
+        digest: accessKeyDigest(keys.get('k-alice')!, keyRevisionAnnotation(AUDIENCE)),
+      },
     });
     time = new Date(time.getTime() + 60_000);
     assert.equal(await unauthorized(token), TOKEN_EXPIRED_MESSAGE);
@@ -194,7 +200,11 @@ describe('EndpointTokenAuthenticator', () => {
       await unauthorized(token),
       'the access key "k-bob" was rotated since this direct cluster endpoint token was minted; request a new token with its new value',
     );
-    assert.doesNotMatch(accessKeyDigest(keys.get('k-bob')!), /[a-f0-9]{64}/, 'no stored hash in a claim');
+    assert.doesNotMatch(
+      accessKeyDigest(keys.get('k-bob')!, keyRevisionAnnotation(AUDIENCE)),
+      /[a-f0-9]{64}/,
+      'no stored hash in a claim',
+    );
   });
 
   it('fails while the key is disabled, and works again when it is enabled', async () => {

@@ -42,7 +42,7 @@ import {
   type TokenIssuer,
 } from '../tokens/token-issuer.js';
 import { isUnlimitedScope, scopeExcess } from '../tokens/scope.js';
-import { accessKeyDigest, accessKeyIdentity } from './access-key.js';
+import { accessKeyIdentity } from './access-key.js';
 import type { AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
 import type { Authenticator } from './interfaces.js';
@@ -96,7 +96,7 @@ export class EndpointTokenAuthenticator implements Authenticator {
     if (!claims.accessKey) throw newUnauthorized(TOKEN_NOT_FOR_MANAGEMENT_MESSAGE);
     await this.keys.whenSynced();
     const key = this.usableKey(claims.accessKey);
-    const owner = accessKeyIdentity(key, this.keys.source);
+    const owner = accessKeyIdentity(key, this.keys.source, this.keys.revisionAnnotation);
     if (owner?.name !== claims.sub) {
       throw newUnauthorized(
         `the access key "${claims.accessKey.name}" no longer belongs to "${claims.sub}", the subject of this direct cluster endpoint token; request a new token`,
@@ -116,7 +116,7 @@ export class EndpointTokenAuthenticator implements Authenticator {
         `the access key "${claim.name}" this direct cluster endpoint token was minted with no longer exists; request a new token with a working key`,
       );
     }
-    if (accessKeyDigest(key) !== claim.digest) {
+    if (this.keys.digest(key) !== claim.digest) {
       throw newUnauthorized(
         `the access key "${claim.name}" was rotated since this direct cluster endpoint token was minted; request a new token with its new value`,
       );

@@ -15,7 +15,8 @@ import { FirstDecider, type Awaitable } from '../util/awaitable.js';
 import type { Authenticator } from './interfaces.js';
 import type { AuthenticatedUser } from './user/user.js';
 
-const ask = (a: Authenticator, req: IncomingMessage): Awaitable<AuthenticatedUser | null> => a.authenticate(req);
+const ask = (a: Authenticator, req: IncomingMessage): Awaitable<AuthenticatedUser | null> =>
+  a.authenticate(req);
 const recognised = (user: AuthenticatedUser | null): boolean => user != null;
 
 export class UnionAuthenticator implements Authenticator {

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { AuthenticatedUser } from '../authentication/user/user.js';
-import { CredentialMintingAuthorizer, TOKEN_CANNOT_MINT_REASON } from './credential-minting.js';
+import {
+  CERTIFICATE_CANNOT_MINT_REASON,
+  CredentialMintingAuthorizer,
+  TOKEN_CANNOT_MINT_REASON,
+} from './credential-minting.js';
 import type { Attributes, AuthorizationResult } from './interfaces.js';
 
 const GROUP = 'management.platform.dev';
@@ -53,6 +57,27 @@ describe('CredentialMintingAuthorizer', () => {
     ];
     await expectDecisions(minting, { decision: 'deny', reason: TOKEN_CANNOT_MINT_REASON });
     assert.match(TOKEN_CANNOT_MINT_REASON, /cannot mint credentials/);
+  });
+
+  it('denies a client certificate made with an access key the same, saying so', async () => {
+    // As CertificateBindingAuthenticator marks one: a host identity, token-derived.
+    const cert: AuthenticatedUser = {
+      name: 'alice',
+      groups: ['system:authenticated'],
+      hostIdentity: true,
+      tokenDerived: true,
+    };
+    const minting = [
+      attrs(cert, 'create', 'ownedaccesskeys'),
+      attrs(cert, 'create', 'directclusterendpointtokens'),
+      attrs(cert, 'create', 'virtualclusterinstances', 'kubeconfig'),
+    ];
+    await expectDecisions(minting, { decision: 'deny', reason: CERTIFICATE_CANNOT_MINT_REASON });
+    // A certificate bound to its User alone (no key) mints as the User may.
+    const userBound: AuthenticatedUser = { ...cert, tokenDerived: false };
+    await expectDecisions([attrs(userBound, 'create', 'virtualclusterinstances', 'kubeconfig')], {
+      decision: 'no-opinion',
+    });
   });
 
   it('has no opinion on anything else, nor on callers that used no token', async () => {

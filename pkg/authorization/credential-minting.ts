@@ -1,6 +1,7 @@
-// A caller authenticated by a direct cluster endpoint token may never mint
-// credentials. A token is accepted only while the access key it was minted with is
-// usable, but what the token could mint would not be: a new access key lives on
+// A caller authenticated by a direct cluster endpoint token, or by a kube config
+// client certificate bound to an access key, may never mint credentials. Either is
+// accepted only while the access key it was made with is usable, but what it could
+// mint would not be: a new access key lives on
 // after the first key is revoked, a new token would name a key the holder controls,
 // and a client certificate signed by the host can never be revoked at all. So,
 // whatever else the caller may do (even an administrator's token):
@@ -11,12 +12,16 @@
 //   virtualclusterinstances/kubeconfig   create
 //
 // are denied, first in the chain so no later rule can allow them. The 403 is
-// upstream's forbidden message plus this reason.
+// upstream's forbidden message plus the reason for the credential used (a
+// certificate's identity is a host identity; a token's never is).
 
 import { NO_OPINION, type Attributes, type AuthorizationResult, type Authorizer } from './interfaces.js';
 
 export const TOKEN_CANNOT_MINT_REASON =
   'a direct cluster endpoint token cannot mint credentials (access keys, tokens, kube configs); use an access key';
+
+export const CERTIFICATE_CANNOT_MINT_REASON =
+  'a client certificate made with an access key cannot mint credentials (access keys, tokens, kube configs); use the access key';
 
 const KEY_WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -40,7 +45,9 @@ export class CredentialMintingAuthorizer implements Authorizer {
 
   authorize(attrs: Attributes): AuthorizationResult {
     if (attrs.user.tokenDerived === true && mintsCredentials(attrs, this.group)) {
-      return { decision: 'deny', reason: TOKEN_CANNOT_MINT_REASON };
+      const reason =
+        attrs.user.hostIdentity === true ? CERTIFICATE_CANNOT_MINT_REASON : TOKEN_CANNOT_MINT_REASON;
+      return { decision: 'deny', reason };
     }
     return NO_OPINION;
   }

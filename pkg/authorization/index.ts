@@ -133,6 +133,7 @@ export { AdminAuthorizer } from './admin.js';
 export { ADMINS_GROUP, MASTERS_GROUP, CallerResolver, type Caller } from './caller.js';
 export { AuthorizerChain } from './chain.js';
 export {
+  CERTIFICATE_CANNOT_MINT_REASON,
   CredentialMintingAuthorizer,
   mintsCredentials,
   TOKEN_CANNOT_MINT_REASON,

@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { KubeObject } from '../apis/meta/types.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
@@ -142,6 +143,7 @@ async function measure(extra: [string, KubeObject][]): Promise<Counts> {
     const authn = new AccessKeyAuthenticator(counted, {
       generationAnnotation: tokenGenerationAnnotation(G),
       formerOwnerAnnotation: formerOwnerAnnotation(G),
+      revisionAnnotation: keyRevisionAnnotation(G),
     });
     const { authorizer } = newPlatformAuthorization({
       group: G,

@@ -19,6 +19,7 @@ import { JsonLogger } from '../util/log/index.js';
 import { ServerOptions } from '../apiserver/options/server-run-options.js';
 import { buildServerConfig } from '../server/config.js';
 import { startServer } from '../server/serve.js';
+import { keyRevisionAnnotation } from '../apis/management/v1/owned-access-key.js';
 import { accessKeyIdentity } from '../authentication/access-key.js';
 import { TOKEN_NOT_FOR_MANAGEMENT_MESSAGE } from '../authentication/endpoint-token.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
@@ -1233,7 +1234,7 @@ test('the security table', { timeout: 120_000 }, async (t) => {
     const [kind, name = ''] = as.split(':');
     if (kind === 'token-without-key') return issueCallerToken(minter, { name, groups: [] }, 600, undefined);
     const key = cache.accessKey(name);
-    const identity = key && accessKeyIdentity(key, cache);
+    const identity = key && accessKeyIdentity(key, cache, keyRevisionAnnotation(GROUP));
     assert.ok(identity, `no fixture key ${name}`);
     const caller: AuthenticatedUser =
       kind === 'token-wrong-uid'

@@ -30,6 +30,7 @@ import type { RequestContext, RESTStorage, WriteOptions } from '../registry/rest
 import { serializeKubeConfig, singleContextKubeConfig } from '../kubeconfig/index.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
@@ -378,6 +379,7 @@ function isUsableKey(key: KubeObject, owner: KubeObject, group: string): boolean
     new AccessKeyUsability(source, {
       generationAnnotation: tokenGenerationAnnotation(group),
       formerOwnerAnnotation: formerOwnerAnnotation(group),
+      revisionAnnotation: keyRevisionAnnotation(group),
     }).check(key);
     return true;
   } catch {

@@ -12,7 +12,11 @@ import { CertificateBindingAuthenticator } from '../authentication/certificate-b
 import { AccessKeyAuthenticator } from '../authentication/access-key.js';
 import { UnionAuthenticator } from '../authentication/union.js';
 import { newPlatformAuthorization } from '../authorization/index.js';
-import { formerOwnerAnnotation, tokenGenerationAnnotation } from '../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  keyRevisionAnnotation,
+  tokenGenerationAnnotation,
+} from '../apis/management/v1/owned-access-key.js';
 import { IdentityServices, userTokenGeneration } from '../identity/index.js';
 import type { Store } from '../registry/generic/store.js';
 import { managementKinds, resourcesWhere } from '../registry/management/index.js';
@@ -145,6 +149,7 @@ export async function buildServerConfig(
       use: accessKeys.activity,
       generationAnnotation: tokenGenerationAnnotation(group),
       formerOwnerAnnotation: formerOwnerAnnotation(group),
+      revisionAnnotation: keyRevisionAnnotation(group),
       passUnknownTokens: hostServices.tokenReview !== undefined,
     });
     const tokens = await buildTokenServices({

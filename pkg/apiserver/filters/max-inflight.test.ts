@@ -126,6 +126,8 @@ describe('--max-requests-inflight and fair queuing', () => {
     const holding = await holdTheReadSeat();
     assert.equal((await call(s.url, `${TEAMS}/fast`, { token: 'bob-token' })).status, 429);
     assert.equal((await call(s.url, `${TEAMS}?dryRun=All`, { token: 'bob-token' })).status, 429);
+    // A subresource the server does not serve is no label value, refused or not.
+    assert.equal((await call(s.url, `${TEAMS}/fast/made-up-sub`, { token: 'bob-token' })).status, 429);
     gate.open();
     await holding.done;
     const after = await scrape();
@@ -136,9 +138,10 @@ describe('--max-requests-inflight and fair queuing', () => {
       count(after, { verb: 'LIST', scope: 'cluster', dry_run: 'All' }),
       count(before, { verb: 'LIST', scope: 'cluster', dry_run: 'All' }) + 1,
     );
+    assert.equal(sample(after, 'apiserver_request_total', { subresource: 'made-up-sub' }), undefined);
     const dropped = (text: string): number =>
       sample(text, 'apiserver_dropped_requests_total', { request_kind: 'readOnly' }) ?? 0;
-    assert.equal(dropped(after), dropped(before) + 2);
+    assert.equal(dropped(after), dropped(before) + 3);
   });
 
   it('serves a waiting read once the seat is free', async () => {

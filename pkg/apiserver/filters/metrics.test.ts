@@ -151,9 +151,12 @@ describe('GET /metrics', () => {
   it('does not make series of paths it does not serve', async () => {
     assert.equal((await call(s.url, `/apis/${GROUP}/v1/made-up-thing`)).status, 404);
     assert.equal((await call(s.url, '/no/such/page')).status, 404);
+    // Any caller may name a subresource under an object: only served ones are label values.
+    assert.equal((await call(s.url, `/apis/${GROUP}/v1/teams/a/made-up-sub`)).status, 404);
     const text = await scrape();
     assert.equal(sample(text, 'apiserver_request_total', { resource: 'made-up-thing' }), undefined);
     assert.equal(sample(text, 'apiserver_request_total', { subresource: '/no/such/page' }), undefined);
+    assert.equal(sample(text, 'apiserver_request_total', { subresource: 'made-up-sub' }), undefined);
   });
 
   it('tracks a watch as long-running while it is open and counts the events it sends', async () => {

@@ -161,7 +161,7 @@ export class RequestMetricsFilter {
    * was routed: counted in apiserver_request_total with code 429 as upstream's
    * RecordDroppedRequest counts it, with no duration or size. Off the API every
    * label but verb and dry_run is empty there; a resource request counts only when
-   * it names a resource this server serves (`served`), as for routed requests.
+   * it names a resource (and subresource) this server serves (`served`), as for routed requests.
    */
   rejected(req: IncomingMessage, info: RequestInfo, served: boolean): void {
     if (info.isResourceRequest && !served) return;

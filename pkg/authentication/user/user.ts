@@ -34,9 +34,10 @@ export interface AuthenticatedUser extends UserInfo {
    */
   readonly hostIdentity?: boolean;
   /**
-   * Authenticated by a direct cluster endpoint token. Such a caller may never mint
-   * credentials (access keys, tokens, kube configs): they would outlive the
-   * revocation of the key the token was minted with (see
+   * Authenticated by a direct cluster endpoint token, or by a kube config client
+   * certificate bound to an access key (then also hostIdentity). Such a caller may
+   * never mint credentials (access keys, tokens, kube configs): they would outlive
+   * the revocation of the key the token or certificate was made with (see
    * pkg/authorization/credential-minting.ts).
    */
   readonly tokenDerived?: boolean;

@@ -84,6 +84,19 @@ export function formerOwnerAnnotation(group: string): string {
   return `${group}/former-owner-uid`;
 }
 
+/**
+ * The annotation in which the server keeps a random value of the key's current
+ * value (its revision): drawn on create and again whenever spec.key changes,
+ * kept as stored on every other update, never set by a client. Tokens and client
+ * certificates made with the key record a digest of it (accessKeyDigest), which
+ * changes on rotation and, unlike a digest of the key, tells nothing of the key's
+ * value to whoever reads a token or a certificate. Keys stored before it have none
+ * (their digest is of the stored hash, as before) until their next rotation.
+ */
+export function keyRevisionAnnotation(group: string): string {
+  return `${group}/key-revision`;
+}
+
 const HASH_PREFIX = 'sha256:';
 
 /**

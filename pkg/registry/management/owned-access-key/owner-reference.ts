@@ -76,6 +76,31 @@ export function keepFormerOwner(group: string, obj: KubeObject, old?: KubeObject
 }
 
 /**
+ * Our own rule (upstream's ownerReferences validation allows it): a reference
+ * carrying the owner's uid must also carry its kind and name. The collector drops
+ * references by uid, while keepFormerOwner recognises the owner's by kind and
+ * name: a relabelled one (`{kind: Team, name: nobody, uid: <the user's uid>}`)
+ * would be dropped by an orphaning delete with no former owner recorded, and a
+ * User re-created under the name would adopt the key. Checked even while the
+ * owner is being deleted, since that is when the collector drops it.
+ */
+function relabelledOwnerReference(
+  obj: KubeObject,
+  named: { kind: KeyOwnerKind; name: string },
+  uid: string,
+): FieldError | undefined {
+  const refs = obj.metadata.ownerReferences ?? [];
+  const i = refs.findIndex((r) => r.uid === uid && (r.kind !== named.kind || r.name !== named.name));
+  if (i < 0) return undefined;
+  const ref = refs[i]!;
+  const owner = named.kind === 'User' ? 'user' : 'team';
+  return forbidden(
+    FieldPath.root('metadata').child('ownerReferences').index(i),
+    `the uid of the key's owner ${named.kind} "${named.name}" may only be referenced as that ${owner}, not as ${ref.kind} "${ref.name}"`,
+  );
+}
+
+/**
  * Puts the reference to the key's current owner on `obj` when it lacks it. On an
  * update whose stored object had the reference, a body without it is refused
  * instead (the error is returned for validation to report), unless the owner is
@@ -92,8 +117,19 @@ export async function ensureKeyOwnerReference(
   if (!named) return undefined;
   const owner = await lookup(named.kind, named.name, deadline);
   const uid = owner?.metadata.uid;
-  if (!owner || !uid || hasReference(obj, uid)) return undefined;
-  if (owner.metadata.deletionTimestamp) return undefined;
+  if (!owner || !uid) return undefined;
+  const relabelled = relabelledOwnerReference(obj, named, uid);
+  if (relabelled) return relabelled;
+  if (hasReference(obj, uid)) return undefined;
+  if (owner.metadata.deletionTimestamp) {
+    // Matched by uid, as the collector drops it: also a reference relabelled before
+    // relabelledOwnerReference refused that, which keepFormerOwner (by kind and
+    // name) missed.
+    if (old && hasReference(old, uid) && formerOwnerUid(group, obj) === undefined) {
+      obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: uid };
+    }
+    return undefined;
+  }
   // Orphaned from an owner of this name that is gone: this one is another object.
   const former = formerOwnerUid(group, obj);
   if (former !== undefined && former !== uid) return undefined;

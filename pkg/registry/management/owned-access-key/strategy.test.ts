@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   formerOwnerAnnotation,
   hashAccessKey,
+  keyRevisionAnnotation,
   tokenGenerationAnnotation,
 } from '../../../apis/management/v1/owned-access-key.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
@@ -245,9 +246,10 @@ describe('OwnedAccessKey token generation', () => {
       metadata: { name: 'k1', annotations: { [annotation]: '99', other: 'x' } },
     };
     const { stored } = await simulateCreate(strategy, body);
-    assert.deepEqual(stored.metadata.annotations, { [annotation]: '4', other: 'x' });
+    // (The key's revision, also the server's, has a test of its own.)
+    assert.deepEqual(withoutRevision(stored), { [annotation]: '4', other: 'x' });
     const none = await simulateCreate(strategy, key('nobody'));
-    assert.equal(none.stored.metadata.annotations, undefined);
+    assert.equal(withoutRevision(none.stored), undefined);
   });
 
   it('keeps the recorded generation on update, and records the current one on rotation', async () => {
@@ -408,6 +410,37 @@ describe('OwnedAccessKey owner reference', () => {
     );
   });
 
+  it("refuses a reference carrying the owner's uid under another kind or name", async () => {
+    // Relabelled, the reference would be dropped by an orphaning delete (by uid)
+    // with no former owner recorded (by kind and name), and a re-created alice
+    // would own the key.
+    const relabelled = { apiVersion: `${GROUP}/v1`, kind: 'Team', name: 'nobody', uid: 'u-alice' };
+    const want = [
+      'metadata.ownerReferences[0]: Forbidden: the uid of the key\'s owner User "alice" may only be referenced as that user, not as Team "nobody"',
+    ];
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
+    const { stored } = await simulateCreate(strategy, key('alice'));
+    const update = structuredClone(stored);
+    update.metadata.ownerReferences = [relabelled];
+    assert.deepEqual((await simulateUpdate(strategy, update, stored)).errors, want);
+    const create = { ...key('alice'), metadata: { name: 'k2', ownerReferences: [relabelled] } };
+    assert.deepEqual((await simulateCreate(strategy, create)).errors, want);
+    // Nor while the owner is being deleted, when the collector drops references by uid.
+    const deleting = ownedAccessKeyStrategy(GROUP, {
+      keyOwner: (kind, name) =>
+        keyOwner(kind, name).then(
+          (o) => o && { ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+        ),
+    });
+    assert.deepEqual((await simulateUpdate(deleting, update, stored)).errors, want);
+    // A key stored relabelled before the rule: the collector's drop (by uid) still records the lost owner.
+    const legacy = { ...key('alice'), metadata: { name: 'k3', ownerReferences: [relabelled] } };
+    const dropped = { ...key('alice'), metadata: { name: 'k3' } };
+    const orphaned = await simulateUpdate(deleting, dropped, legacy);
+    assert.deepEqual(orphaned.errors, []);
+    assert.equal(orphaned.stored.metadata.annotations?.[FORMER_OWNER], 'u-alice');
+  });
+
   it('never gives an orphaned key to a User re-created under the same name', async () => {
     const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
     // Orphaned from an earlier alice; "alice" now is another User (uid u-alice).
@@ -425,7 +458,53 @@ describe('OwnedAccessKey owner reference', () => {
     assert.deepEqual(cleared.stored.metadata.annotations, { [FORMER_OWNER]: 'u-gone' });
     // A new key never claims a former owner, whatever the client sent.
     const created = await simulateCreate(strategy, orphaned);
-    assert.equal(created.stored.metadata.annotations, undefined);
+    assert.equal(withoutRevision(created.stored), undefined);
     assert.deepEqual(created.stored.metadata.ownerReferences, [aliceRef]);
+  });
+});
+
+/** A stored key's annotations without its revision (drawn at random): undefined when none is left. */
+function withoutRevision(obj: KubeObject): Record<string, string> | undefined {
+  const rest = { ...(obj.metadata.annotations ?? {}) };
+  delete rest[keyRevisionAnnotation(GROUP)];
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
+describe('OwnedAccessKey revision', () => {
+  const REVISION = keyRevisionAnnotation(GROUP);
+  const strategy = ownedAccessKeyStrategy(GROUP);
+
+  it('is drawn by the server on create and rotation, and kept (never the client’s) otherwise', async () => {
+    const created = await simulateCreate(strategy, {
+      ...key('alice'),
+      metadata: { name: 'k1', annotations: { [REVISION]: 'chosen' } },
+    });
+    const first = created.stored.metadata.annotations?.[REVISION];
+    assert.match(first ?? '', /^[A-Za-z0-9_-]{22}$/);
+    assert.notEqual(first, 'chosen');
+    // Another write without a new value: the stored revision, whatever the client sent.
+    for (const annotations of [{ [REVISION]: 'chosen' }, undefined]) {
+      const edited = read(strategy, created.stored);
+      if (annotations) edited.metadata.annotations = annotations;
+      else delete edited.metadata.annotations;
+      const { stored } = await simulateUpdate(strategy, edited, created.stored);
+      assert.equal(stored.metadata.annotations?.[REVISION], first);
+    }
+    // A new value: a new revision, so tokens and certificates made with the old value end.
+    const rotated = read(strategy, created.stored);
+    spec(rotated)['key'] = 'a-new-value';
+    const { stored: after } = await simulateUpdate(strategy, rotated, created.stored);
+    const second = after.metadata.annotations?.[REVISION];
+    assert.match(second ?? '', /^[A-Za-z0-9_-]{22}$/);
+    assert.notEqual(second, first);
+    // A key stored before keys had a revision keeps none until it is rotated.
+    const legacy = structuredClone(created.stored);
+    delete legacy.metadata.annotations;
+    const { stored: untouched } = await simulateUpdate(
+      strategy,
+      { ...read(strategy, legacy), metadata: { name: 'k1', annotations: { [REVISION]: 'chosen' } } },
+      legacy,
+    );
+    assert.equal(untouched.metadata.annotations?.[REVISION], undefined);
   });
 });

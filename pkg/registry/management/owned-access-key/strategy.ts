@@ -8,6 +8,7 @@
 // tokenGeneration grows past it. formerOwnerAnnotation(group), also the server's,
 // records the owner an orphaning delete took from the key (owner-reference.ts).
 
+import { randomBytes } from 'node:crypto';
 import {
   forbidden,
   invalid,
@@ -23,6 +24,7 @@ import {
   isHashedAccessKey,
   ownedAccessKeyInfo,
   ownedAccessKeySchema,
+  keyRevisionAnnotation,
   tokenGenerationAnnotation,
 } from '../../../apis/management/v1/owned-access-key.js';
 import type { RequestContext, Strategy } from '../../rest/interfaces.js';
@@ -135,6 +137,24 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     else delete obj.metadata.annotations;
   }
 
+  const revisionAnnotation = keyRevisionAnnotation(group);
+
+  /**
+   * Server-owned, like the generation: a new random revision for a key whose value
+   * is new (`fresh`), else the stored one (or none, for a key stored before keys had
+   * one), whatever the client sent. See keyRevisionAnnotation.
+   */
+  function setRevision(obj: KubeObject, fresh: boolean, old?: KubeObject): void {
+    const value = fresh
+      ? randomBytes(16).toString('base64url')
+      : old?.metadata.annotations?.[revisionAnnotation];
+    const annotations = { ...(obj.metadata.annotations ?? {}) };
+    if (value === undefined) delete annotations[revisionAnnotation];
+    else annotations[revisionAnnotation] = value;
+    if (Object.keys(annotations).length > 0) obj.metadata.annotations = annotations;
+    else delete obj.metadata.annotations;
+  }
+
   /** An update keeps the generation the key was made under (or has none, as before). */
   function keepGeneration(obj: KubeObject, old: KubeObject): void {
     const stored = old.metadata.annotations?.[generationAnnotation];
@@ -147,7 +167,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   // A supplied key that cannot be a bearer token, noted by prepare* for validate*
   // (which receive the same object right after).
   const badKeys = new WeakMap<KubeObject, FieldError>();
-  // Likewise an update that drops the reference to the key's existing owner.
+  // Likewise a write that drops the reference to the key's existing owner, or
+  // carries the owner's uid under another kind or name.
   const droppedOwners = new WeakMap<KubeObject, FieldError>();
 
   /** Replaces the plain key in `spec` by its hash and sets the plain key aside. */
@@ -179,6 +200,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     const errs: FieldError[] = [];
     const bad = badKeys.get(obj);
     if (bad) errs.push(bad);
+    const dropped = droppedOwners.get(obj);
+    if (dropped) errs.push(dropped);
     errs.push(...subjectErrors(spec, path));
     errs.push(...validateOwnerNames(spec, path));
     errs.push(...validateNonNegative(spec['ttl'], path.child('ttl')));
@@ -197,9 +220,12 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
       dropStatus(obj);
       await recordGeneration(obj, ctx.deadline);
+      setRevision(obj, true);
       keepFormerOwner(group, obj);
-      if (options.keyOwner)
-        await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline);
+      const refused =
+        options.keyOwner &&
+        (await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline));
+      if (refused) droppedOwners.set(obj, refused);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -211,6 +237,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     async prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): Promise<void> {
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
+      setRevision(obj, false, old);
       keepFormerOwner(group, obj, old);
       const dropped =
         options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline));
@@ -226,8 +253,10 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
         else delete spec['key'];
       } else if (typeof key === 'string') {
         storeHashOf(ctx, obj, spec, key);
-        // A rotated key is a new credential, made under the user's current generation.
+        // A rotated key is a new credential, made under the user's current generation,
+        // and a new value: tokens and certificates made with the old one end.
         await recordGeneration(obj, ctx.deadline);
+        setRevision(obj, true);
       }
       // connectorData is never returned, so an update that leaves it out keeps it.
       const identity = spec['identity'];
@@ -246,8 +275,6 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
 
     validateUpdate(_ctx, obj, old): FieldError[] {
       const errs = validateKey(obj);
-      const dropped = droppedOwners.get(obj);
-      if (dropped) errs.push(dropped);
       const spec = specOf(obj);
       const oldSpec = specOf(old);
       for (const f of SUBJECT_FIELDS) {

@@ -22,6 +22,7 @@ import { CertificateBindingAuthenticator } from '../../../authentication/certifi
 import { ClientCertificateAuthenticator, subjectOf } from '../../../authentication/client-certificate.js';
 import {
   formerOwnerAnnotation,
+  keyRevisionAnnotation,
   hashAccessKey,
   tokenGenerationAnnotation,
 } from '../../../apis/management/v1/owned-access-key.js';
@@ -414,7 +415,7 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
       ...alice,
       accessKeyName: 'alice-key',
       accessKeyUid: 'key-uid',
-      accessKeyDigest: accessKeyDigest(key),
+      accessKeyDigest: accessKeyDigest(key, keyRevisionAnnotation(GROUP)),
     };
     const created = await subresource({
       tokens: { issuer, users: { user: (name) => users.get(name) } },
@@ -442,6 +443,7 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
     const usability = new AccessKeyUsability(source, {
       generationAnnotation: tokenGenerationAnnotation(GROUP),
       formerOwnerAnnotation: formerOwnerAnnotation(GROUP),
+      revisionAnnotation: keyRevisionAnnotation(GROUP),
     });
     const x509 = new CertificateBindingAuthenticator(
       new ClientCertificateAuthenticator({ current: () => compileCaBundle(double.clientCa.certPem) }),
@@ -457,8 +459,10 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
       await outcome(() => frontProxied.authenticate({} as IncomingMessage)),
     ];
     try {
-      // Works while everything does, as alice with her groups (the binding itself is no group of hers).
-      assert.deepEqual(await both(), ['alice dev,system:authenticated', 'alice dev,system:authenticated']);
+      // Works while everything does, as alice with her groups (the binding itself is no group of hers),
+      // minting nothing: what it minted would outlive the key.
+      const works = 'alice dev,system:authenticated tokenDerived';
+      assert.deepEqual(await both(), [works, works]);
 
       setUser('alice-uid', { disabled: true });
       for (const r of await both()) assert.match(r, /^401 the user "alice" is disabled/);
@@ -472,7 +476,7 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
       keys.delete('alice-key');
       for (const r of await both()) assert.match(r, /^401 the access key "alice-key" .* no longer exists/);
       setKey();
-      assert.deepEqual(await both(), ['alice dev,system:authenticated', 'alice dev,system:authenticated']);
+      assert.deepEqual(await both(), [works, works]);
       // Deleted, then re-created under the same name: the new alice is not the one it was made for.
       users.delete('alice');
       for (const r of await both())
@@ -496,7 +500,10 @@ function hostIdentityOf(der: Buffer): AuthenticatedUser {
 async function outcome(authenticate: () => unknown): Promise<string> {
   try {
     const user = (await authenticate()) as AuthenticatedUser | null;
-    return user ? `${user.name} ${user.groups.join(',')}` : 'anonymous';
+    // tokenDerived: the identity mints no credential (a kube config, a key, a token).
+    return user
+      ? `${user.name} ${user.groups.join(',')}${user.tokenDerived ? ' tokenDerived' : ''}`
+      : 'anonymous';
   } catch (err) {
     assert.ok(isApiError(err), String(err));
     return `${err.code} ${err.message}`;

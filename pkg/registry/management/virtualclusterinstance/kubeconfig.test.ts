@@ -36,6 +36,7 @@ import {
 } from '../../../hostcluster/testing/index.js';
 import type { HostCluster, NewCertificateSigningRequest } from '../../../hostcluster/types.js';
 import type { KubeConfig as KubeConfigDocument } from '../../../kubeconfig/types.js';
+import { StorageDeadline } from '../../../storage/deadline.js';
 import { SqliteKV } from '../../../storage/sqlite/index.js';
 import { KVStorage } from '../../../storage/store.js';
 import { SigningKeyManager } from '../../../tokens/key-manager.js';
@@ -208,6 +209,25 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
     host.filed.length = 0;
     host.denyOnApprove = false;
     double.setSignerBehaviour(KUBE_APISERVER_CLIENT_SIGNER, 'sign');
+  });
+
+  it("reads the caller's User for a certificate's binding under the request's deadline", async () => {
+    // The binding's read of the caller's User is this request's storage work: it must be
+    // bounded by (and refused after) the request's own deadline like every other read.
+    const deadline = new StorageDeadline(Date.now() + 30_000);
+    const seen: (StorageDeadline | undefined)[] = [];
+    await subresource({
+      tokens: {
+        issuer,
+        users: {
+          user: (_name, d) => {
+            seen.push(d);
+            return undefined;
+          },
+        },
+      },
+    }).create({ ...ctx(), deadline }, 'dev', request({ clientCert: true, certificateTTL: 3600 }), WRITE);
+    assert.deepEqual(seen, [deadline]);
   });
 
   it('issues a client certificate that chains to the host CA, for the caller, living exactly as asked', async () => {

@@ -51,6 +51,7 @@ import {
   requestClientCertificate,
 } from '../../../hostcluster/client-certificate.js';
 import type { HostCluster } from '../../../hostcluster/types.js';
+import type { StorageDeadline } from '../../../storage/deadline.js';
 import { serializeKubeConfig, singleContextKubeConfig } from '../../../kubeconfig/builder.js';
 import { isUnlimitedScope, scopeExcess } from '../../../tokens/scope.js';
 import { issueCallerToken, type CallerTokenIssuer } from '../directclusterendpointtoken/caller-token.js';
@@ -148,7 +149,7 @@ export class KubeConfigSubresource implements SubresourceStorage {
     if (options.dryRun) return response;
 
     const user = request.clientCert
-      ? await this.clientCertificate(host, caller, request.certificateTTL, signal(ctx))
+      ? await this.clientCertificate(host, caller, request.certificateTTL, signal(ctx), ctx.deadline)
       : { token: await this.token(ctx, caller, request.certificateTTL, scope) };
     const contextName = project ? `${parentName}-${project}` : parentName;
     const kubeConfig = singleContextKubeConfig({
@@ -290,9 +291,10 @@ export class KubeConfigSubresource implements SubresourceStorage {
     caller: AuthenticatedUser,
     certificateTTL: number | undefined,
     abort: AbortSignal | undefined,
+    deadline: StorageDeadline | undefined,
   ): Promise<{ clientCertificatePem: string; clientKeyPem: string }> {
     const expirationSeconds = certificateTTL === undefined ? DEFAULT_CERTIFICATE_TTL_SECONDS : certificateTTL;
-    const binding = await this.bindingOf(caller);
+    const binding = await this.bindingOf(caller, deadline);
     try {
       const cert = await requestClientCertificate(host, {
         signerName: this.signerName,
@@ -319,8 +321,12 @@ export class KubeConfigSubresource implements SubresourceStorage {
    * User as it is now, and the access key the caller used. A caller that is
    * neither (a host identity that is no platform User) gets a plain host certificate.
    */
-  private async bindingOf(caller: AuthenticatedUser): Promise<CertificateBinding | undefined> {
-    const user = await this.options.tokens.users.user(caller.name);
+  private async bindingOf(
+    caller: AuthenticatedUser,
+    deadline: StorageDeadline | undefined,
+  ): Promise<CertificateBinding | undefined> {
+    // The caller's User is read for this request: under its deadline, like every other read.
+    const user = await this.options.tokens.users.user(caller.name, deadline);
     const uid = user?.metadata.uid;
     const accessKey =
       caller.accessKeyName && caller.accessKeyUid && caller.accessKeyDigest

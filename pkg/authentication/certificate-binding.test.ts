@@ -12,7 +12,8 @@ import {
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
 import { accessKeyDigest } from './access-key.js';
-import { AccessKeyUsability, type AccessKeySource } from './access-key-usability.js';
+import { AccessKeyUsability } from './access-key-usability.js';
+import { memoryIdentitySource } from './testing/identity-source.js';
 import {
   CertificateBindingAuthenticator,
   certificateBindingGroup,
@@ -41,16 +42,8 @@ describe('certificate binding groups', () => {
 });
 
 describe('CertificateBindingAuthenticator', () => {
-  const users = new Map<string, KubeObject>();
-  const keys = new Map<string, KubeObject>();
-  const source: AccessKeySource = {
-    hasSynced: true,
-    waitForSync: () => Promise.resolve(true),
-    accessKeyByHash: () => undefined,
-    accessKey: (name) => keys.get(name),
-    user: (name) => users.get(name),
-    team: () => undefined,
-  };
+  const source = memoryIdentitySource();
+  const { users, keys } = source;
   const usability = new AccessKeyUsability(source, {
     generationAnnotation: tokenGenerationAnnotation(GROUP),
     formerOwnerAnnotation: formerOwnerAnnotation(GROUP),

@@ -16,7 +16,8 @@ import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import { compileSchema } from '../../../apis/schema/compile.js';
 import type { AuthenticatedUser } from '../../../authentication/user/user.js';
 import { accessKeyDigest } from '../../../authentication/access-key.js';
-import { AccessKeyUsability, type AccessKeySource } from '../../../authentication/access-key-usability.js';
+import { AccessKeyUsability } from '../../../authentication/access-key-usability.js';
+import { memoryIdentitySource } from '../../../authentication/testing/identity-source.js';
 import { compileCaBundle } from '../../../authentication/ca-bundle.js';
 import { CertificateBindingAuthenticator } from '../../../authentication/certificate-binding.js';
 import { ClientCertificateAuthenticator, subjectOf } from '../../../authentication/client-certificate.js';
@@ -414,8 +415,8 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
   });
 
   it('binds the certificate to the caller’s User and key: this server refuses it once either stops working', async () => {
-    const users = new Map<string, KubeObject>();
-    const keys = new Map<string, KubeObject>();
+    const source = memoryIdentitySource();
+    const { users, keys } = source;
     const setUser = (uid: string, spec: Record<string, unknown> = {}): void => {
       users.set('alice', { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: { name: 'alice', uid }, spec });
     };
@@ -452,14 +453,6 @@ describe('virtualclusterinstances/kubeconfig', { timeout: 120_000 }, () => {
     assert.ok(kcUser?.certData && kcUser.keyData);
 
     // This server's x509 authenticator, and the aggregator's front proxy forwarding the same identity.
-    const source: AccessKeySource = {
-      hasSynced: true,
-      waitForSync: () => Promise.resolve(true),
-      accessKeyByHash: () => undefined,
-      accessKey: (name) => keys.get(name),
-      user: (name) => users.get(name),
-      team: () => undefined,
-    };
     const usability = new AccessKeyUsability(source, {
       generationAnnotation: tokenGenerationAnnotation(GROUP),
       formerOwnerAnnotation: formerOwnerAnnotation(GROUP),

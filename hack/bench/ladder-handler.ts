@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMetricsFilter } from '../../pkg/apiserver/filters/metrics.js';
 import { newRequestInfo } from '../../pkg/apiserver/request-info.js';
 import { JsonLogger } from '../../pkg/util/log/json-logger.js';
+import { GROUP } from './objects.js';
 
 export interface LadderMode {
   readonly mode: 'ladder';
@@ -111,7 +112,7 @@ export function ladderHandler(b: LadderMode): (req: IncomingMessage, res: Server
 export async function stepCostsInProcess(calls: number, rounds: number): Promise<Map<string, number>> {
   const token = 'k'.repeat(64);
   const users = new Map([[sha256(token), { name: 'admin' }]]);
-  const path = '/apis/management.loft.sh/v1/users/getpath';
+  const path = `/apis/${GROUP}/v1/users/getpath`;
   // The log line to a destination that keeps nothing: pino's own work, not the write's.
   const logger = new JsonLogger('info', { write: () => true });
   const metrics = new RequestMetricsFilter();

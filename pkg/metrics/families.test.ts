@@ -70,11 +70,11 @@ describe('hot-path metric families', () => {
     const cf = new CounterFamily({ name: 'd_total', help: 'Count.', labelNames, registry: ours });
     new CounterFamily({ name: 'e_total', help: 'Failures.', labelNames, registry: ours });
     const calls: [Record<string, string>, number][] = [
-      [{ operation: 'get', group: 'management.loft.sh', resource: 'users' }, 0.0004],
-      [{ operation: 'create', group: 'management.loft.sh', resource: 'teams' }, 0.25],
-      [{ operation: 'get', group: 'management.loft.sh', resource: 'users' }, 0.005],
+      [{ operation: 'get', group: 'management.platform.dev', resource: 'users' }, 0.0004],
+      [{ operation: 'create', group: 'management.platform.dev', resource: 'teams' }, 0.25],
+      [{ operation: 'get', group: 'management.platform.dev', resource: 'users' }, 0.005],
       [{ operation: 'getCurrentResourceVersion', group: '', resource: '' }, 120],
-      [{ operation: 'get', group: 'management.loft.sh', resource: 'users' }, 1],
+      [{ operation: 'get', group: 'management.platform.dev', resource: 'users' }, 1],
     ];
     for (const [labels, seconds] of calls) {
       histogram.observe(labels, seconds);

@@ -13,10 +13,11 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import type { KV } from '../../pkg/storage/kv.js';
 import { MeteredKV } from '../../pkg/storage/metered-kv.js';
 import { LATENCY_BUCKETS } from '../../pkg/metrics/registry.js';
+import { GROUP } from './objects.js';
 
 const calls = Number(process.argv[2] ?? 200_000);
 const rounds = Number(process.argv[3] ?? 9);
-const KEY = '/registry/management.loft.sh/users/reader';
+const KEY = `/registry/${GROUP}/users/reader`;
 
 const backend = { get: () => Promise.resolve(undefined) } as unknown as KV;
 

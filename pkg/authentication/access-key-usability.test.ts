@@ -12,7 +12,12 @@ import {
   keyRevisionAnnotation,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
-import { AccessKeyUsability, EXPIRED_MESSAGE, type AccessKeyUse } from './access-key-usability.js';
+import {
+  AccessKeyUsability,
+  EXPIRED_MESSAGE,
+  retryAfterForUnreadyCache,
+  type AccessKeyUse,
+} from './access-key-usability.js';
 import { memoryIdentitySource } from './testing/identity-source.js';
 
 const GROUP = 'management.platform.dev';
@@ -113,5 +118,41 @@ describe('AccessKeyUsability', () => {
     await usability.whenSynced();
     usability.recordUse(object('OwnedAccessKey', 'k', { user: 'alice' }, 1));
     assert.deepEqual(recorded, ['k']);
+  });
+
+  it('tells the caller when to retry, later the longer the cache has not loaded', async () => {
+    source.hasSynced = false;
+    const retryAfter = async (): Promise<number | undefined> => {
+      const err = await usability.whenSynced().then(
+        () => assert.fail('answered while not synced'),
+        (e: unknown) => e,
+      );
+      assert.ok(isApiError(err));
+      assert.equal(err.code, 503);
+      assert.equal(err.reason, 'ServiceUnavailable');
+      assert.match(err.message, /not ready yet, please try again/);
+      return err.details?.retryAfterSeconds;
+    };
+    try {
+      clock.now = START;
+      assert.equal(await retryAfter(), 1);
+      clock.now = START + 30_000;
+      assert.equal(await retryAfter(), 6);
+      clock.now = START + 3_600_000;
+      assert.equal(await retryAfter(), 30);
+    } finally {
+      source.hasSynced = true;
+      clock.now = START;
+    }
+  });
+});
+
+describe('retryAfterForUnreadyCache (k8s.io/apiserver cacher)', () => {
+  it('is e^(0.06 × seconds) whole seconds, between 1 and 30', () => {
+    assert.equal(retryAfterForUnreadyCache(0), 1);
+    assert.equal(retryAfterForUnreadyCache(11_000), 1); // e^0.66 = 1.93
+    assert.equal(retryAfterForUnreadyCache(12_000), 2); // e^0.72 = 2.05
+    assert.equal(retryAfterForUnreadyCache(56_000), 28); // e^3.36 = 28.8
+    assert.equal(retryAfterForUnreadyCache(57_000), 30); // e^3.42 = 30.6
   });
 });

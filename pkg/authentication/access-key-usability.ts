@@ -8,8 +8,9 @@
 // Each AccessKeyCheck is a small function that throws a 401 ApiError whose message
 // tells the person what to do; a key that passes them all is usable.
 
-import { newServiceUnavailable, newUnauthorized } from '../apis/meta/errors.js';
+import { ApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
+import { keyPredatesOwner } from '../apis/management/v1/owned-access-key.js';
 import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
@@ -134,8 +135,10 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
  * True when the key's owner is being deleted, or is another object than the one
  * the key's ownerReference names (deleted and re-created under the same name), or
  * than the one an orphaning delete took from the key (the reference is gone then,
- * the annotation remembers its uid): either way the key belongs to an owner that
- * is gone.
+ * the annotation remembers its uid), or when the key, referencing no owner, is
+ * older than its owner (made for a former one of that name: keyPredatesOwner;
+ * the start-up migration records it as the annotation too): either way the key
+ * belongs to an owner that is gone.
  */
 function replacedOrDeleting(
   key: KubeObject,
@@ -149,7 +152,8 @@ function replacedOrDeleting(
   const ref = (key.metadata.ownerReferences ?? []).find(
     (r) => r.kind === kind && r.name === owner.metadata.name,
   );
-  return ref !== undefined && ref.uid !== owner.metadata.uid;
+  if (ref !== undefined) return ref.uid !== owner.metadata.uid;
+  return keyPredatesOwner(key, owner);
 }
 
 export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
@@ -158,9 +162,33 @@ export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
   rejectKeyOfUnusableOwner,
 ];
 
+/**
+ * How long a request that arrives before the identity cache's first list waits for
+ * it before its 503. Short: it only covers the start-up race of a request arriving a
+ * moment before the list completes (the list usually takes milliseconds). Past it the
+ * server is not ready, which /readyz says (its identity-cache check) and which the
+ * kubelet and the host's aggregator act on; holding a caller for longer would only
+ * turn into a hang behind a cache that cannot load (storage down, a wrong encryption
+ * key).
+ */
+export const IDENTITY_SYNC_WAIT_MS = 1_000;
+
+/**
+ * The Retry-After of a request refused because the cache has not loaded, as
+ * k8s.io/apiserver's watch cache computes it for a request it refuses while not
+ * ready (cacher's calculateRetryAfterForUnreadyCache): e^(0.06 × seconds not
+ * ready), at least 1 and at most 30, whole seconds. One second at start-up; a cache
+ * that stays unloaded for minutes slows its callers' retries down.
+ */
+export function retryAfterForUnreadyCache(notReadyMs: number): number {
+  return Math.trunc(Math.min(30, Math.max(1, Math.exp((0.06 * notReadyMs) / 1000))));
+}
+
+export const IDENTITY_NOT_READY_MESSAGE = 'the access key index is not ready yet, please try again';
+
 export interface AccessKeyUsabilityOptions {
   readonly checks?: readonly AccessKeyCheck[];
-  /** How long a request waits for the cache's first sync before a 503. */
+  /** How long a request waits for the cache's first sync before a 503 (default IDENTITY_SYNC_WAIT_MS). */
   readonly syncTimeoutMs?: number;
   readonly use?: AccessKeyUse;
   readonly now?: () => number;
@@ -177,21 +205,32 @@ export class AccessKeyUsability {
   private readonly checks: readonly AccessKeyCheck[];
   private readonly syncTimeoutMs: number;
   private readonly now: () => number;
+  /** When the cache began loading (it is built with the server): how long it has not been ready. */
+  private readonly loadingSince: number;
 
   constructor(
     readonly source: AccessKeySource,
     private readonly options: AccessKeyUsabilityOptions,
   ) {
     this.checks = options.checks ?? DEFAULT_ACCESS_KEY_CHECKS;
-    this.syncTimeoutMs = options.syncTimeoutMs ?? 10_000;
+    this.syncTimeoutMs = options.syncTimeoutMs ?? IDENTITY_SYNC_WAIT_MS;
     this.now = options.now ?? Date.now;
+    this.loadingSince = this.now();
   }
 
-  /** Resolves once the cache has listed everything; a 503 when it does not in time. */
+  /**
+   * Resolves once the cache has listed everything; after a short wait, a 503 with
+   * Retry-After. Saying 401 would tell a valid caller their credential is wrong; it
+   * is the server that is not ready. The status is kube-apiserver's for a request
+   * that comes before it is ready to route it (the not-found handler's "please try
+   * again" 503 before its paths are installed), the delay its watch cache's; client-go
+   * and kubectl retry either on their own after Retry-After.
+   */
   async whenSynced(): Promise<void> {
     if (this.source.hasSynced || (await this.source.waitForSync(this.syncTimeoutMs))) return;
-    // Saying 401 here would tell a valid caller their credential is wrong; it is the server that is not ready.
-    throw newServiceUnavailable('the access key index is not ready yet, please try again');
+    throw new ApiError(503, 'ServiceUnavailable', IDENTITY_NOT_READY_MESSAGE, {
+      retryAfterSeconds: retryAfterForUnreadyCache(this.now() - this.loadingSince),
+    });
   }
 
   /** Throws the first check's 401; returns when the key may authenticate now. */

@@ -15,6 +15,7 @@ import { accessKeyDigest } from './access-key.js';
 import { AccessKeyUsability } from './access-key-usability.js';
 import { memoryIdentitySource } from './testing/identity-source.js';
 import {
+  CSR_SIGNER_BACKDATE_MS,
   CertificateBindingAuthenticator,
   certificateBindingGroup,
   parseCertificateBinding,
@@ -118,6 +119,50 @@ describe('CertificateBindingAuthenticator', () => {
       await outcome(as(cert, true), connection(Date.now() - HOUR / 4)),
       'bob system:authenticated',
     );
+  });
+
+  it('allows exactly the CSR signer’s 5-minute backdate before the User’s creation, not a second more', async () => {
+    const cert: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'], hostIdentity: true };
+    // Whole seconds: NotBefore and creationTimestamp both have second precision.
+    const created = Math.floor((Date.now() - HOUR) / 1000) * 1000;
+    bob({}, { uid: 'b-3', creationTimestamp: new Date(created).toISOString() });
+    assert.equal(CSR_SIGNER_BACKDATE_MS, 5 * 60_000);
+    // Signed the moment bob was created, backdated by the signer: his.
+    assert.equal(
+      await outcome(as(cert, true), connection(created - CSR_SIGNER_BACKDATE_MS)),
+      'bob system:authenticated',
+    );
+    assert.match(
+      await outcome(as(cert, true), connection(created - CSR_SIGNER_BACKDATE_MS - 1000)),
+      /^401 this client certificate was made before the user "bob" was created/,
+    );
+    // Inside the margin the other checks still hold.
+    bob({ tokenGeneration: 1 }, { uid: 'b-3', creationTimestamp: new Date(created).toISOString() });
+    assert.match(
+      await outcome(as(cert, true), connection(created - 60_000)),
+      /^401 this client certificate was revoked/,
+    );
+  });
+
+  it('answers a prompt 503 with Retry-After, not a 401 or a hang, before the identity cache has loaded', async () => {
+    const proxied: AuthenticatedUser = { name: 'bob', groups: ['system:authenticated'], hostIdentity: true };
+    bob({});
+    source.hasSynced = false;
+    try {
+      for (const certificates of [false, true]) {
+        const err = await Promise.resolve(
+          as(proxied, certificates).authenticate(connection(Date.now() - HOUR)),
+        ).then(
+          () => assert.fail('authenticated before the cache loaded'),
+          (e: unknown) => e,
+        );
+        assert.ok(isApiError(err));
+        assert.equal(err.code, 503);
+        assert.ok((err.details?.retryAfterSeconds ?? 0) >= 1);
+      }
+    } finally {
+      source.hasSynced = true;
+    }
   });
 
   it('refuses an identity from the aggregator without a binding while its platform User is disabled or being deleted', async () => {

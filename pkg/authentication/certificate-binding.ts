@@ -24,8 +24,9 @@
 // host, or by this server before it bound them) whose CN names a platform User is
 // refused while that User is disabled or being deleted, once its tokenGeneration is
 // above 0 (as an access key made before keys recorded a generation is), and when
-// the certificate's NotBefore is earlier than the User's creationTimestamp: it was
-// made before this User existed, so for another one of that name, deleted since.
+// the certificate's NotBefore is more than CSR_SIGNER_BACKDATE_MS earlier than the
+// User's creationTimestamp: it was made before this User existed, so for another
+// one of that name, deleted since (see that constant for the margin).
 //
 // An identity from the host's aggregator without a binding may be any host
 // credential (a host token, the host's own certificate): when its name is a
@@ -100,6 +101,28 @@ export function parseCertificateBinding(
     ...(keyName ? { accessKey: { name: keyName, uid: keyUid, digest } } : {}),
   };
 }
+
+/**
+ * How far a certificate's NotBefore may precede its User's creation. Signers
+ * backdate: kube-controller-manager's CSR signer sets NotBefore to the signing time
+ * less 5 minutes (pkg/controller/certificates/authority, PermissiveSigningPolicy
+ * with Backdate 5m, against clock skew), so a certificate requested for a User
+ * right after its creation starts up to 5 minutes before it. Exactly that margin,
+ * not more: NotBefore >= creation - 5 min passes.
+ *
+ * What the margin exposes: an unbound certificate made for an earlier User of the
+ * same name in the 5 minutes before the new User was created speaks for the new
+ * one. That is acceptable because the rule never was a defence against the host's
+ * CA (whoever can have it sign CN=<name> can do so after the re-creation as well);
+ * it retires certificates that are older than the User, and a certificate of the
+ * deleted User's last 5 minutes is at most 5 minutes older than the margin lets
+ * through. Where even that matters, it is closed otherwise: the new User created
+ * with `spec.tokenGeneration: 1` refuses every unbound certificate (their recorded
+ * generation is 0), or the name waits 5 minutes before it is re-created.
+ * Certificates of the kube config subresource are bound to the User's uid and get
+ * no margin at all.
+ */
+export const CSR_SIGNER_BACKDATE_MS = 5 * 60_000;
 
 function isDisabled(user: KubeObject): boolean {
   return isObject(user['spec']) && user['spec']['disabled'] === true;
@@ -201,7 +224,7 @@ export class CertificateBindingAuthenticator implements Authenticator {
     const notBefore = Date.parse((socket && peerCertificateChain(socket)[0]?.validFrom) ?? '');
     const created = Date.parse(user.metadata.creationTimestamp ?? '');
     // Unknown either way: refuse, as the binding would have told which User it was for.
-    if (!(notBefore >= created)) {
+    if (!(notBefore >= created - CSR_SIGNER_BACKDATE_MS)) {
       throw newUnauthorized(
         `this client certificate was made before the user "${name}" was created, for a user of that name deleted since; request a new kube config`,
       );

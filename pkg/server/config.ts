@@ -33,7 +33,7 @@ import {
 import { openStorage } from './storage.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import {
-  addKeyOwnerReferences,
+  migrateKeyOwners,
   type KeyOwnerMigrationResult,
 } from '../registry/management/owned-access-key/owner-migration.js';
 import { buildTokenServices } from './tokens.js';
@@ -63,7 +63,10 @@ export interface ServerConfig {
   readonly host: HostServices;
   /** The in-server garbage collector, when it runs (see --enable-garbage-collector). */
   readonly garbageCollector: GarbageCollectorController | undefined;
-  /** Gives keys stored before keys named their owner the ownerReference (idempotent; run at start). */
+  /**
+   * Gives keys stored before keys named their owner the ownerReference, and records
+   * the former owner of keys orphaned before that was recorded (idempotent; run at start).
+   */
   readonly keyOwnerMigration?: () => Promise<KeyOwnerMigrationResult>;
   /** Called once the server listens, with the port it got (--secure-port may be 0). */
   readonly listening?: (port: number) => void;
@@ -283,7 +286,7 @@ export async function buildServerConfig(
       lifecycle,
       host: hostServices,
       garbageCollector,
-      keyOwnerMigration: () => addKeyOwnerReferences(resourceStore(systemStores, 'ownedaccesskeys')),
+      keyOwnerMigration: () => migrateKeyOwners(resourceStore(systemStores, 'ownedaccesskeys'), keyOwner),
       // The default token issuer is this server's address, port included.
       listening: (port) => tokens.listening(port),
     };

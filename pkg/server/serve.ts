@@ -140,9 +140,15 @@ export async function startServer(
   }
   if (config.keyOwnerMigration) {
     try {
-      const { updated, failed } = await config.keyOwnerMigration();
+      const { updated, orphaned, failed } = await config.keyOwnerMigration();
       if (updated > 0 || failed > 0)
         logger.info('access keys: owner references added to keys stored without one', { updated, failed });
+      // Names only (never a key's value or hash): an operator can tell whose keys stopped working.
+      if (orphaned.length > 0)
+        logger.warn(
+          "access keys: keys of a former owner of their owner's name found; they authenticate nobody",
+          { orphaned: orphaned.length, keys: orphaned.slice(0, 20) },
+        );
     } catch (err) {
       // Not fatal: the keys work as before, and the next start tries again.
       logger.warn('access keys: adding owner references failed', {

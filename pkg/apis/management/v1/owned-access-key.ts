@@ -85,6 +85,32 @@ export function formerOwnerAnnotation(group: string): string {
 }
 
 /**
+ * The value of formerOwnerAnnotation for a key known to belong to a former owner
+ * whose uid is not known (see keyPredatesOwner). It is never a uid (the server's
+ * uids are UUIDs), so it differs from every owner's, as the authenticator and the
+ * owner-reference rules compare it.
+ */
+export const UNKNOWN_FORMER_OWNER = 'unknown';
+
+/**
+ * True when `key` was created before `owner`, both times as the server set them
+ * (whole seconds): it cannot have been made for this owner, which did not exist
+ * yet, so it was made for an earlier User or Team of that name. Only asked of keys
+ * that do not reference their owner: since keys record their owner, a key made for
+ * an existing owner references it from its creation, while one made for a name
+ * with no owner yet (or stored before keys recorded owners, or orphaned from one
+ * deleted since) does not. False when either time is unknown.
+ */
+export function keyPredatesOwner(
+  key: { readonly metadata: { readonly creationTimestamp?: string | null } },
+  owner: { readonly metadata: { readonly creationTimestamp?: string | null } },
+): boolean {
+  const keyCreated = Date.parse(key.metadata.creationTimestamp ?? '');
+  const ownerCreated = Date.parse(owner.metadata.creationTimestamp ?? '');
+  return keyCreated < ownerCreated;
+}
+
+/**
  * The annotation in which the server keeps a random value of the key's current
  * value (its revision): drawn on create and again whenever spec.key changes,
  * kept as stored on every other update, never set by a client. Tokens and client

@@ -1,100 +1,220 @@
-import assert from 'node:assert/strict';
-import { test } from 'node:test';
+// The start-up migration of stored keys, on both backends: keys stored without an
+// owner reference get one; keys orphaned from a former owner of their owner's name
+// before orphaning deletes recorded it get the record instead (and are then refused
+// by the authenticator's rule); a second run writes nothing.
 
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { startEtcd, type EtcdInstance } from '../../../../hack/etcd.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
 import { compileSchema } from '../../../apis/schema/compile.js';
+import { Etcd3KV } from '../../../storage/etcd3/etcd3-kv.js';
 import { SqliteKV } from '../../../storage/sqlite/index.js';
 import { KVStorage } from '../../../storage/store.js';
 import { Store } from '../../generic/store.js';
-import { formerOwnerAnnotation } from '../../../apis/management/v1/owned-access-key.js';
-import { addKeyOwnerReferences } from './owner-migration.js';
+import {
+  formerOwnerAnnotation,
+  keyRevisionAnnotation,
+  tokenGenerationAnnotation,
+  UNKNOWN_FORMER_OWNER,
+} from '../../../apis/management/v1/owned-access-key.js';
+import { AccessKeyUsability } from '../../../authentication/access-key-usability.js';
+import { memoryIdentitySource } from '../../../authentication/testing/identity-source.js';
+import { migrateKeyOwners } from './owner-migration.js';
+import type { KeyOwnerLookup } from './owner-reference.js';
 import { ownedAccessKeyStrategy } from './strategy.js';
 
 const GROUP = 'management.platform.dev';
 const KEYS = `/registry/${GROUP}/ownedaccesskeys/`;
+const FORMER_OWNER = formerOwnerAnnotation(GROUP);
+const HASH = 'sha256:' + '0'.repeat(64);
 
-/** The keys' Store, in a world whose only User is `alice`. */
-function keyStore(storage: KVStorage, alice: KubeObject): Store {
-  return new Store({
-    strategy: ownedAccessKeyStrategy(GROUP, {
-      keyOwner: (kind, name) => Promise.resolve(kind === 'User' && name === 'alice' ? alice : undefined),
-    }),
-    storage,
-    keyPrefix: '/registry',
-    compileSchema,
-  });
+function user(name: string, uid: string, created: string): KubeObject {
+  return { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: { name, uid, creationTimestamp: created } };
 }
 
-test('keys stored without an owner reference get one, once; keys of no existing owner are left alone', async () => {
-  const storage = new KVStorage(SqliteKV.open(':memory:'));
-  try {
-    const alice: KubeObject = {
-      apiVersion: `${GROUP}/v1`,
-      kind: 'User',
-      metadata: { name: 'alice', uid: 'u-alice' },
-    };
-    const keys = keyStore(storage, alice);
-    // As an older server stored them: no ownerReferences.
-    const legacy = (name: string, user: string): KubeObject => ({
-      apiVersion: `${GROUP}/v1`,
-      kind: 'OwnedAccessKey',
-      metadata: { name, uid: `uid-${name}`, creationTimestamp: '2026-01-01T00:00:00Z' },
-      spec: { user, key: 'sha256:' + '0'.repeat(64) },
-    });
-    await storage.create(KEYS + 'a1', legacy('a1', 'alice'));
-    await storage.create(KEYS + 'ghost', legacy('ghost', 'nobody'));
+/** A key as an older server stored it: no ownerReferences unless given, no former owner recorded. */
+function storedKey(name: string, owner: string, created: string, refUid?: string): KubeObject {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'OwnedAccessKey',
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      creationTimestamp: created,
+      ...(refUid !== undefined
+        ? { ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: 'User', name: owner, uid: refUid }] }
+        : {}),
+    },
+    spec: { user: owner, key: HASH },
+  };
+}
 
-    assert.deepEqual(await addKeyOwnerReferences(keys), { updated: 1, failed: 0 });
-    const a1 = await storage.get(KEYS + 'a1');
-    assert.deepEqual(a1?.metadata.ownerReferences, [
-      { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'u-alice' },
-    ]);
-    assert.equal(
-      (a1?.spec as Record<string, unknown>)['key'],
-      'sha256:' + '0'.repeat(64),
-      'the key still works',
-    );
-    assert.equal((await storage.get(KEYS + 'ghost'))?.metadata.ownerReferences, undefined);
+interface Backend {
+  readonly name: string;
+  open(): Promise<KVStorage>;
+}
 
-    const rv = a1?.metadata.resourceVersion;
-    assert.deepEqual(await addKeyOwnerReferences(keys), { updated: 0, failed: 0 });
-    assert.equal(
-      (await storage.get(KEYS + 'a1'))?.metadata.resourceVersion,
-      rv,
-      'a second run writes nothing',
-    );
-  } finally {
-    await storage.close();
-  }
+let etcd: EtcdInstance | undefined;
+const backends: Backend[] = [
+  { name: 'sqlite', open: () => Promise.resolve(new KVStorage(SqliteKV.open(':memory:'))) },
+  {
+    name: 'etcd3',
+    open: async () => {
+      etcd ??= await startEtcd();
+      return new KVStorage(await Etcd3KV.connect({ endpoints: [etcd.endpoint] }));
+    },
+  },
+];
+
+after(async () => {
+  await etcd?.stop();
 });
 
-test('a key orphaned from a former owner is not given to a User re-created under its name', async () => {
-  const storage = new KVStorage(SqliteKV.open(':memory:'));
-  try {
-    const alice: KubeObject = {
-      apiVersion: `${GROUP}/v1`,
-      kind: 'User',
-      metadata: { name: 'alice', uid: 'u-new-alice' },
-    };
-    const keys = keyStore(storage, alice);
-    // What an orphaning delete of the first alice left: no reference, the lost uid recorded.
-    await storage.create(KEYS + 'orphan', {
-      apiVersion: `${GROUP}/v1`,
-      kind: 'OwnedAccessKey',
-      metadata: {
-        name: 'orphan',
-        uid: 'uid-orphan',
-        creationTimestamp: '2026-01-01T00:00:00Z',
-        annotations: { [formerOwnerAnnotation(GROUP)]: 'u-old-alice' },
-      },
-      spec: { user: 'alice', key: 'sha256:' + '0'.repeat(64) },
+for (const backend of backends) {
+  describe(`the key owner migration (${backend.name})`, () => {
+    let storage: KVStorage;
+    const owners = new Map<string, KubeObject>();
+    const lookup: KeyOwnerLookup = (kind, name) =>
+      Promise.resolve(kind === 'User' ? owners.get(name) : undefined);
+    const keys = (): Store =>
+      new Store({
+        strategy: ownedAccessKeyStrategy(GROUP, { keyOwner: lookup }),
+        storage,
+        keyPrefix: '/registry',
+        compileSchema,
+      });
+
+    before(async () => {
+      storage = await backend.open();
     });
-    const rv = (await storage.get(KEYS + 'orphan'))?.metadata.resourceVersion;
-    assert.deepEqual(await addKeyOwnerReferences(keys), { updated: 0, failed: 0 });
-    const after = await storage.get(KEYS + 'orphan');
-    assert.equal(after?.metadata.ownerReferences, undefined);
-    assert.equal(after?.metadata.resourceVersion, rv, 'the key is not written');
-  } finally {
-    await storage.close();
-  }
-});
+    after(async () => {
+      await storage.close();
+    });
+
+    it('gives keys stored without an owner reference one, once; keys of no existing owner are left alone', async () => {
+      owners.clear();
+      owners.set('alice', user('alice', 'u-alice', '2026-01-01T00:00:00Z'));
+      await storage.create(KEYS + 'a1', storedKey('a1', 'alice', '2026-01-02T00:00:00Z'));
+      await storage.create(KEYS + 'a2', storedKey('a2', 'alice', '2026-01-01T00:00:00Z'));
+      await storage.create(KEYS + 'ghost', storedKey('ghost', 'nobody', '2026-01-01T00:00:00Z'));
+
+      assert.deepEqual(await migrateKeyOwners(keys(), lookup), { updated: 2, orphaned: [], failed: 0 });
+      const a1 = await storage.get(KEYS + 'a1');
+      assert.deepEqual(a1?.metadata.ownerReferences, [
+        { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'u-alice' },
+      ]);
+      assert.equal((a1?.spec as Record<string, unknown>)['key'], HASH, 'the key still works');
+      assert.equal(a1?.metadata.annotations?.[FORMER_OWNER], undefined);
+      assert.equal((await storage.get(KEYS + 'ghost'))?.metadata.ownerReferences, undefined);
+
+      const rv = a1?.metadata.resourceVersion;
+      assert.deepEqual(await migrateKeyOwners(keys(), lookup), { updated: 0, orphaned: [], failed: 0 });
+      assert.equal(
+        (await storage.get(KEYS + 'a1'))?.metadata.resourceVersion,
+        rv,
+        'a second run writes nothing',
+      );
+      for (const k of ['a1', 'a2', 'ghost']) await storage.delete(KEYS + k);
+    });
+
+    it('records the former owner of keys orphaned before that was recorded, so the re-created owner gets none of them', async () => {
+      owners.clear();
+      // bob was deleted and re-created on 2026-03-01 (another uid).
+      owners.set('bob', user('bob', 'u-new-bob', '2026-03-01T00:00:00Z'));
+      // Relabelled, then orphaned: the collector dropped the reference and nothing was recorded.
+      await storage.create(KEYS + 'lost', storedKey('lost', 'bob', '2026-02-01T00:00:00Z'));
+      // Its owner deleted without the collector having run: the reference names the old bob.
+      await storage.create(KEYS + 'stale', storedKey('stale', 'bob', '2026-02-01T00:00:00Z', 'u-old-bob'));
+      // Made for the new bob, stored before keys named their owner: his.
+      await storage.create(KEYS + 'his', storedKey('his', 'bob', '2026-03-01T00:00:00Z'));
+      // Already recorded by an orphaning delete: not written.
+      await storage.create(KEYS + 'recorded', {
+        ...storedKey('recorded', 'bob', '2026-02-01T00:00:00Z'),
+        metadata: {
+          name: 'recorded',
+          uid: 'uid-recorded',
+          creationTimestamp: '2026-02-01T00:00:00Z',
+          annotations: { [FORMER_OWNER]: 'u-old-bob' },
+        },
+      });
+      const recordedRv = (await storage.get(KEYS + 'recorded'))?.metadata.resourceVersion;
+
+      const result = await migrateKeyOwners(keys(), lookup);
+      assert.deepEqual(
+        { ...result, orphaned: [...result.orphaned].sort() },
+        {
+          updated: 1,
+          orphaned: ['lost', 'stale'],
+          failed: 0,
+        },
+      );
+      const lost = await storage.get(KEYS + 'lost');
+      assert.equal(lost?.metadata.annotations?.[FORMER_OWNER], UNKNOWN_FORMER_OWNER);
+      assert.equal(lost?.metadata.ownerReferences, undefined, 'not adopted');
+      assert.equal((lost?.spec as Record<string, unknown>)['key'], HASH);
+      const stale = await storage.get(KEYS + 'stale');
+      assert.equal(stale?.metadata.annotations?.[FORMER_OWNER], 'u-old-bob');
+      assert.deepEqual(
+        stale?.metadata.ownerReferences?.map((r) => r.uid),
+        ['u-old-bob'],
+        'not adopted',
+      );
+      const his = await storage.get(KEYS + 'his');
+      assert.deepEqual(
+        his?.metadata.ownerReferences?.map((r) => r.uid),
+        ['u-new-bob'],
+      );
+      assert.equal(his?.metadata.annotations?.[FORMER_OWNER], undefined);
+      assert.equal((await storage.get(KEYS + 'recorded'))?.metadata.resourceVersion, recordedRv);
+
+      // The authenticator's rule: the former owner's keys authenticate nobody, the new bob's does.
+      const source = memoryIdentitySource();
+      source.users.set('bob', owners.get('bob')!);
+      const usability = new AccessKeyUsability(source, {
+        generationAnnotation: tokenGenerationAnnotation(GROUP),
+        formerOwnerAnnotation: FORMER_OWNER,
+        revisionAnnotation: keyRevisionAnnotation(GROUP),
+      });
+      for (const [name, object] of [
+        ['lost', lost],
+        ['stale', stale],
+      ] as const) {
+        assert.throws(
+          () => usability.check(object!),
+          /the user "bob" of the access key .* does not exist/,
+          name,
+        );
+      }
+      usability.check(his!);
+
+      // A later write, by anyone, keeps the record; a second run writes nothing.
+      const rvs = await Promise.all(
+        ['lost', 'stale', 'his'].map(async (k) => (await storage.get(KEYS + k))?.metadata.resourceVersion),
+      );
+      assert.deepEqual(await migrateKeyOwners(keys(), lookup), { updated: 0, orphaned: [], failed: 0 });
+      assert.deepEqual(
+        await Promise.all(
+          ['lost', 'stale', 'his'].map(async (k) => (await storage.get(KEYS + k))?.metadata.resourceVersion),
+        ),
+        rvs,
+      );
+      const ctx = {
+        user: { name: 'admin', groups: ['system:masters'] },
+        namespace: '',
+        userAgent: 'test',
+        warnings: [],
+      };
+      const { object: relabelled } = await keys().patch!(
+        ctx,
+        'lost',
+        'merge',
+        { metadata: { labels: { x: 'y' }, annotations: { [FORMER_OWNER]: null } } },
+        { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict' },
+      );
+      assert.equal(relabelled.metadata.annotations?.[FORMER_OWNER], UNKNOWN_FORMER_OWNER);
+      assert.equal(relabelled.metadata.ownerReferences, undefined);
+    });
+  });
+}

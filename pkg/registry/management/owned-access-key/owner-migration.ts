@@ -1,31 +1,47 @@
-// The one-time migration of keys stored before keys carried an ownerReference to
-// their User or Team: each such key is written once more through its Store, whose
-// update adds the reference (owner-reference.ts). A key that already has it is not
-// touched, so running this on every start is harmless; a conflict means another
-// replica or a client wrote the key meanwhile, and that write added it too.
-// A key orphaned by its owner's deletion (it records the owner it lost) is no
-// such key: it is left alone, so that a User or Team re-created under the same
-// name never gets it.
+// The one start-up migration of stored keys, run on every start (idempotent):
+//
+//   - A key stored before keys carried an ownerReference to their User or Team is
+//     written once more through its Store, whose update adds the reference
+//     (owner-reference.ts).
+//   - A key orphaned from a former owner before orphaning deletes recorded that
+//     owner (formerOwnerAnnotation) is written likewise, and the same update rules
+//     record it instead: the uid of its reference to an owner of that kind and name
+//     that is another object than the current one, or UNKNOWN_FORMER_OWNER for a
+//     key that references no owner and is older than the current one (it cannot
+//     have been made for an owner that did not exist yet). From then on the
+//     re-created owner never adopts the key and the key authenticates nobody (the
+//     authenticator refuses such keys already, from the same facts).
+//
+// Only keys that need it are written: a key with its reference, one that records
+// its former owner, or one whose owner does not exist or is being deleted is not
+// touched, so a second run writes nothing. A conflict means another replica or a
+// client wrote the key meanwhile, and that write applied the same rules.
 
 import { isApiError } from '../../../apis/meta/errors.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
 import type { RequestContext, RESTStorage } from '../../rest/interfaces.js';
-import { formerOwnerUid, keyOwnerOf } from './owner-reference.js';
+import { formerOwnerUid, keyOwnerOf, type KeyOwnerKind, type KeyOwnerLookup } from './owner-reference.js';
 
 export interface KeyOwnerMigrationResult {
   /** Keys that got their reference. */
   readonly updated: number;
+  /** Keys that were found to be a former owner's and now record it (their names: no key material). */
+  readonly orphaned: readonly string[];
   /** Keys that could not be written (retried on the next start). */
   readonly failed: number;
 }
 
-function needsNoReference(group: string, key: KubeObject): boolean {
-  const owner = keyOwnerOf(key);
-  if (!owner || formerOwnerUid(group, key) !== undefined) return true;
-  return (key.metadata.ownerReferences ?? []).some((r) => r.kind === owner.kind && r.name === owner.name);
+/** True when the key, as stored, references its current owner `owner` (and so needs no write). */
+function referencesOwner(key: KubeObject, kind: KeyOwnerKind, owner: KubeObject): boolean {
+  return (key.metadata.ownerReferences ?? []).some(
+    (r) => r.kind === kind && r.name === owner.metadata.name && r.uid === owner.metadata.uid,
+  );
 }
 
-export async function addKeyOwnerReferences(keys: RESTStorage): Promise<KeyOwnerMigrationResult> {
+export async function migrateKeyOwners(
+  keys: RESTStorage,
+  owners: KeyOwnerLookup,
+): Promise<KeyOwnerMigrationResult> {
   if (!keys.list || !keys.patch) throw new Error(`${keys.info.resource} cannot be listed and patched`);
   const ctx: RequestContext = {
     user: { name: 'system:apiserver', groups: ['system:masters'] },
@@ -33,26 +49,41 @@ export async function addKeyOwnerReferences(keys: RESTStorage): Promise<KeyOwner
     userAgent: 'platform-apiserver/key-owner-migration',
     warnings: [],
   };
+  const group = keys.info.group;
+  // Many keys share an owner: each owner is read once per run.
+  const read = new Map<string, Promise<KubeObject | undefined>>();
+  const ownerOf = (kind: KeyOwnerKind, name: string): Promise<KubeObject | undefined> => {
+    const id = `${kind}/${name}`;
+    let found = read.get(id);
+    if (!found) read.set(id, (found = owners(kind, name)));
+    return found;
+  };
   const list = await keys.list(ctx, {});
   let updated = 0;
+  const orphaned: string[] = [];
   let failed = 0;
   for (const key of list.items) {
-    if (needsNoReference(keys.info.group, key)) continue;
+    const named = keyOwnerOf(key);
+    if (!named || formerOwnerUid(group, key) !== undefined) continue;
+    const name = key.metadata.name ?? '';
     const before = key.metadata.resourceVersion;
     try {
-      // An empty change: the update rules themselves add the reference.
+      const owner = await ownerOf(named.kind, named.name);
+      if (!owner || owner.metadata.deletionTimestamp || referencesOwner(key, named.kind, owner)) continue;
+      // An empty change: the update rules themselves add the reference or record the former owner.
       const { object } = await keys.patch(
         ctx,
-        key.metadata.name ?? '',
+        name,
         'merge',
         { metadata: { resourceVersion: before } },
         { dryRun: false, fieldManager: '', fieldValidation: 'Ignore' },
       );
-      if (object.metadata.resourceVersion !== before) updated++;
+      if (formerOwnerUid(group, object) !== undefined) orphaned.push(name);
+      else if (object.metadata.resourceVersion !== before) updated++;
     } catch (err) {
       if (isApiError(err) && (err.reason === 'NotFound' || err.reason === 'Conflict')) continue;
       failed++;
     }
   }
-  return { updated, failed };
+  return { updated, orphaned, failed };
 }

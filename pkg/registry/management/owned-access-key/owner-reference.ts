@@ -11,13 +11,21 @@
 // another object (another uid) and never adopts it, neither on a later write nor
 // through the start-up migration (owner-migration.ts), and the authenticator
 // refuses it (access-key-usability.ts). Without the record, nothing would tell an
-// orphaned key from one stored before keys named their owner.
+// orphaned key from one stored before keys named their owner. A key orphaned
+// before the record existed gets it on its next write (the start-up migration
+// writes it): the uid of a reference of its owner's kind and name that names
+// another object, or UNKNOWN_FORMER_OWNER when it references no owner and is older
+// than the current one.
 
 import { forbidden, type FieldError } from '../../../apis/meta/field-errors.js';
 import { FieldPath } from '../../../apis/meta/field-errors.js';
 import type { KubeObject, OwnerReference } from '../../../apis/meta/types.js';
 import type { StorageDeadline } from '../../../storage/deadline.js';
-import { formerOwnerAnnotation } from '../../../apis/management/v1/owned-access-key.js';
+import {
+  formerOwnerAnnotation,
+  keyPredatesOwner,
+  UNKNOWN_FORMER_OWNER,
+} from '../../../apis/management/v1/owned-access-key.js';
 import { specOf } from '../common.js';
 
 export type KeyOwnerKind = 'User' | 'Team';
@@ -101,6 +109,26 @@ function relabelledOwnerReference(
 }
 
 /**
+ * The former owner of a stored key (`stored`, not referencing `owner`, its current
+ * owner by name) that recorded none: the uid its reference by kind and name holds when
+ * that is another object's, or UNKNOWN_FORMER_OWNER when the key references no
+ * owner of that name and is older than this one (keyPredatesOwner). Undefined when
+ * the key may be this owner's: one stored before keys named their owner, made
+ * after the owner was.
+ */
+function formerOwnerOfUnrecorded(
+  stored: KubeObject,
+  named: { kind: KeyOwnerKind; name: string },
+  owner: KubeObject,
+): string | undefined {
+  const ref = (stored.metadata.ownerReferences ?? []).find(
+    (r) => r.kind === named.kind && r.name === named.name && r.uid !== owner.metadata.uid,
+  );
+  if (ref) return ref.uid !== '' ? ref.uid : UNKNOWN_FORMER_OWNER;
+  return keyPredatesOwner(stored, owner) ? UNKNOWN_FORMER_OWNER : undefined;
+}
+
+/**
  * Puts the reference to the key's current owner on `obj` when it lacks it. On an
  * update whose stored object had the reference, a body without it is refused
  * instead (the error is returned for validation to report), unless the owner is
@@ -133,6 +161,17 @@ export async function ensureKeyOwnerReference(
   // Orphaned from an owner of this name that is gone: this one is another object.
   const former = formerOwnerUid(group, obj);
   if (former !== undefined && former !== uid) return undefined;
+  // Orphaned before orphaning deletes recorded it (or before keys named their owner):
+  // recorded now, on the key's next write (the start-up migration makes one). Read
+  // from the stored key: its references and its creation time, not the body's.
+  const lost =
+    old && former === undefined && !hasReference(old, uid)
+      ? formerOwnerOfUnrecorded(old, named, owner)
+      : undefined;
+  if (lost !== undefined) {
+    obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: lost };
+    return undefined;
+  }
   if (old && hasReference(old, uid)) {
     return forbidden(
       FieldPath.root('metadata').child('ownerReferences'),

@@ -33,6 +33,7 @@ import {
 import { openStorage } from './storage.js';
 import { buildResources, collectionPrefix, resourceStore } from './resources.js';
 import {
+  listedKeyOwners,
   migrateKeyOwners,
   type KeyOwnerMigrationResult,
 } from '../registry/management/owned-access-key/owner-migration.js';
@@ -286,7 +287,11 @@ export async function buildServerConfig(
       lifecycle,
       host: hostServices,
       garbageCollector,
-      keyOwnerMigration: () => migrateKeyOwners(resourceStore(systemStores, 'ownedaccesskeys'), keyOwner),
+      keyOwnerMigration: async () =>
+        migrateKeyOwners(
+          resourceStore(systemStores, 'ownedaccesskeys'),
+          await listedKeyOwners(resourceStore(systemStores, 'users'), resourceStore(systemStores, 'teams')),
+        ),
       // The default token issuer is this server's address, port included.
       listening: (port) => tokens.listening(port),
     };

@@ -31,6 +31,31 @@ export interface KeyOwnerMigrationResult {
   readonly failed: number;
 }
 
+const MIGRATION_CONTEXT: RequestContext = {
+  user: { name: 'system:apiserver', groups: ['system:masters'] },
+  namespace: '',
+  userAgent: 'platform-apiserver/key-owner-migration',
+  warnings: [],
+};
+
+/**
+ * The owners as stored now, read with one list of Users and one of Teams: what the
+ * migration compares every key with. A read per owner would cost a storage round
+ * trip per User at every start, before the server is ready.
+ */
+export async function listedKeyOwners(users: RESTStorage, teams: RESTStorage): Promise<KeyOwnerLookup> {
+  const byKind = new Map<KeyOwnerKind, Map<string, KubeObject>>();
+  for (const [kind, store] of [
+    ['User', users],
+    ['Team', teams],
+  ] as const) {
+    if (!store.list) throw new Error(`${store.info.resource} cannot be listed`);
+    const { items } = await store.list(MIGRATION_CONTEXT, {});
+    byKind.set(kind, new Map(items.map((o) => [o.metadata.name ?? '', o])));
+  }
+  return (kind, name) => Promise.resolve(byKind.get(kind)?.get(name));
+}
+
 /** True when the key, as stored, references its current owner `owner` (and so needs no write). */
 function referencesOwner(key: KubeObject, kind: KeyOwnerKind, owner: KubeObject): boolean {
   return (key.metadata.ownerReferences ?? []).some(
@@ -43,14 +68,9 @@ export async function migrateKeyOwners(
   owners: KeyOwnerLookup,
 ): Promise<KeyOwnerMigrationResult> {
   if (!keys.list || !keys.patch) throw new Error(`${keys.info.resource} cannot be listed and patched`);
-  const ctx: RequestContext = {
-    user: { name: 'system:apiserver', groups: ['system:masters'] },
-    namespace: '',
-    userAgent: 'platform-apiserver/key-owner-migration',
-    warnings: [],
-  };
+  const ctx = MIGRATION_CONTEXT;
   const group = keys.info.group;
-  // Many keys share an owner: each owner is read once per run.
+  // Many keys share an owner: each owner is looked up once per run (listedKeyOwners reads none).
   const read = new Map<string, Promise<KubeObject | undefined>>();
   const ownerOf = (kind: KeyOwnerKind, name: string): Promise<KubeObject | undefined> => {
     const id = `${kind}/${name}`;

@@ -106,6 +106,36 @@ describe('AccessKeyUsability', () => {
     assert.match(refusal(key), /user "alice" of the access key "k" does not exist/);
   });
 
+  it('refuses a key that references no owner and is older than its owner (a former owner of the name)', () => {
+    const created = (obj: KubeObject, at: number | undefined): KubeObject => {
+      const { creationTimestamp: _dropped, ...metadata } = obj.metadata;
+      return {
+        ...obj,
+        metadata:
+          at === undefined ? metadata : { ...metadata, creationTimestamp: new Date(at).toISOString() },
+      };
+    };
+    const older = created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START - 1000);
+    assert.match(refusal(older), /the user "alice" of the access key "k" does not exist/);
+    assert.match(
+      refusal(created(object('OwnedAccessKey', 'k', { team: 'devs' }), START - 1000)),
+      /team "devs" .* does not exist/,
+    );
+    // Made with or after the owner, or with a time unknown: the owner's, as before.
+    usability.check(created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START));
+    usability.check(created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), undefined));
+    // Referencing the owner it was adopted by: the reference decides, not the time.
+    const ref = { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'uid-alice' };
+    usability.check({ ...older, metadata: { ...older.metadata, ownerReferences: [ref] } });
+    // Recorded as a former owner's whose uid is unknown: refused whatever its time.
+    const recorded = created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START + 1000);
+    recorded.metadata.annotations = {
+      ...recorded.metadata.annotations,
+      [formerOwnerAnnotation(GROUP)]: 'unknown',
+    };
+    assert.match(refusal(recorded), /the user "alice" of the access key "k" does not exist/);
+  });
+
   it('refuses a team key once its team is gone', () => {
     teams.delete('devs');
     assert.match(refusal(object('OwnedAccessKey', 'k', { team: 'devs' })), /team "devs" .* does not exist/);

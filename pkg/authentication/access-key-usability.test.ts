@@ -127,6 +127,14 @@ describe('AccessKeyUsability', () => {
     // Referencing the owner it was adopted by: the reference decides, not the time.
     const ref = { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'uid-alice' };
     usability.check({ ...older, metadata: { ...older.metadata, ownerReferences: [ref] } });
+    // Stored with a revision (since orphaning deletes record the former owner): made for a
+    // name with no owner yet, as GitOps tools apply a key before its User; the owner's.
+    const withRevision = created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START - 1000);
+    withRevision.metadata.annotations = {
+      ...withRevision.metadata.annotations,
+      [keyRevisionAnnotation(GROUP)]: 'r1',
+    };
+    usability.check(withRevision);
     // Recorded as a former owner's whose uid is unknown: refused whatever its time.
     const recorded = created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START + 1000);
     recorded.metadata.annotations = {

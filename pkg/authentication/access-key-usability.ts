@@ -42,6 +42,8 @@ export interface CheckContext {
   readonly generationAnnotation: string;
   /** The annotation holding the uid of the owner an orphaning delete took from the key. */
   readonly formerOwnerAnnotation: string;
+  /** The annotation holding the key's revision: keys stored before it existed are judged by their age. */
+  readonly revisionAnnotation: string;
 }
 
 /** Throws a 401 ApiError when the key must not authenticate; returns when it may. */
@@ -153,7 +155,7 @@ function replacedOrDeleting(
     (r) => r.kind === kind && r.name === owner.metadata.name,
   );
   if (ref !== undefined) return ref.uid !== owner.metadata.uid;
-  return keyPredatesOwner(key, owner);
+  return keyPredatesOwner(key, owner, ctx.revisionAnnotation);
 }
 
 export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
@@ -240,6 +242,7 @@ export class AccessKeyUsability {
       now: this.now(),
       generationAnnotation: this.options.generationAnnotation,
       formerOwnerAnnotation: this.options.formerOwnerAnnotation,
+      revisionAnnotation: this.options.revisionAnnotation,
       ...(this.options.use ? { use: this.options.use } : {}),
     };
     for (const check of this.checks) check(key, ctx);

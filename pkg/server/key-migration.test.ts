@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import {
   formerOwnerAnnotation,
   hashAccessKey,
+  keyRevisionAnnotation,
   UNKNOWN_FORMER_OWNER,
 } from '../apis/management/v1/owned-access-key.js';
 import type { KubeObject } from '../apis/meta/types.js';
@@ -32,6 +33,8 @@ const KEYS = collectionPrefix('/registry', GROUP, 'ownedaccesskeys');
 const FORMER_OWNER = formerOwnerAnnotation(GROUP);
 const CAROL_KEY = 'carol-plain-key-for-the-migration-test';
 const STALE_KEY = 'stale-plain-key-for-the-migration-test';
+const EARLY_KEY = 'early-plain-key-for-the-migration-test';
+const REVISION = keyRevisionAnnotation(GROUP);
 
 test('keys orphaned before the former owner was recorded are recorded at the next start and authenticate nobody', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'key-migration-'));
@@ -48,6 +51,7 @@ test('keys orphaned before the former owner was recorded are recorded at the nex
     ['carol-key', CAROL_KEY],
     ['stale-key', STALE_KEY],
     ['kept-key', 'kept-plain-key-for-the-migration-test'],
+    ['early-key', EARLY_KEY],
   ] as const) {
     await created('ownedaccesskeys', {
       apiVersion: `${GROUP}/v1`,
@@ -68,8 +72,17 @@ test('keys orphaned before the former owner was recorded are recorded at the nex
       await storage.guaranteedUpdate(KEYS + name, (cur) => change(cur!));
     };
     const dayAgo = new Date(Date.now() - 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    // Stored before keys carried a revision, as that older server stored every key.
     await rewrite('carol-key', (k) => {
       const { ownerReferences: _dropped, ...metadata } = k.metadata;
+      const { [REVISION]: _revision, ...annotations } = metadata.annotations ?? {};
+      return { ...k, metadata: { ...metadata, annotations, creationTimestamp: dayAgo } };
+    });
+    // By this server, for a name with no owner yet, as a GitOps tool applies a key
+    // before its User: older than its owner, yet the owner's, and adopted.
+    await rewrite('early-key', (k) => {
+      const { ownerReferences: _dropped, ...metadata } = k.metadata;
+      assert.ok(metadata.annotations?.[REVISION], 'this server gives every key a revision');
       return { ...k, metadata: { ...metadata, creationTimestamp: dayAgo } };
     });
     await rewrite('stale-key', (k) => ({
@@ -117,16 +130,18 @@ test('keys orphaned before the former owner was recorded are recorded at the nex
   assert.equal(staleKey.metadata.annotations?.[FORMER_OWNER], 'uid-of-an-earlier-carol');
   const keptKey = await key('kept-key');
   assert.equal(keptKey.metadata.annotations?.[FORMER_OWNER], undefined);
+  const earlyKey = await key('early-key');
+  assert.equal(earlyKey.metadata.annotations?.[FORMER_OWNER], undefined);
+  assert.equal(earlyKey.metadata.ownerReferences?.[0]?.name, 'carol', 'adopted by carol');
 
   for (const plain of [CAROL_KEY, STALE_KEY]) {
     const refused = await callServer(`${server.url}${API}/users/carol`, ca, plain);
     assert.equal(refused.status, 401, refused.text);
     assert.match(refused.text, /the user \\"carol\\" of the access key/);
   }
-  assert.equal(
-    (await callServer(`${server.url}${API}/users/carol`, ca, 'kept-plain-key-for-the-migration-test')).status,
-    200,
-  );
+  for (const plain of ['kept-plain-key-for-the-migration-test', EARLY_KEY]) {
+    assert.equal((await callServer(`${server.url}${API}/users/carol`, ca, plain)).status, 200);
+  }
 
   const warning = logText
     .split('\n')

@@ -94,17 +94,31 @@ export const UNKNOWN_FORMER_OWNER = 'unknown';
 
 /**
  * True when `key` was created before `owner`, both times as the server set them
- * (whole seconds): it cannot have been made for this owner, which did not exist
- * yet, so it was made for an earlier User or Team of that name. Only asked of keys
- * that do not reference their owner: since keys record their owner, a key made for
- * an existing owner references it from its creation, while one made for a name
- * with no owner yet (or stored before keys recorded owners, or orphaned from one
- * deleted since) does not. False when either time is unknown.
+ * (whole seconds), and was stored before keys carried a revision
+ * (`revisionAnnotation`, keyRevisionAnnotation(group)): such a key cannot have been
+ * made for this owner, which did not exist yet, so it was made for an earlier User or
+ * Team of that name and may have lost its reference to an orphaning delete before
+ * those recorded the former owner. Only asked of keys that do not reference their
+ * owner.
+ *
+ * A key with a revision was stored since orphaning deletes record the former owner
+ * and a relabelled reference is refused (both came with the revision): if it
+ * references no owner, it was made for a name with no owner yet, as GitOps tools
+ * do when they apply a key and its User together (Helm, for one, creates kinds it
+ * does not know in alphabetical order: OwnedAccessKey before Team and User), and
+ * its owner adopts it. False when either time is unknown.
  */
 export function keyPredatesOwner(
-  key: { readonly metadata: { readonly creationTimestamp?: string | null } },
+  key: {
+    readonly metadata: {
+      readonly creationTimestamp?: string | null;
+      readonly annotations?: Readonly<Record<string, string>> | null;
+    };
+  },
   owner: { readonly metadata: { readonly creationTimestamp?: string | null } },
+  revisionAnnotation: string,
 ): boolean {
+  if (key.metadata.annotations?.[revisionAnnotation] !== undefined) return false;
   const keyCreated = Date.parse(key.metadata.creationTimestamp ?? '');
   const ownerCreated = Date.parse(owner.metadata.creationTimestamp ?? '');
   return keyCreated < ownerCreated;

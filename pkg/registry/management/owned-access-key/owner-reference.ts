@@ -24,6 +24,7 @@ import type { StorageDeadline } from '../../../storage/deadline.js';
 import {
   formerOwnerAnnotation,
   keyPredatesOwner,
+  keyRevisionAnnotation,
   UNKNOWN_FORMER_OWNER,
 } from '../../../apis/management/v1/owned-access-key.js';
 import { specOf } from '../common.js';
@@ -117,6 +118,7 @@ function relabelledOwnerReference(
  * after the owner was.
  */
 function formerOwnerOfUnrecorded(
+  group: string,
   stored: KubeObject,
   named: { kind: KeyOwnerKind; name: string },
   owner: KubeObject,
@@ -125,7 +127,7 @@ function formerOwnerOfUnrecorded(
     (r) => r.kind === named.kind && r.name === named.name && r.uid !== owner.metadata.uid,
   );
   if (ref) return ref.uid !== '' ? ref.uid : UNKNOWN_FORMER_OWNER;
-  return keyPredatesOwner(stored, owner) ? UNKNOWN_FORMER_OWNER : undefined;
+  return keyPredatesOwner(stored, owner, keyRevisionAnnotation(group)) ? UNKNOWN_FORMER_OWNER : undefined;
 }
 
 /**
@@ -166,7 +168,7 @@ export async function ensureKeyOwnerReference(
   // from the stored key: its references and its creation time, not the body's.
   const lost =
     old && former === undefined && !hasReference(old, uid)
-      ? formerOwnerOfUnrecorded(old, named, owner)
+      ? formerOwnerOfUnrecorded(group, old, named, owner)
       : undefined;
   if (lost !== undefined) {
     obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: lost };

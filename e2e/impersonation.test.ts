@@ -201,6 +201,40 @@ describe('impersonation with kubectl', TEST, () => {
     assert.equal(group.code, 0, 'the administrator may impersonate groups');
   });
 
+  it('an access rule naming impersonate on a User lets a plain user act as that user', TEST, async () => {
+    // The README's command: only an administrator may write this rule.
+    const patch = await kubectl('admin', [
+      'patch',
+      'user',
+      'bob',
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"access":[{"verbs":["impersonate"],"users":["alice"]}]}}',
+    ]);
+    assert.equal(patch.code, 0, patch.stderr);
+    await eventually(async () => {
+      const r = await kubectl('alice', [
+        'auth',
+        'whoami',
+        '--as',
+        'bob',
+        '-o',
+        'jsonpath={.status.userInfo.username}',
+      ]);
+      assert.equal(r.stdout, 'bob', r.stderr);
+    });
+    // As bob, alice sees bob's User and not her own any more.
+    assert.deepEqual(await names('alice', ['get', 'users', '--as', 'bob']), ['bob']);
+    // The rule names bob only.
+    const other = await kubectl('alice', ['get', 'users', '--as', 'admin']);
+    assert.equal(other.code, 1);
+    assert.match(
+      other.stderr,
+      /users "admin" is forbidden: User "alice" cannot impersonate resource "users"/,
+    );
+  });
+
   it('no credential is minted as the impersonated user', TEST, async () => {
     const r = await server.kubectl(['create', '-f', '-', '--as', 'alice'], {
       input: JSON.stringify({
@@ -237,13 +271,15 @@ describe('impersonation with kubectl', TEST, () => {
         assert.equal(event.responseStatus?.code, 200);
       });
       // A refused impersonation is audited as the caller's, with its 403.
-      await kubectl('alice', ['get', 'users', '--as', 'bob']);
+      const refusedGet = await kubectl('alice', ['get', 'user', 'nobody', '--as', 'admin']);
+      assert.equal(refusedGet.code, 1);
       await eventually(async () => {
         const refused = auditEvents().find(
-          (e) =>
-            e.stage === 'ResponseComplete' && e.user.username === 'alice' && e.responseStatus?.code === 403,
+          (e) => e.stage === 'ResponseComplete' && e.objectRef?.name === 'nobody' && e.verb === 'get',
         );
         assert.ok(refused, 'the refused impersonation is audited');
+        assert.equal(refused.user.username, 'alice');
+        assert.equal(refused.responseStatus?.code, 403);
         assert.equal(refused.impersonatedUser, undefined);
       });
     },

@@ -271,6 +271,19 @@ describe('impersonation with kubectl', TEST, () => {
         assert.equal(event.responseStatus?.code, 200);
       });
       // A refused impersonation is audited as the caller's, with its 403.
+      // The request log names both, as upstream's "<caller> is impersonating <user>".
+      await eventually(async () => {
+        const logged = server
+          .logTail()
+          .split('\n')
+          .filter((l) =>
+            l.includes('"path":"/kubernetes/management/apis/management.platform.dev/v1/users/alice"'),
+          );
+        assert.ok(
+          logged.some((l) => l.includes('"user":"alice"') && l.includes('"impersonatedBy":"admin"')),
+          logged.join('\n'),
+        );
+      });
       const refusedGet = await kubectl('alice', ['get', 'user', 'nobody', '--as', 'admin']);
       assert.equal(refusedGet.code, 1);
       await eventually(async () => {

@@ -12,12 +12,15 @@
 //     verb by name grants it: neither ownership of the User nor a `*` rule does, as
 //     those speak about the object, not about acting as its user; so only who holds
 //     `impersonate` there (an administrator) may write such a rule (the escalation
-//     admission asks exactly this). A disabled user is not impersonated by rule.
+//     admission asks exactly this).
+//   - A disabled User, or one being deleted, is impersonated by nobody,
+//     administrators included: it cannot log in, and the aggregator's path refuses
+//     it too (kube-apiserver impersonates, then forwards an identity refused here).
 //   - Everything else (groups, uids, extras, service accounts, users without a
 //     rule) is left to the rest of the chain: administrators, and for host
 //     identities the host's SubjectAccessReview.
 
-import { isObject } from '../apis/meta/types.js';
+import { isObject, type KubeObject } from '../apis/meta/types.js';
 import type { IdentityCache } from '../identity/identity-cache.js';
 import { grantsImpersonation, IMPERSONATE_VERB } from './access-rules.js';
 import type { CallerResolver } from './caller.js';
@@ -51,10 +54,24 @@ export class ImpersonationAuthorizer implements Authorizer {
     )
       return NO_OPINION;
     const user = this.cache.user(attrs.name);
-    const spec = user?.['spec'];
-    if (!user || (isObject(spec) && spec['disabled'] === true)) return NO_OPINION;
+    if (!user) return NO_OPINION;
+    const unusable = unusableUserReason(user);
+    if (unusable !== undefined) return { decision: 'deny', reason: unusable };
     const holder = this.cache.accessHolder('users', '', attrs.name);
     if (!holder || !grantsImpersonation(holder, this.callers.resolve(attrs.user))) return NO_OPINION;
     return ALLOWED;
   }
+}
+
+/**
+ * A User that cannot log in cannot be impersonated either, whoever asks: the same
+ * identity forwarded by the host's aggregator (after kube-apiserver impersonated it)
+ * is refused here too (pkg/authentication/certificate-binding.ts).
+ */
+function unusableUserReason(user: KubeObject): string | undefined {
+  const name = user.metadata.name ?? '';
+  if (user.metadata.deletionTimestamp) return `the user ${JSON.stringify(name)} is being deleted`;
+  const spec = user['spec'];
+  if (isObject(spec) && spec['disabled'] === true) return `the user ${JSON.stringify(name)} is disabled`;
+  return undefined;
 }

@@ -1239,13 +1239,22 @@ const ROWS: readonly Row[] = [
     message: `users "alice" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: ${SCOPED_CANNOT_IMPERSONATE_REASON}`,
   },
   {
-    name: 'impersonation: a disabled user is not impersonated by rule',
+    name: 'impersonation: a disabled user is impersonated by nobody',
     as: 'k-alice',
     headers: { 'impersonate-user': 'carol' },
     path: `${API}/users/carol`,
     expect: 403,
     message:
-      'users "carol" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope',
+      'users "carol" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope: the user "carol" is disabled',
+  },
+  {
+    name: "impersonation: ... not even by an administrator, as the aggregator's path refuses it",
+    as: 'admin',
+    headers: { 'impersonate-user': 'carol' },
+    path: `${API}/users/carol`,
+    expect: 403,
+    message:
+      'users "carol" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: the user "carol" is disabled',
   },
   {
     name: 'impersonation: groups without a user are a 400',

@@ -3,7 +3,7 @@
 // split, an authentication, an authorization and one registry call.
 //
 //   audit ID -> health, version, the console's static files (no authentication)
-//   -> request info -> authenticate (401, audited) -> audit -> max-in-flight (429)
+//   -> request info -> authenticate (401, audited) -> audit -> impersonation -> max-in-flight (429)
 //   -> authorize (403) -> discovery / OpenAPI documents, or a resource verb handler, or 404
 // (docs/design.md, "The way a request travels", in upstream's DefaultBuildHandlerChain order).
 
@@ -14,6 +14,7 @@ import { Documents, type DocumentBuilders } from './documents.js';
 import { ConsoleFiles, defaultConsoleDir } from './console.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
 import { ANONYMOUS_USER, AuditFilter, initAuditID } from './filters/audit.js';
+import { hasImpersonationHeaders, impersonate } from './filters/impersonation.js';
 import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
@@ -301,6 +302,9 @@ class Server implements ApiHandler {
     }
     scope.info = info;
     if (this.audit) await this.audit.begin(scope, info, scope.user);
+    // Upstream's WithImpersonation sits here: after audit, before max-in-flight and authorization.
+    if (hasImpersonationHeaders(req))
+      scope.user = await impersonate(this.config.authorizer, scope, this.config.logger);
     // Upstream's order: authentication, audit, then max-in-flight / fair queuing, then authorization.
     if (this.maxInflight) {
       const admitted = this.maxInflight.admit(res, info, scope.user, () => scope.signal);

@@ -4,7 +4,7 @@
 
 import type { IncomingMessage } from 'node:http';
 
-import { isApiError, newForbidden, newUnauthorized } from '../apis/meta/errors.js';
+import { isApiError, newForbidden, newUnauthorized, type ApiError } from '../apis/meta/errors.js';
 import type { Authenticator } from '../authentication/interfaces.js';
 import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { Attributes, AuthorizationResult, Authorizer } from '../authorization/interfaces.js';
@@ -113,9 +113,14 @@ function decided(
     annotations.addAnnotation(REASON_ANNOTATION, result.reason ?? '');
   }
   if (result.decision === 'allow') return;
+  throw forbidden(attrs, result.reason);
+}
+
+/** responsewriters.Forbidden: the 403 of a refused request, with the authorizer's reason when it gave one. */
+export function forbidden(attrs: Attributes, reason: string | undefined): ApiError {
   const msg = sanitize(forbiddenMessage(attrs));
-  const text = result.reason ? `${msg}: ${result.reason}` : msg;
-  throw newForbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, text);
+  const text = reason ? `${msg}: ${reason}` : msg;
+  return newForbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, text);
 }
 
 /** `User "x" cannot get resource "teams" in API group "g" at the cluster scope`, and friends. */

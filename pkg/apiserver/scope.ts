@@ -176,6 +176,8 @@ export class RequestScope {
       }
     }
     if (this.user) fields.user = this.user.name;
+    // As upstream's httplog notes "<caller> is impersonating <user>".
+    if (this.user?.impersonator) fields.impersonatedBy = this.user.impersonator.name;
     return fields;
   }
 }

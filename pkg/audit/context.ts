@@ -7,7 +7,7 @@ import { auditEventTotal } from '../metrics/audit.js';
 import { microTime, nowEpochMs, responseStatusOf, snapshotEvent } from './event.js';
 import type { RequestAuditConfig } from './policy.js';
 import { redactObject, redactPatch, withoutManagedFields } from './redact.js';
-import { levelAtLeast, type Event, type Stage } from './types.js';
+import { levelAtLeast, type Event, type EventUser, type Stage } from './types.js';
 
 /** Where events go: resolves false when an event could not be stored (blocking-strict fails the request then). */
 export interface AuditSink {
@@ -23,6 +23,8 @@ export interface AuditRecorder {
   /** The object or Status the response carries, and its code. */
   logResponseObject(code: number, obj: unknown): void;
   addAnnotation(key: string, value: string): void;
+  /** audit.LogImpersonatedUser: who the request is served as, beside the caller in `user`. */
+  logImpersonatedUser(user: EventUser): void;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -82,6 +84,10 @@ export class RequestAudit implements AuditRecorder {
     this.event.annotations ??= {};
     // As upstream: the first value set for a key stays.
     if (!(key in this.event.annotations)) this.event.annotations[key] = value;
+  }
+
+  logImpersonatedUser(user: EventUser): void {
+    this.event.impersonatedUser = user;
   }
 
   /** True once `stage` went to the sink (or was omitted by the policy). */

@@ -2,7 +2,8 @@
 // a team whose members and keys then count as owners) may do everything with the
 // object and its subresources. Each `spec.access` rule grants its `verbs` (`*`:
 // every verb; `bind` and `makeowner` are verbs of their own, checked when access
-// rules or the owner change) on the object, and on the subresources it lists
+// rules or the owner change; `impersonate`, on a User, only when named, and never
+// to the owner: see impersonation.ts) on the object, and on the subresources it lists
 // (`*`: all), to the listed `users` and `teams` (`*`: every user, every member of
 // any team). Rules only ever speak about the object that carries them, so they
 // apply to requests that name an object; lists are filtered object by object.
@@ -27,13 +28,28 @@ export function isOwner(holder: AccessHolder, caller: Caller): boolean {
   return holder.ownerTeam !== '' && caller.teams.has(holder.ownerTeam);
 }
 
-function grantNamesCaller(grant: AccessGrant, caller: Caller): boolean {
+export function grantNamesCaller(grant: AccessGrant, caller: Caller): boolean {
   if (caller.team === '' && (grant.users.includes(caller.name) || grant.users.includes('*'))) return true;
   return grant.teams.some((t) => (t === '*' ? caller.teams.size > 0 : caller.teams.has(t)));
 }
 
+/** Acting as the user a User object is (see impersonation.ts). */
+export const IMPERSONATE_VERB = 'impersonate';
+
+/**
+ * Does a rule of `holder` name `impersonate` for the caller? Only the verb by name
+ * grants it: ownership and `*` were written about the object, not about acting as
+ * its user, and predate impersonation.
+ */
+export function grantsImpersonation(holder: AccessHolder, caller: Caller): boolean {
+  return holder.access.some(
+    (grant) => grant.verbs.includes(IMPERSONATE_VERB) && grantNamesCaller(grant, caller),
+  );
+}
+
 /** Does any rule of `holder` grant `verb` on the object (subresource '' ) or a subresource to the caller? */
 export function grants(holder: AccessHolder, caller: Caller, verb: string, subresource: string): boolean {
+  if (verb === IMPERSONATE_VERB) return subresource === '' && grantsImpersonation(holder, caller);
   if (isOwner(holder, caller)) return true;
   return holder.access.some(
     (grant) =>

@@ -5,6 +5,7 @@ import type { AuthenticatedUser } from '../authentication/user/user.js';
 import {
   CERTIFICATE_CANNOT_MINT_REASON,
   CredentialMintingAuthorizer,
+  IMPERSONATION_CANNOT_MINT_REASON,
   TOKEN_CANNOT_MINT_REASON,
 } from './credential-minting.js';
 import type { Attributes, AuthorizationResult } from './interfaces.js';
@@ -78,6 +79,24 @@ describe('CredentialMintingAuthorizer', () => {
     await expectDecisions([attrs(userBound, 'create', 'virtualclusterinstances', 'kubeconfig')], {
       decision: 'no-opinion',
     });
+  });
+
+  it('denies an impersonated request every credential, whoever impersonates', async () => {
+    const impersonated: AuthenticatedUser = {
+      name: 'bob',
+      groups: ['system:authenticated'],
+      impersonator: { name: 'admin', groups: ['platform:admins', 'system:authenticated'] },
+    };
+    const minting = [
+      attrs(impersonated, 'create', 'ownedaccesskeys'),
+      attrs(impersonated, 'patch', 'ownedaccesskeys'),
+      attrs(impersonated, 'delete', 'ownedaccesskeys'),
+      attrs(impersonated, 'create', 'directclusterendpointtokens'),
+      attrs(impersonated, 'create', 'virtualclusterinstances', 'kubeconfig'),
+    ];
+    await expectDecisions(minting, { decision: 'deny', reason: IMPERSONATION_CANNOT_MINT_REASON });
+    // Reading is not minting.
+    await expectDecisions([attrs(impersonated, 'get', 'ownedaccesskeys')], { decision: 'no-opinion' });
   });
 
   it('has no opinion on anything else, nor on callers that used no token', async () => {

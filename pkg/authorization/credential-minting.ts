@@ -1,5 +1,8 @@
 // A caller authenticated by a direct cluster endpoint token, or by a kube config
-// client certificate bound to an access key, may never mint credentials. Either is
+// client certificate bound to an access key, may never mint credentials; nor may
+// a request served as an impersonated user (Impersonate-User): kube-apiserver has
+// no credential that an impersonator could make for its target and that would
+// outlive the request, and an access key, token or kube config made here would. Either is
 // accepted only while the access key it was made with is usable, but what it could
 // mint would not be: a new access key lives on
 // after the first key is revoked, a new token would name a key the holder controls,
@@ -40,10 +43,16 @@ export function mintsCredentials(attrs: Attributes, group: string): boolean {
   }
 }
 
+export const IMPERSONATION_CANNOT_MINT_REASON =
+  'an impersonated request cannot mint credentials (access keys, tokens, kube configs): they would outlive the impersonation';
+
 export class CredentialMintingAuthorizer implements Authorizer {
   constructor(private readonly group: string) {}
 
   authorize(attrs: Attributes): AuthorizationResult {
+    if (attrs.user.impersonator !== undefined && mintsCredentials(attrs, this.group)) {
+      return { decision: 'deny', reason: IMPERSONATION_CANNOT_MINT_REASON };
+    }
     if (attrs.user.tokenDerived === true && mintsCredentials(attrs, this.group)) {
       const reason =
         attrs.user.hostIdentity === true ? CERTIFICATE_CANNOT_MINT_REASON : TOKEN_CANNOT_MINT_REASON;

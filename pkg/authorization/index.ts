@@ -3,7 +3,10 @@
 // opinion is a denial (403 with Kubernetes' wording):
 //
 //   0. minting      a direct cluster endpoint token may never mint credentials
-//                   (access keys, tokens, kube configs), not even an admin's
+//                   (access keys, tokens, kube configs), not even an admin's;
+//                   nor may an impersonated request
+//      impersonate  a scoped credential may not impersonate; a User's access rule
+//                   naming `impersonate` lets its users and teams act as that user
 //   1. scope        a scoped key (or token) is denied what its scope does not allow
 //   2. admin        administrators may do everything
 //   3. delegated    the seam for the host cluster's SubjectAccessReview (host identities)
@@ -34,6 +37,7 @@ import { CallerResolver } from './caller.js';
 import { AuthorizerChain } from './chain.js';
 import { CredentialMintingAuthorizer } from './credential-minting.js';
 import { DiscoveryAuthorizer } from './discovery.js';
+import { ImpersonationAuthorizer } from './impersonation.js';
 import type { Authorizer } from './interfaces.js';
 import { CollectionAuthorizer, withListFiltering } from './list-filter.js';
 import { Permissions } from './permissions.js';
@@ -88,6 +92,7 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
         : {}),
     });
   const minting = new CredentialMintingAuthorizer(group);
+  const impersonation = new ImpersonationAuthorizer(callers, cache);
   const rules: Authorizer[] = [
     new AdminAuthorizer(callers),
     ...(options.delegated ?? []),
@@ -96,13 +101,14 @@ export function newPlatformAuthorization(options: PlatformAuthorizationOptions):
     new SelfAuthorizer(group, callers, cache),
     new AccessRuleAuthorizer(group, callers, cache),
   ];
-  const strict = new AuthorizerChain([minting, scope('strict'), ...rules]);
+  const strict = new AuthorizerChain([minting, impersonation, scope('strict'), ...rules]);
   // Object by object in a filtered list or watch: the platform's own rules only, so
   // a list is never one host SubjectAccessReview per object (see list-filter.ts).
   const platformRules = rules.filter((r) => !(options.delegated ?? []).includes(r));
-  const perObject = new AuthorizerChain([minting, scope('strict'), ...platformRules]);
+  const perObject = new AuthorizerChain([minting, impersonation, scope('strict'), ...platformRules]);
   const authorizer = new AuthorizerChain([
     minting,
+    impersonation,
     scope('lenient'),
     ...rules,
     new CollectionAuthorizer(group, new Set(options.listableResources ?? [])),
@@ -135,10 +141,12 @@ export { AuthorizerChain } from './chain.js';
 export {
   CERTIFICATE_CANNOT_MINT_REASON,
   CredentialMintingAuthorizer,
+  IMPERSONATION_CANNOT_MINT_REASON,
   mintsCredentials,
   TOKEN_CANNOT_MINT_REASON,
 } from './credential-minting.js';
 export { DiscoveryAuthorizer, isDiscoveryRequest } from './discovery.js';
+export { ImpersonationAuthorizer, SCOPED_CANNOT_IMPERSONATE_REASON } from './impersonation.js';
 export { CollectionAuthorizer, withListFiltering } from './list-filter.js';
 export { Permissions, deniedMessage } from './permissions.js';
 export { ScopeAuthorizer, ScopeMatcher, isScopeEmpty, sameScope, describeScope } from './scope.js';

@@ -27,7 +27,8 @@ import { issueCallerToken } from '../registry/management/directclusterendpointto
 import { SigningKeyManager } from '../tokens/key-manager.js';
 import { FileKeyStore } from '../tokens/key-store.js';
 import { TokenIssuer } from '../tokens/token-issuer.js';
-import { TOKEN_CANNOT_MINT_REASON } from './credential-minting.js';
+import { IMPERSONATION_CANNOT_MINT_REASON, TOKEN_CANNOT_MINT_REASON } from './credential-minting.js';
+import { SCOPED_CANNOT_IMPERSONATE_REASON } from './impersonation.js';
 import { ADMIN_ROLE, GROUP, KEY_PREFIX, plainKey, seedFixtures } from './testing/security-fixtures.js';
 
 const API = `/apis/${GROUP}/v1`;
@@ -36,7 +37,7 @@ const EXPIRED = 'access key expired, please log in again';
 const KEY_REVOKED =
   'this direct cluster endpoint token no longer works because the access key it was minted with does not: ';
 
-type Expect = 200 | 201 | 401 | 403 | 404 | 422;
+type Expect = 200 | 201 | 400 | 401 | 403 | 404 | 422;
 
 interface Row {
   readonly name: string;
@@ -1132,6 +1133,153 @@ const ROWS: readonly Row[] = [
     path: `${API}/namespaces/ns1/sharedsecrets`,
     body: { metadata: { generateName: 's-', ownerReferences: [blockingRef('Team', 'devs')] }, spec: {} },
     expect: 201,
+  },
+
+  // ---- impersonation (Impersonate-* headers) --------------------------------------------------------------------
+  {
+    name: 'impersonation: an administrator acts as a plain user',
+    as: 'admin',
+    headers: { 'impersonate-user': 'alice' },
+    path: `${API}/users/alice`,
+    expect: 200,
+  },
+  {
+    name: "impersonation: an administrator acting as a plain user has only that user's rights",
+    as: 'admin',
+    headers: { 'impersonate-user': 'alice' },
+    path: `${API}/users/admin`,
+    expect: 403,
+    message: forbidden('alice', 'get', 'users', 'admin'),
+  },
+  {
+    name: 'impersonation: lists hold what the impersonated user may see',
+    as: 'admin',
+    headers: { 'impersonate-user': 'bob' },
+    path: `${API}/users`,
+    expect: 200,
+    check: (body) => {
+      const names = (body['items'] as { metadata: { name: string } }[]).map((i) => i.metadata.name);
+      assert.ok(names.includes('bob') && !names.includes('admin') && !names.includes('carol'), names.join());
+    },
+  },
+  {
+    name: 'impersonation: whoami answers the impersonated user',
+    as: 'admin',
+    method: 'POST',
+    headers: { 'impersonate-user': 'alice', 'impersonate-group': 'qa-leads' },
+    path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    expect: 201,
+    check: (body) =>
+      assert.deepEqual((body['status'] as { userInfo: unknown }).userInfo, {
+        username: 'alice',
+        groups: ['qa-leads', 'system:authenticated'],
+      }),
+  },
+  {
+    name: 'impersonation: no credential is minted for the impersonated user, not even by an administrator',
+    as: 'admin',
+    method: 'POST',
+    headers: { 'impersonate-user': 'alice' },
+    path: `${API}/ownedaccesskeys`,
+    body: keyBody({ user: 'alice' }),
+    expect: 403,
+    message: `${forbidden('alice', 'create', 'ownedaccesskeys', '')}: ${IMPERSONATION_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'impersonation: nor a direct cluster endpoint token',
+    as: 'admin',
+    method: 'POST',
+    headers: { 'impersonate-user': 'alice' },
+    path: `${API}/directclusterendpointtokens`,
+    body: { spec: { ttl: 600 } },
+    expect: 403,
+    message: `${forbidden('alice', 'create', 'directclusterendpointtokens', '')}: ${IMPERSONATION_CANNOT_MINT_REASON}`,
+  },
+  {
+    name: 'impersonation: a rule naming impersonate on a User lets its users act as that user',
+    as: 'k-alice',
+    headers: { 'impersonate-user': 'bob' },
+    path: `${API}/users/bob`,
+    expect: 200,
+  },
+  {
+    name: "impersonation: a plain user is refused with upstream's wording",
+    as: 'k-bob',
+    headers: { 'impersonate-user': 'alice' },
+    path: `${API}/users/bob`,
+    expect: 403,
+    message:
+      'users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope',
+  },
+  {
+    name: 'impersonation: neither a * rule nor ownership grants it',
+    as: 'k-bob',
+    headers: { 'impersonate-user': 'hank' },
+    path: `${API}/users/hank`,
+    expect: 403,
+    message:
+      'users "hank" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope',
+  },
+  {
+    name: 'impersonation: a rule on a User grants no groups',
+    as: 'k-alice',
+    headers: { 'impersonate-user': 'bob', 'impersonate-group': 'platform:admins' },
+    path: `${API}/users/bob`,
+    expect: 403,
+    message:
+      'groups "platform:admins" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope',
+  },
+  {
+    name: "impersonation: a scoped key may not impersonate, not even an administrator's",
+    as: 'k-admin-cli',
+    headers: { 'impersonate-user': 'alice' },
+    path: `${API}/users/alice`,
+    expect: 403,
+    message: `users "alice" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: ${SCOPED_CANNOT_IMPERSONATE_REASON}`,
+  },
+  {
+    name: 'impersonation: a disabled user is impersonated by nobody',
+    as: 'k-alice',
+    headers: { 'impersonate-user': 'carol' },
+    path: `${API}/users/carol`,
+    expect: 403,
+    message:
+      'users "carol" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope: the user "carol" is disabled',
+  },
+  {
+    name: "impersonation: ... not even by an administrator, as the aggregator's path refuses it",
+    as: 'admin',
+    headers: { 'impersonate-user': 'carol' },
+    path: `${API}/users/carol`,
+    expect: 403,
+    message:
+      'users "carol" is forbidden: User "admin" cannot impersonate resource "users" in API group "" at the cluster scope: the user "carol" is disabled',
+  },
+  {
+    name: 'impersonation: groups without a user are a 400',
+    as: 'admin',
+    headers: { 'impersonate-group': 'devs' },
+    path: `${API}/users`,
+    expect: 400,
+    message: 'requested [{Group  devs    }] without impersonating a user',
+  },
+  {
+    name: 'impersonation: only who holds impersonate may grant it',
+    as: 'k-bob',
+    method: 'PATCH',
+    path: `${API}/users/hank`,
+    body: {
+      spec: {
+        access: [
+          { verbs: ['*'], users: ['bob'] },
+          { verbs: ['impersonate'], users: ['bob'] },
+        ],
+      },
+    },
+    contentType: merge,
+    expect: 403,
+    message: /cannot grant the verb "impersonate": they do not hold it on the object/,
   },
 
   // ---- non-resource paths ---------------------------------------------------------------------------------------

@@ -41,4 +41,11 @@ export interface AuthenticatedUser extends UserInfo {
    * pkg/authorization/credential-minting.ts).
    */
   readonly tokenDerived?: boolean;
+  /**
+   * Set on the identity an impersonating request acts as (Impersonate-User): who
+   * actually called. Such a request never mints credentials: an access key, token
+   * or kube config made for the impersonated user would outlive the impersonation
+   * (see pkg/authorization/credential-minting.ts).
+   */
+  readonly impersonator?: UserInfo;
 }

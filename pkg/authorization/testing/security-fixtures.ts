@@ -34,7 +34,8 @@ const users: Record<string, Record<string, unknown>> = {
     // Members of qa may read alice, her keys and her status.
     access: [{ verbs: ['get'], subresources: ['accesskeys', 'status'], teams: ['qa'] }],
   },
-  bob: {},
+  // alice may act as bob (Impersonate-User: bob), and may do nothing else with him.
+  bob: { access: [{ verbs: ['impersonate'], users: ['alice'] }] },
   carol: { disabled: true },
   dave: { tokenGeneration: 2 },
   erin: { clusterRoles: [{ name: ADMIN_ROLE }] },

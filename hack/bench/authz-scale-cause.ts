@@ -1,6 +1,6 @@
 // node dist/hack/bench/authz-scale-cause.js [--seconds S] [--rounds R] [--clients N]
 //                                           [--users N] [--keys N] [--teams N] [--profile DIR]
-//                                           [--node-flags "--max-semi-space-size=16 ..."]
+//                                           [--node-flags="--max-semi-space-size=16 ..."] [--flags-side="..."]
 //
 // Why a plain user's get costs more on a server seeded with 1,000 Users, 10,000 access
 // keys and 100 Teams than on an unseeded one (suite.ts's 'authz-scale' row: 180 against

@@ -32,6 +32,8 @@
 // an unseeded server started with those flags (an A/B of a V8 setting, such as the
 // young generation's size, against a and e in the same run). Each server also reports
 // its young generation's capacity at the end of every window (V8 grows and shrinks it).
+// `--allocations` ends with one more window of a and of b under V8's sampling heap
+// profiler (allocation-profiler.ts): bytes allocated per get, and by function.
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +53,7 @@ import {
 } from './get-sides.js';
 import type { HttpTarget } from './load.js';
 import { API_PATH, userBody } from './objects.js';
+import type { AllocationSummary } from './allocation-profiler.js';
 import { summariseProfile, type CpuProfile, type Ranking } from './profile-summary.js';
 import type { HostStarted } from './server-host.js';
 
@@ -65,6 +68,7 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     'node-flags': { type: 'string', default: '' },
     'flags-side': { type: 'string' },
+    allocations: { type: 'boolean', default: false },
   },
 });
 const clients = Number(args.clients);
@@ -213,6 +217,16 @@ async function main(): Promise<void> {
     console.log(
       `  ${s.label}/a CPU per get by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}×)`,
     );
+  }
+  if (args.allocations) {
+    for (const s of [a, b]) {
+      await s.process.call({ allocations: { start: true } });
+      const r = await measure(load, s, seconds * 1000, clients);
+      const sampled = await s.process.call<AllocationSummary>({ allocations: { stop: true } });
+      const perGet = (bytes: number): string => (bytes / Math.max(1, r.gets)).toFixed(0);
+      console.log(`allocations of ${s.label} over ${r.gets} gets: ${perGet(sampled.totalBytes)} bytes a get; by function:`);
+      for (const [name, bytes] of sampled.byFunction.slice(0, 20)) console.log(`  ${perGet(bytes).padStart(7)} B  ${name}`);
+    }
   }
   const pa = profiles.get(a.label);
   const pb = profiles.get(b.label);

@@ -15,6 +15,8 @@ export interface GcStats {
   readonly totalHeapBytes: number;
   /** Each V8 heap space's used bytes (new_space, old_space, ...). */
   readonly spaces: Record<string, number>;
+  /** The young generation's current capacity (new_space's size): V8 grows and shrinks it. */
+  readonly newSpaceBytes: number;
 }
 
 const KINDS: Record<number, string> = {
@@ -42,12 +44,17 @@ export function gcStats(): GcStats {
   }
   const heap = getHeapStatistics();
   const spaces: Record<string, number> = {};
-  for (const s of getHeapSpaceStatistics()) spaces[s.space_name] = s.space_used_size;
+  let newSpaceBytes = 0;
+  for (const s of getHeapSpaceStatistics()) {
+    spaces[s.space_name] = s.space_used_size;
+    if (s.space_name === 'new_space') newSpaceBytes = s.space_size;
+  }
   return {
     counts: { ...counts },
     ms: { ...ms },
     usedHeapBytes: heap.used_heap_size,
     totalHeapBytes: heap.total_heap_size,
     spaces,
+    newSpaceBytes,
   };
 }

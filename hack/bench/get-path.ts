@@ -52,27 +52,25 @@ import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
-import type { HttpTarget, Job, LoadResult } from './load.js';
-import { API_PATH, GROUP, accessKeyBody, userBody } from './objects.js';
+import {
+  gcOf,
+  gets as getsOf,
+  job,
+  measure as measureOf,
+  median,
+  plainKeyBody,
+  request,
+  seedTeamsAndKeys,
+  untilKeyWorks,
+  type Round,
+  type Side,
+} from './get-sides.js';
+import type { HttpTarget } from './load.js';
+import { API_PATH, userBody } from './objects.js';
 import type { HostStarted } from './server-host.js';
 
 const CLIENTS = 32;
 const READER_KEY = `${'g'.repeat(40)}getpathreaderkey00000000`;
-
-interface Side {
-  readonly label: string;
-  readonly process: Child;
-  readonly target: HttpTarget;
-  readonly paths: readonly string[];
-}
-
-interface Round {
-  readonly getsPerSecond: number;
-  readonly cpuMicrosPerGet: number;
-  readonly errors: number;
-  /** Servers only: collections and their pause per 1,000 gets, and the live heap after the round. */
-  readonly gc?: { readonly scavenges: number; readonly majors: number; readonly ms: number; readonly heapMb: number };
-}
 
 const { values: args } = parseArgs({
   options: {
@@ -108,26 +106,6 @@ function child(c: Child): Child {
   return c;
 }
 
-async function cpuOf(p: Child): Promise<number> {
-  const u = await p.call<{ user: number; system: number }>({ cpu: true });
-  return u.user + u.system;
-}
-
-async function job(load: Child, j: Job): Promise<LoadResult> {
-  return load.call<LoadResult>({ job: j });
-}
-
-async function request(
-  load: Child,
-  target: HttpTarget,
-  method: 'GET' | 'POST',
-  path: string,
-  body?: unknown,
-): Promise<string> {
-  const r = await job(load, { kind: 'request', target, method, path, body });
-  return String(r.extra?.['body']);
-}
-
 /** Starts one server (from this build or `benchDir`'s), seeds the User and, for a reader, its key. */
 async function startServer(
   label: string,
@@ -151,74 +129,17 @@ async function startServer(
     return { label, process: host, target: admin, paths: [`${API_PATH}/users/getpath`], started };
   }
   await request(load, admin, 'POST', `${API_PATH}/users`, userBody('reader'));
-  await request(load, admin, 'POST', `${API_PATH}/ownedaccesskeys`, {
-    apiVersion: `${GROUP}/v1`,
-    kind: 'OwnedAccessKey',
-    metadata: { name: 'reader-key' },
-    spec: { displayName: 'reader', user: 'reader', key: READER_KEY },
-  });
+  await request(load, admin, 'POST', `${API_PATH}/ownedaccesskeys`, plainKeyBody('reader-key', 'reader', READER_KEY));
   const reader: HttpTarget = { origin: started.origin, token: READER_KEY };
   const path = `${API_PATH}/users/reader`;
-  // The key works once the identity cache has seen it.
-  for (let i = 0; ; i++) {
-    const r = await job(load, {
-      kind: 'get',
-      target: reader,
-      paths: [path],
-      concurrency: 1,
-      warmupMs: 0,
-      durationMs: 50,
-    });
-    if (r.errors === 0 && r.operations > 0) break;
-    if (i > 100) throw new Error(`${label}: the reader key never started to work`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await untilKeyWorks(load, reader, path, label);
   return { label, process: host, target: reader, paths: [path], started };
 }
 
-const gcOf = (side: Side): Promise<GcStats> | undefined =>
-  side.label === 'bare' ? undefined : side.process.call<GcStats>({ gcStats: true });
-
-const sum = (xs: Record<string, number>): number => Object.values(xs).reduce((a, b) => a + b, 0);
-
-/** `args.clients` clients getting `side`'s paths for `ms`. */
-const gets = (load: Child, side: Side, ms: number): Promise<LoadResult> =>
-  job(load, {
-    kind: 'get',
-    target: side.target,
-    paths: [...side.paths],
-    concurrency: Number(args.clients),
-    warmupMs: 0,
-    durationMs: ms,
-  });
-
-/** One timed window of gets against `side`, with its process's CPU (and a server's GC) over the window. */
-async function measure(load: Child, side: Side, ms: number): Promise<Round> {
-  const gcBefore = await gcOf(side);
-  const before = await cpuOf(side.process);
-  const r = await gets(load, side, ms);
-  const used = (await cpuOf(side.process)) - before;
-  const gcAfter = await gcOf(side);
-  // What is still reachable after the round (a full collection, outside the window): a
-  // server that keeps something per request grows here round after round.
-  const live = gcAfter ? await side.process.call<{ heapUsed: number }>({ memory: true }) : undefined;
-  const per1000 = (n: number): number => (r.operations > 0 ? (n * 1000) / r.operations : 0);
-  return {
-    getsPerSecond: r.throughput,
-    cpuMicrosPerGet: r.operations > 0 ? used / r.operations : 0,
-    errors: r.errors,
-    ...(gcBefore && gcAfter
-      ? {
-          gc: {
-            scavenges: per1000((gcAfter.counts['scavenge'] ?? 0) - (gcBefore.counts['scavenge'] ?? 0)),
-            majors: per1000((gcAfter.counts['mark-sweep'] ?? 0) - (gcBefore.counts['mark-sweep'] ?? 0)),
-            ms: per1000(sum(gcAfter.ms) - sum(gcBefore.ms)),
-            heapMb: (live?.heapUsed ?? gcAfter.usedHeapBytes) / 2 ** 20,
-          },
-        }
-      : {}),
-  };
-}
+const gets = (load: Child, side: Side, ms: number): ReturnType<typeof getsOf> =>
+  getsOf(load, side, ms, Number(args.clients));
+const measure = (load: Child, side: Side, ms: number): Promise<Round> =>
+  measureOf(load, side, ms, Number(args.clients));
 
 /**
  * Ages `side`'s server as the harness's servers are aged before their get rows: Users
@@ -248,36 +169,8 @@ async function age(load: Child, side: Side & { readonly started: HostStarted }):
   }
   const teams = Number(args['age-teams']);
   const keys = Number(args['age-keys']);
-  const post = (resource: string, body: unknown): Promise<string> =>
-    request(load, admin, 'POST', `${API_PATH}/${resource}`, body);
-  for (let i = 0; i < teams; i += 16) {
-    await Promise.all(
-      Array.from({ length: Math.min(16, teams - i) }, (_, j) => {
-        const t = i + j;
-        const members: string[] = [];
-        for (let u = t; u < users; u += teams) members.push(`member-${u}`);
-        // As suite.ts: the plain reader belongs to the first team.
-        if (t === 0 && args.caller === 'reader') members.push('reader');
-        return post('teams', {
-          apiVersion: `${GROUP}/v1`,
-          kind: 'Team',
-          metadata: { name: `team-${t}` },
-          spec: { displayName: `team-${t}`, users: members },
-        });
-      }),
-    );
-  }
-  for (let i = 0; i < keys && users > 0; i += 16) {
-    await Promise.all(
-      Array.from({ length: Math.min(16, keys - i) }, (_, j) => {
-        const k = i + j;
-        return post(
-          'ownedaccesskeys',
-          accessKeyBody(`key-${k}`, `member-${k % users}`, `k${String(k).padStart(8, '0')}`.padEnd(64, 'x')),
-        );
-      }),
-    );
-  }
+  // As suite.ts: the plain reader belongs to the first team.
+  await seedTeamsAndKeys(load, admin, { users, teams, keys }, args.caller === 'reader' ? ['reader'] : []);
   const gc = await side.process.call<GcStats>({ gcStats: true });
   console.log(
     `aged ${side.label} in ${((performance.now() - t0) / 1000).toFixed(0)} s: ${users} users, ${lists} lists, ` +
@@ -323,8 +216,6 @@ async function traceWrites(load: Child, side: Side, ms: number): Promise<string>
     `wake-ups per get ${(wakeups / n).toFixed(3)}`
   );
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function main(): Promise<void> {
   const seconds = Number(args.seconds);

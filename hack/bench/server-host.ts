@@ -15,6 +15,8 @@ import {
   type ServerConfig,
 } from '../../pkg/server/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
+import { allocationProfile, type AllocationCommand } from './allocation-profiler.js';
+import { addBallast } from './ballast.js';
 import { gcStats } from './gc-stats.js';
 import { heapSnapshot, memory } from './memory.js';
 import { profile } from './profiler.js';
@@ -34,6 +36,8 @@ export type HostMessage =
   | { id: number; heapSnapshot: string }
   | { id: number; cpu: true }
   | { id: number; gcStats: true }
+  | { id: number; ballast: { bytes: number } }
+  | { id: number; allocations: AllocationCommand }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
   | { id: number; stop: true };
@@ -104,6 +108,8 @@ if (process.send) {
     else if ('heapSnapshot' in msg) reply({ result: heapSnapshot(msg.heapSnapshot) });
     else if ('cpu' in msg) reply({ result: process.cpuUsage() });
     else if ('gcStats' in msg) reply({ result: gcStats() });
+    else if ('ballast' in msg) reply({ result: addBallast(msg.ballast.bytes) });
+    else if ('allocations' in msg) allocationProfile(msg.allocations).then((r) => reply({ result: r }), fail);
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {
       const s = msg.seedUsers;

@@ -6,7 +6,17 @@ import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
 import { alertBox, h, replace, table } from '../dom.js';
 import { link } from '../router.js';
-import { confirmButton, dash, facts, list, livePage, page, splitList, textForm } from './common.js';
+import {
+  confirmButton,
+  dash,
+  facts,
+  list,
+  liveDetail,
+  livePage,
+  precondition,
+  splitList,
+  textForm,
+} from './common.js';
 
 interface TeamSpec {
   displayName?: string;
@@ -63,43 +73,52 @@ export const teamsView: View = async (ctx, main) => {
 
 export const teamView: View = async (ctx, main, [name = '']) => {
   const path = `/teams/${encodeURIComponent(name)}`;
-  const title = `Team ${name}`;
-  const back = [h('a', { href: link('teams') }, 'All teams')];
-  const load = async () => {
-    const team = await ctx.api.get<Team>(path);
-    const form = textForm(
-      'Edit team',
-      [
-        { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
-        { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
-        { id: 'team-users', label: 'Members (comma separated)', value: (team.spec?.users ?? []).join(', ') },
-        { id: 'team-groups', label: 'Groups (comma separated)', value: (team.spec?.groups ?? []).join(', ') },
-      ],
-      'Save',
-      async (v) => {
-        const spec = {
-          displayName: v['team-display-name'],
-          description: v['team-description'],
-          users: splitList(v['team-users'] ?? ''),
-          groups: splitList(v['team-groups'] ?? ''),
-        };
-        await ctx.api.mergePatch(path, { spec });
-        await page(main, title, load, back);
-      },
-    );
-    return [
-      facts([
-        ['Display name', dash(team.spec?.displayName)],
-        ['Description', dash(team.spec?.description)],
-        ['Username', dash(team.spec?.username)],
-        ['Members', list(team.spec?.users)],
-        ['Groups', list(team.spec?.groups)],
-        ['Cluster roles', list(team.spec?.clusterRoles?.map((r) => r.name ?? ''))],
-      ]),
-      form,
-    ];
-  };
-  await page(main, title, load, back);
+  await liveDetail<Team>(ctx, main, {
+    title: `Team ${name}`,
+    back: [h('a', { href: link('teams') }, 'All teams')],
+    collectionPath: '/teams',
+    name,
+    render: ({ object: team, saved }) => {
+      const form = textForm(
+        'Edit team',
+        [
+          { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
+          { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
+          {
+            id: 'team-users',
+            label: 'Members (comma separated)',
+            value: (team.spec?.users ?? []).join(', '),
+          },
+          {
+            id: 'team-groups',
+            label: 'Groups (comma separated)',
+            value: (team.spec?.groups ?? []).join(', '),
+          },
+        ],
+        'Save',
+        async (v) => {
+          const spec = {
+            displayName: v['team-display-name'],
+            description: v['team-description'],
+            users: splitList(v['team-users'] ?? ''),
+            groups: splitList(v['team-groups'] ?? ''),
+          };
+          saved(await ctx.api.mergePatch<Team>(path, { metadata: precondition(team), spec }));
+        },
+      );
+      return [
+        facts([
+          ['Display name', dash(team.spec?.displayName)],
+          ['Description', dash(team.spec?.description)],
+          ['Username', dash(team.spec?.username)],
+          ['Members', list(team.spec?.users)],
+          ['Groups', list(team.spec?.groups)],
+          ['Cluster roles', list(team.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+        ]),
+        form,
+      ];
+    },
+  });
 };
 
 export const usersView: View = async (ctx, main) => {
@@ -141,66 +160,64 @@ export const usersView: View = async (ctx, main) => {
 
 export const userView: View = async (ctx, main, [name = '']) => {
   const path = `/users/${encodeURIComponent(name)}`;
-  const title = `User ${name}`;
-  const back = [h('a', { href: link('users') }, 'All users')];
-  const load = async () => {
-    const user = await ctx.api.get<User>(path);
-    const alert = alertBox();
-    const redraw = () => page(main, title, load, back);
-    const patch = (spec: Partial<UserSpec>) => async () => {
-      await ctx.api.mergePatch(path, { spec });
-      await redraw();
-    };
-    const fail = (e: unknown) => alert.show(messageOf(e));
-    return [
-      facts([
-        ['Display name', dash(user.spec?.displayName)],
-        ['Username', dash(user.spec?.username)],
-        ['Email', dash(user.spec?.email)],
-        ['Groups', list(user.spec?.groups)],
-        ['Teams', list(user.status?.teams)],
-        ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
-        ['State', user.spec?.disabled ? 'disabled' : 'active'],
-      ]),
-      textForm(
-        'Edit user',
-        [
-          { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
-          { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
-          {
-            id: 'user-groups',
-            label: 'Groups (comma separated)',
-            value: (user.spec?.groups ?? []).join(', '),
-          },
-        ],
-        'Save',
-        async (v) => {
-          await ctx.api.mergePatch(path, {
-            spec: {
+  await liveDetail<User>(ctx, main, {
+    title: `User ${name}`,
+    back: [h('a', { href: link('users') }, 'All users')],
+    collectionPath: '/users',
+    name,
+    render: ({ object: user, saved }) => {
+      const alert = alertBox();
+      // Every change carries the shown resourceVersion: a concurrent change answers 409.
+      const patch = (spec: Record<string, unknown>) => async () => {
+        saved(await ctx.api.mergePatch<User>(path, { metadata: precondition(user), spec }));
+      };
+      const fail = (e: unknown) => alert.show(messageOf(e));
+      return [
+        facts([
+          ['Display name', dash(user.spec?.displayName)],
+          ['Username', dash(user.spec?.username)],
+          ['Email', dash(user.spec?.email)],
+          ['Groups', list(user.spec?.groups)],
+          ['Teams', list(user.status?.teams)],
+          ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+          ['State', user.spec?.disabled ? 'disabled' : 'active'],
+        ]),
+        textForm(
+          'Edit user',
+          [
+            { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
+            { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
+            {
+              id: 'user-groups',
+              label: 'Groups (comma separated)',
+              value: (user.spec?.groups ?? []).join(', '),
+            },
+          ],
+          'Save',
+          (v) =>
+            patch({
               displayName: v['user-display-name'],
+              // null removes the field (a merge patch).
               email: v['user-email'] || null,
               groups: splitList(v['user-groups'] ?? ''),
-            },
-          });
-          await redraw();
-        },
-      ),
-      h(
-        'div',
-        { class: 'actions' },
-        user.spec?.disabled
-          ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
-          : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
-        ' ',
-        confirmButton(
-          'Sign out everywhere',
-          `End every access key of ${name}?`,
-          patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
-          fail,
+            })(),
         ),
-      ),
-      alert.el,
-    ];
-  };
-  await page(main, title, load, back);
+        h(
+          'div',
+          { class: 'actions' },
+          user.spec?.disabled
+            ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
+            : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
+          ' ',
+          confirmButton(
+            'Sign out everywhere',
+            `End every access key of ${name}?`,
+            patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
+            fail,
+          ),
+        ),
+        alert.el,
+      ];
+    },
+  });
 };

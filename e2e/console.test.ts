@@ -370,7 +370,7 @@ describe('console in chromium', { skip }, () => {
   );
 
   it(
-    'keeps detail pages live: changes, an edit kept against a change, deletion, and leaving',
+    'keeps detail pages live: changes, an edit kept against a change, deletion, and leaving; edits details',
     TEST,
     async () => {
       await create('teams', 'Team', 'live-team', { displayName: 'Live team', description: 'As created' });
@@ -420,10 +420,13 @@ describe('console in chromium', { skip }, () => {
       await fact('Changed meanwhile').waitFor({ timeout: WAIT_MS });
       assert.equal(await page.getByLabel('Description').inputValue(), 'Changed meanwhile');
       await page.getByLabel('Description').fill('Saved after reload');
+      await page.getByLabel('Cluster roles (comma separated)').fill('view, edit');
       await page.getByRole('button', { name: 'Save' }).click();
       await fact('Saved after reload').waitFor({ timeout: WAIT_MS });
       const saved = await server.api('GET', `${V1}/teams/live-team`);
-      assert.equal(saved.json<{ spec: { description?: string } }>().spec.description, 'Saved after reload');
+      const savedSpec = saved.json<{ spec: { description?: string; clusterRoles?: unknown[] } }>().spec;
+      assert.equal(savedSpec.description, 'Saved after reload');
+      assert.deepEqual(savedSpec.clusterRoles, [{ name: 'view' }, { name: 'edit' }]);
 
       // Deleted elsewhere: the page says so, shows nothing of it any more, and stops watching.
       const gone = await server.api('DELETE', `${V1}/teams/live-team`);
@@ -449,6 +452,18 @@ describe('console in chromium', { skip }, () => {
         0,
         'a value shows before Reveal',
       );
+      // Its description and owner are edited on the page (a PUT carrying the shown resourceVersion).
+      await page.getByLabel('Description').fill('Holds the registry login');
+      await page.getByLabel('Owner: user').fill('admin');
+      await page.getByRole('button', { name: 'Update details' }).click();
+      await fact('Holds the registry login').waitFor({ timeout: WAIT_MS });
+      await fact('user admin').waitFor({ timeout: WAIT_MS });
+      const detailed = await server.api('GET', `${V1}/namespaces/console-e2e/sharedsecrets/live-secret`);
+      const detailedSpec = detailed.json<{ spec: { description?: string; owner?: unknown; data?: object } }>()
+        .spec;
+      assert.equal(detailedSpec.description, 'Holds the registry login');
+      assert.deepEqual(detailedSpec.owner, { user: 'admin' });
+      assert.deepEqual(Object.keys(detailedSpec.data ?? {}).sort(), ['first', 'second']);
       assert.equal(
         await page.evaluate<boolean>('window.stillTheSamePage === true'),
         true,

@@ -123,9 +123,23 @@ export async function livePage<T>(
   render: (items: T[]) => Child[],
 ): Promise<() => Promise<void>> {
   const live = liveIndicator();
+  let pending: ReturnType<typeof setTimeout> | undefined;
+  ctx.signal.addEventListener('abort', () => clearTimeout(pending));
+  const later = (): void => {
+    // A confirmation open in the page is the user's: the change shows once it is answered.
+    if (body.querySelector(`[${CONFIRMING}]`)) {
+      pending = setTimeout(later, COALESCE_MS);
+      return;
+    }
+    pending = undefined;
+    reload().catch(() => undefined);
+  };
   const reload = async (): Promise<string> => {
     const list = await ctx.api.get<List<T>>(path);
-    if (!ctx.signal.aborted) {
+    if (ctx.signal.aborted) return '';
+    // A question asked while the list was on its way stays: the list is read again once it is answered.
+    if (body.querySelector(`[${CONFIRMING}]`)) pending ??= setTimeout(later, COALESCE_MS);
+    else {
       replace(body, ...render(list.items));
       alert.show(undefined);
     }
@@ -140,17 +154,6 @@ export async function livePage<T>(
     alert.show(messageOf(err));
     from = '';
   }
-  let pending: ReturnType<typeof setTimeout> | undefined;
-  ctx.signal.addEventListener('abort', () => clearTimeout(pending));
-  const later = () => {
-    // A confirmation open in the page is the user's: the change shows once it is answered.
-    if (body.querySelector(`[${CONFIRMING}]`)) {
-      pending = setTimeout(later, COALESCE_MS);
-      return;
-    }
-    pending = undefined;
-    reload().catch(() => undefined);
-  };
   void follow(
     {
       read: reload,

@@ -1,5 +1,6 @@
 // Global Secrets (SharedSecret): every one the caller may see across namespaces, and a
-// secret's page with its keys, values hidden until "Reveal", and adding, editing and
+// secret's page with its details (display name, description, owner: editable), its
+// keys, values hidden until "Reveal", and adding, editing and
 // removing key-value pairs (a full PUT of the object as shown, so a concurrent change
 // answers 409 instead of being overwritten). The page follows the secret live.
 
@@ -136,6 +137,26 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         (e) => rowsAlert.show(messageOf(e)),
       ),
     ]);
+    const details = textForm(
+      'Edit details',
+      [
+        { id: 'secret-edit-display-name', label: 'Display name', value: secret.spec?.displayName ?? '' },
+        { id: 'secret-edit-description', label: 'Description', value: secret.spec?.description ?? '' },
+        { id: 'secret-edit-owner-user', label: 'Owner: user', value: secret.spec?.owner?.user ?? '' },
+        { id: 'secret-edit-owner-team', label: 'Owner: team', value: secret.spec?.owner?.team ?? '' },
+      ],
+      'Update details',
+      (v) =>
+        changeSpec((spec) => {
+          spec.displayName = v['secret-edit-display-name'] || undefined;
+          spec.description = v['secret-edit-description'] || undefined;
+          const owner = {
+            user: v['secret-edit-owner-user'] || undefined,
+            team: v['secret-edit-owner-team'] || undefined,
+          };
+          spec.owner = owner.user || owner.team ? owner : undefined;
+        }),
+    );
     const addRule = textForm(
       'Add access rule',
       [
@@ -215,6 +236,7 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         ['Description', dash(secret.spec?.description)],
         ['Owner', ownerText(secret.spec?.owner)],
       ]),
+      details,
       h('h2', {}, 'Keys'),
       rowsAlert.el,
       rows.length

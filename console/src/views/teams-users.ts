@@ -1,6 +1,7 @@
 // Teams and Users: the lists the caller may see, and detail pages (members, groups,
-// the teams a user is in from status.teams). Edits are merge patches of the fields
-// the form shows; the server decides who may make them and says why not.
+// the teams a user is in from status.teams). Edits (including cluster roles) are merge
+// patches of the fields the form shows, carrying the resourceVersion shown; the server
+// decides who may make them and says why not. Detail pages follow their object live.
 
 import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
@@ -39,6 +40,23 @@ interface UserSpec {
 }
 
 type Team = KubeObject<TeamSpec>;
+
+type ClusterRoles = TeamSpec['clusterRoles'];
+
+/** The cluster roles a team or user is given (spec items `{ name }`), edited as a comma-separated list. */
+function clusterRolesField(id: string, roles: ClusterRoles) {
+  return {
+    id,
+    label: 'Cluster roles (comma separated)',
+    value: (roles ?? []).map((r) => r.name ?? '').join(', '),
+  };
+}
+
+/** A merge patch replaces a list whole: the roles as the field lists them; none removes the field (null). */
+function clusterRolesFrom(value: string | undefined): ClusterRoles | null {
+  const names = splitList(value ?? '');
+  return names.length ? names.map((name) => ({ name })) : null;
+}
 type User = KubeObject<UserSpec, { teams?: string[] }>;
 
 export const teamsView: View = async (ctx, main) => {
@@ -94,6 +112,7 @@ export const teamView: View = async (ctx, main, [name = '']) => {
             label: 'Groups (comma separated)',
             value: (team.spec?.groups ?? []).join(', '),
           },
+          clusterRolesField('team-cluster-roles', team.spec?.clusterRoles),
         ],
         'Save',
         async (v) => {
@@ -102,6 +121,7 @@ export const teamView: View = async (ctx, main, [name = '']) => {
             description: v['team-description'],
             users: splitList(v['team-users'] ?? ''),
             groups: splitList(v['team-groups'] ?? ''),
+            clusterRoles: clusterRolesFrom(v['team-cluster-roles']),
           };
           saved(await ctx.api.mergePatch<Team>(path, { metadata: precondition(team), spec }));
         },
@@ -192,6 +212,7 @@ export const userView: View = async (ctx, main, [name = '']) => {
               label: 'Groups (comma separated)',
               value: (user.spec?.groups ?? []).join(', '),
             },
+            clusterRolesField('user-cluster-roles', user.spec?.clusterRoles),
           ],
           'Save',
           (v) =>
@@ -200,6 +221,7 @@ export const userView: View = async (ctx, main, [name = '']) => {
               // null removes the field (a merge patch).
               email: v['user-email'] || null,
               groups: splitList(v['user-groups'] ?? ''),
+              clusterRoles: clusterRolesFrom(v['user-cluster-roles']),
             })(),
         ),
         h(

@@ -507,6 +507,19 @@ describe('console in chromium', { skip }, () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
 
+    // Her own secret's page follows it live too: she may watch it by its name.
+    await page.getByRole('link', { name: 'alices-secret', exact: true }).click();
+    await page.getByRole('heading', { name: 'Global Secret alices-secret' }).waitFor({ timeout: WAIT_MS });
+    await mergePatch('namespaces/alice-ns/sharedsecrets/alices-secret', {
+      spec: { description: 'Seen by Alice live' },
+    });
+    await page
+      .getByRole('definition')
+      .filter({ hasText: 'Seen by Alice live' })
+      .first()
+      .waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.getByRole('alert').filter({ hasText: /\S/ }).count(), 0, 'a failure is shown');
+
     await nav.getByRole('link', { name: 'Access Keys' }).click();
     await page.getByRole('cell', { name: 'Alice in the console', exact: true }).waitFor({ timeout: WAIT_MS });
     assert.equal(await page.getByRole('cell', { name: 'console-disabled', exact: true }).count(), 0);

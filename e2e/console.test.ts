@@ -475,6 +475,17 @@ describe('console in chromium', { skip }, () => {
       await page.getByRole('heading', { name: 'Access Keys' }).waitFor({ timeout: WAIT_MS });
       await expectOpenWatches('sharedsecrets', 0);
 
+      // An access key's page (from the list) follows the key too, and never shows the key itself.
+      const liveKey = await createAccessKey(server, 'live-key', { user: 'admin', displayName: 'Live key' });
+      await page.getByRole('link', { name: 'live-key', exact: true }).click();
+      await page.getByRole('heading', { name: 'Access key live-key' }).waitFor({ timeout: WAIT_MS });
+      await fact('Live key').waitFor({ timeout: WAIT_MS });
+      await fact('active').waitFor({ timeout: WAIT_MS });
+      await mergePatch('ownedaccesskeys/live-key', { spec: { disabled: true } });
+      await fact('disabled').waitFor({ timeout: WAIT_MS });
+      assert.ok(!(await page.content()).includes(liveKey), "the key's page shows the key");
+      await shot('access-key');
+
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
       assert.deepEqual(pageErrors, []);

@@ -209,6 +209,30 @@ export interface Shown<T> {
 }
 
 /**
+ * A detail page's edits: `patch(spec)` makes an action that merge-patches the object
+ * with the shown resourceVersion (so a concurrent change answers 409) and shows the
+ * server's answer; `fail` shows a failed action's message in `alert`.
+ */
+export function shownEditor<T extends Versioned>(
+  ctx: Context,
+  path: string,
+  shown: Shown<T>,
+): {
+  alert: ReturnType<typeof alertBox>;
+  patch: (spec: Record<string, unknown>) => () => Promise<void>;
+  fail: (err: unknown) => void;
+} {
+  const alert = alertBox();
+  return {
+    alert,
+    patch: (spec) => async () => {
+      shown.saved(await ctx.api.mergePatch<T>(path, { metadata: precondition(shown.object), spec }));
+    },
+    fail: (err) => alert.show(messageOf(err)),
+  };
+}
+
+/**
  * A detail page that follows its one object: a get, then a watch of the collection
  * with `fieldSelector=metadata.name=<name>` from the get's resourceVersion (as
  * `kubectl get <name> -w`), through follow.ts. A change is shown as it arrives, unless

@@ -3,9 +3,9 @@
 // patches of the fields the form shows, carrying the resourceVersion shown; the server
 // decides who may make them and says why not. Detail pages follow their object live.
 
-import { messageOf, type KubeObject } from '../api.js';
+import type { KubeObject } from '../api.js';
 import type { View } from '../context.js';
-import { alertBox, h, replace, table } from '../dom.js';
+import { h, replace, table } from '../dom.js';
 import { link } from '../router.js';
 import {
   confirmButton,
@@ -14,7 +14,7 @@ import {
   list,
   liveDetail,
   livePage,
-  precondition,
+  shownEditor,
   splitList,
   textForm,
 } from './common.js';
@@ -96,7 +96,9 @@ export const teamView: View = async (ctx, main, [name = '']) => {
     back: [h('a', { href: link('teams') }, 'All teams')],
     collectionPath: '/teams',
     name,
-    render: ({ object: team, saved }) => {
+    render: (shown) => {
+      const team = shown.object;
+      const { patch } = shownEditor(ctx, path, shown);
       const form = textForm(
         'Edit team',
         [
@@ -123,7 +125,7 @@ export const teamView: View = async (ctx, main, [name = '']) => {
             groups: splitList(v['team-groups'] ?? ''),
             clusterRoles: clusterRolesFrom(v['team-cluster-roles']),
           };
-          saved(await ctx.api.mergePatch<Team>(path, { metadata: precondition(team), spec }));
+          await patch(spec)();
         },
       );
       return [
@@ -185,13 +187,9 @@ export const userView: View = async (ctx, main, [name = '']) => {
     back: [h('a', { href: link('users') }, 'All users')],
     collectionPath: '/users',
     name,
-    render: ({ object: user, saved }) => {
-      const alert = alertBox();
-      // Every change carries the shown resourceVersion: a concurrent change answers 409.
-      const patch = (spec: Record<string, unknown>) => async () => {
-        saved(await ctx.api.mergePatch<User>(path, { metadata: precondition(user), spec }));
-      };
-      const fail = (e: unknown) => alert.show(messageOf(e));
+    render: (shown) => {
+      const user = shown.object;
+      const { alert, patch, fail } = shownEditor(ctx, path, shown);
       return [
         facts([
           ['Display name', dash(user.spec?.displayName)],

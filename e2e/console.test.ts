@@ -3,8 +3,9 @@
 // the login form and its messages, the new key shown once, values escaped as text
 // (no dialog ever fires), a secret's value revealed on demand, a team edited, and
 // logging out; detail pages that follow their object live (a change shown without a
-// reload, an edit kept against a concurrent change and refused with 409, a deletion,
-// and the watch closed on the server when the page is left). A screenshot of each
+// reload, reconnection after a refused watch, an edit kept against a concurrent change
+// and refused with 409, a deletion, and the watch closed on the server when the page
+// is left). A screenshot of each
 // page is written to test-artifacts/console/ when the test fails. CONSOLE_SCREENSHOT=<path> also saves the Global Secrets page there
 // (the README's picture, docs/console.png).
 //
@@ -381,11 +382,28 @@ describe('console in chromium', { skip }, () => {
       await page.setViewportSize({ width: 1100, height: 720 });
       await logInAsAdmin();
       await expectOpenWatches('teams', 0);
+      const TEAM_WATCH = /\/teams\?.*watch=1/;
+      let connected = false;
+      let refused = 0;
+      await page.route(TEAM_WATCH, async (route) => {
+        if (connected) return route.continue();
+        refused++;
+        return route.abort('connectionreset');
+      });
       await page.goto(`${server.url}/console/#/teams/live-team`);
       const main = page.getByRole('main');
       const fact = (text: string) => main.getByRole('definition').filter({ hasText: text }).first();
       await fact('Live team').waitFor({ timeout: WAIT_MS });
+      // Its watch cannot connect (refused by the browser, as a dropped connection is): the
+      // page says it is reconnecting and retries with backoff; once the watch connects, a
+      // change made while it was down arrives (it resumes from the get's resourceVersion).
+      await main.getByText('Reconnecting…', { exact: true }).waitFor({ timeout: WAIT_MS });
+      await mergePatch('teams/live-team', { spec: { description: 'Changed while disconnected' } });
+      connected = true;
+      await fact('Changed while disconnected').waitFor({ timeout: WAIT_MS });
       await main.getByText('Live', { exact: true }).waitFor({ timeout: WAIT_MS });
+      await page.unroute(TEAM_WATCH);
+      assert.ok(refused > 0);
       // The page watches its one team (fieldSelector=metadata.name=live-team).
       await expectOpenWatches('teams', 1);
       // A mark in the document: it survives only if the page is never reloaded.

@@ -2,8 +2,11 @@
 // playwright-core, against a started server. What is checked is what a user sees:
 // the login form and its messages, the new key shown once, values escaped as text
 // (no dialog ever fires), a secret's value revealed on demand, a team edited, and
-// logging out. A screenshot of each page is written to test-artifacts/console/ when
-// the test fails. CONSOLE_SCREENSHOT=<path> also saves the Global Secrets page there
+// logging out; detail pages that follow their object live (a change shown without a
+// reload, reconnection after a refused watch, an edit kept against a concurrent change
+// and refused with 409, a deletion, and the watch closed on the server when the page
+// is left). A screenshot of each
+// page is written to test-artifacts/console/ when the test fails. CONSOLE_SCREENSHOT=<path> also saves the Global Secrets page there
 // (the README's picture, docs/console.png).
 //
 // Skipped only when /usr/bin/chromium is absent (hack/ensure-test-deps.sh installs it).
@@ -51,7 +54,7 @@ describe('console in chromium', { skip }, () => {
   const shots = new Map<string, Buffer>();
   /** Browser tests that ran to their end; fewer than BROWSER_TESTS means one failed. */
   let passed = 0;
-  const BROWSER_TESTS = 2;
+  const BROWSER_TESTS = 3;
 
   async function shot(step: string): Promise<void> {
     shots.set(step, await page.screenshot({ fullPage: true }));
@@ -59,6 +62,57 @@ describe('console in chromium', { skip }, () => {
 
   async function alertText(text: string | RegExp): Promise<void> {
     await page.getByRole('alert').filter({ hasText: text }).first().waitFor({ timeout: WAIT_MS });
+  }
+
+  /** Watches of `resource` the server has open now (its apiserver_longrunning_requests gauge). */
+  async function openWatches(resource: string): Promise<number> {
+    const res = await server.api('GET', '/metrics');
+    assert.equal(res.status, 200, res.text);
+    let open = 0;
+    for (const line of res.text.split('\n')) {
+      if (!line.startsWith('apiserver_longrunning_requests{')) continue;
+      if (line.includes(`resource="${resource}"`) && line.includes('verb="WATCH"'))
+        open += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return open;
+  }
+
+  async function expectOpenWatches(resource: string, count: number): Promise<void> {
+    await eventually(
+      async () => assert.equal(await openWatches(resource), count, `open ${resource} watches`),
+      WAIT_MS,
+    );
+  }
+
+  /** Creates an object through the API as the admin; it must be created. */
+  async function create(
+    collection: string,
+    kind: string,
+    name: string,
+    spec: Record<string, unknown>,
+  ): Promise<void> {
+    const res = await server.api('POST', `${V1}/${collection}`, {
+      apiVersion: GROUP_VERSION,
+      kind,
+      metadata: { name },
+      spec,
+    });
+    assert.equal(res.status, 201, res.text);
+  }
+
+  /** Changes an object through the API as the admin, as `kubectl patch --type merge` does. */
+  async function mergePatch(path: string, body: Record<string, unknown>): Promise<void> {
+    const res = await server.api('PATCH', `${V1}/${path}`, body, {
+      'Content-Type': 'application/merge-patch+json',
+    });
+    assert.equal(res.status, 200, res.text);
+  }
+
+  async function logInAsAdmin(): Promise<void> {
+    await page.goto(`${server.url}/console/`);
+    await page.getByLabel('Access key').fill(server.token);
+    await page.getByLabel('Access key').press('Enter');
+    await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: WAIT_MS });
   }
 
   before(async () => {
@@ -316,21 +370,153 @@ describe('console in chromium', { skip }, () => {
     },
   );
 
+  it(
+    'keeps detail pages live: changes, an edit kept against a change, deletion, and leaving; edits details',
+    TEST,
+    async () => {
+      await create('teams', 'Team', 'live-team', { displayName: 'Live team', description: 'As created' });
+      await create('namespaces/console-e2e/sharedsecrets', 'SharedSecret', 'live-secret', {
+        data: { first: Buffer.from('first-value').toString('base64') },
+      });
+
+      await page.setViewportSize({ width: 1100, height: 720 });
+      await logInAsAdmin();
+      await expectOpenWatches('teams', 0);
+      const TEAM_WATCH = /\/teams\?.*watch=1/;
+      let connected = false;
+      let refused = 0;
+      await page.route(TEAM_WATCH, async (route) => {
+        if (connected) return route.continue();
+        refused++;
+        return route.abort('connectionreset');
+      });
+      await page.goto(`${server.url}/console/#/teams/live-team`);
+      const main = page.getByRole('main');
+      const fact = (text: string) => main.getByRole('definition').filter({ hasText: text }).first();
+      await fact('Live team').waitFor({ timeout: WAIT_MS });
+      // Its watch cannot connect (refused by the browser, as a dropped connection is): the
+      // page says it is reconnecting and retries with backoff; once the watch connects, a
+      // change made while it was down arrives (it resumes from the get's resourceVersion).
+      await main.getByText('Reconnecting…', { exact: true }).waitFor({ timeout: WAIT_MS });
+      await mergePatch('teams/live-team', { spec: { description: 'Changed while disconnected' } });
+      connected = true;
+      await fact('Changed while disconnected').waitFor({ timeout: WAIT_MS });
+      await main.getByText('Live', { exact: true }).waitFor({ timeout: WAIT_MS });
+      await page.unroute(TEAM_WATCH);
+      assert.ok(refused > 0);
+      // The page watches its one team (fieldSelector=metadata.name=live-team).
+      await expectOpenWatches('teams', 1);
+      // A mark in the document: it survives only if the page is never reloaded.
+      await page.evaluate('window.stillTheSamePage = true');
+
+      // Changed elsewhere: the page shows it without a reload.
+      await mergePatch('teams/live-team', { spec: { displayName: 'Renamed elsewhere' } });
+      await fact('Renamed elsewhere').waitFor({ timeout: WAIT_MS });
+      assert.equal(await page.getByLabel('Display name').inputValue(), 'Renamed elsewhere');
+      assert.equal(
+        await page.evaluate<boolean>('window.stillTheSamePage === true'),
+        true,
+        'the page was reloaded',
+      );
+      await shot('team-live');
+
+      // An edit in progress is kept when the team changes meanwhile: the page says so instead.
+      await page.getByLabel('Description').fill('My edit');
+      await mergePatch('teams/live-team', { spec: { description: 'Changed meanwhile' } });
+      const changed = page.getByRole('status').filter({ hasText: 'was changed since this page showed it' });
+      await changed.waitFor({ timeout: WAIT_MS });
+      assert.equal(await page.getByLabel('Description').inputValue(), 'My edit', 'the edit was overwritten');
+      assert.equal(await fact('Changed meanwhile').count(), 0);
+      await shot('team-changed-while-editing');
+      // Saving the edit made on the old version: the server's 409, with its message.
+      await page.getByRole('button', { name: 'Save' }).click();
+      await alertText(/the object has been modified/);
+      const kept = await server.api('GET', `${V1}/teams/live-team`);
+      assert.equal(kept.json<{ spec: { description?: string } }>().spec.description, 'Changed meanwhile');
+      // "Reload" shows the team as it is now; an edit of that version saves.
+      await changed.getByRole('button', { name: 'Reload' }).click();
+      await fact('Changed meanwhile').waitFor({ timeout: WAIT_MS });
+      assert.equal(await page.getByLabel('Description').inputValue(), 'Changed meanwhile');
+      await page.getByLabel('Description').fill('Saved after reload');
+      await page.getByLabel('Cluster roles (comma separated)').fill('view, edit');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await fact('Saved after reload').waitFor({ timeout: WAIT_MS });
+      const saved = await server.api('GET', `${V1}/teams/live-team`);
+      const savedSpec = saved.json<{ spec: { description?: string; clusterRoles?: unknown[] } }>().spec;
+      assert.equal(savedSpec.description, 'Saved after reload');
+      assert.deepEqual(savedSpec.clusterRoles, [{ name: 'view' }, { name: 'edit' }]);
+
+      // Deleted elsewhere: the page says so, shows nothing of it any more, and stops watching.
+      const gone = await server.api('DELETE', `${V1}/teams/live-team`);
+      assert.ok(gone.status === 200 || gone.status === 202, gone.text);
+      await alertText('Team live-team was deleted.');
+      assert.equal(await main.getByRole('definition').count(), 0, 'the deleted team is still shown');
+      assert.equal(await page.getByLabel('Description').count(), 0, 'the deleted team can still be edited');
+      await shot('team-deleted');
+      await expectOpenWatches('teams', 0);
+
+      // A Global Secret's page follows it too, and a revealed value stays revealed across a change.
+      await page.goto(`${server.url}/console/#/secrets/console-e2e/live-secret`);
+      await page.getByRole('button', { name: 'Reveal first' }).click();
+      await page.getByText('first-value', { exact: true }).waitFor({ timeout: WAIT_MS });
+      await expectOpenWatches('sharedsecrets', 1);
+      await mergePatch('namespaces/console-e2e/sharedsecrets/live-secret', {
+        spec: { data: { second: Buffer.from('second-value').toString('base64') } },
+      });
+      await page.getByRole('button', { name: 'Reveal second' }).waitFor({ timeout: WAIT_MS });
+      assert.equal(await page.getByText('first-value', { exact: true }).count(), 1);
+      assert.equal(
+        await page.getByText('second-value', { exact: true }).count(),
+        0,
+        'a value shows before Reveal',
+      );
+      // Its description and owner are edited on the page (a PUT carrying the shown resourceVersion).
+      await page.getByLabel('Description').fill('Holds the registry login');
+      await page.getByLabel('Owner: user').fill('admin');
+      await page.getByRole('button', { name: 'Update details' }).click();
+      await fact('Holds the registry login').waitFor({ timeout: WAIT_MS });
+      await fact('user admin').waitFor({ timeout: WAIT_MS });
+      const detailed = await server.api('GET', `${V1}/namespaces/console-e2e/sharedsecrets/live-secret`);
+      const detailedSpec = detailed.json<{ spec: { description?: string; owner?: unknown; data?: object } }>()
+        .spec;
+      assert.equal(detailedSpec.description, 'Holds the registry login');
+      assert.deepEqual(detailedSpec.owner, { user: 'admin' });
+      assert.deepEqual(Object.keys(detailedSpec.data ?? {}).sort(), ['first', 'second']);
+      assert.equal(
+        await page.evaluate<boolean>('window.stillTheSamePage === true'),
+        true,
+        'the page was reloaded',
+      );
+
+      // Leaving the page ends its watch on the server.
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Access Keys' }).click();
+      await page.getByRole('heading', { name: 'Access Keys' }).waitFor({ timeout: WAIT_MS });
+      await expectOpenWatches('sharedsecrets', 0);
+
+      // An access key's page (from the list) follows the key too, and never shows the key itself.
+      const liveKey = await createAccessKey(server, 'live-key', { user: 'admin', displayName: 'Live key' });
+      await page.getByRole('link', { name: 'live-key', exact: true }).click();
+      await page.getByRole('heading', { name: 'Access key live-key' }).waitFor({ timeout: WAIT_MS });
+      await fact('Live key').waitFor({ timeout: WAIT_MS });
+      await fact('active').waitFor({ timeout: WAIT_MS });
+      await mergePatch('ownedaccesskeys/live-key', { spec: { disabled: true } });
+      await fact('disabled').waitFor({ timeout: WAIT_MS });
+      assert.ok(!(await page.content()).includes(liveKey), "the key's page shows the key");
+      await shot('access-key');
+
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
+      assert.deepEqual(pageErrors, []);
+      passed++;
+    },
+  );
+
   it('shows a user only what their key may see', TEST, async () => {
-    const user = await server.api('POST', `${V1}/users`, {
-      apiVersion: GROUP_VERSION,
-      kind: 'User',
-      metadata: { name: 'alice' },
-      spec: { username: 'alice', displayName: 'Alice' },
+    await create('users', 'User', 'alice', { username: 'alice', displayName: 'Alice' });
+    await create('namespaces/alice-ns/sharedsecrets', 'SharedSecret', 'alices-secret', {
+      displayName: 'Alice owns this',
+      owner: { user: 'alice' },
     });
-    assert.equal(user.status, 201, user.text);
-    const mine = await server.api('POST', `${V1}/namespaces/alice-ns/sharedsecrets`, {
-      apiVersion: GROUP_VERSION,
-      kind: 'SharedSecret',
-      metadata: { name: 'alices-secret' },
-      spec: { displayName: 'Alice owns this', owner: { user: 'alice' } },
-    });
-    assert.equal(mine.status, 201, mine.text);
     const aliceKey = await createAccessKey(server, 'alice-console', {
       user: 'alice',
       displayName: 'Alice in the console',
@@ -349,6 +535,19 @@ describe('console in chromium', { skip }, () => {
     // Nothing but a table's own scroller is wider than a narrow screen.
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+
+    // Her own secret's page follows it live too: she may watch it by its name.
+    await page.getByRole('link', { name: 'alices-secret', exact: true }).click();
+    await page.getByRole('heading', { name: 'Global Secret alices-secret' }).waitFor({ timeout: WAIT_MS });
+    await mergePatch('namespaces/alice-ns/sharedsecrets/alices-secret', {
+      spec: { description: 'Seen by Alice live' },
+    });
+    await page
+      .getByRole('definition')
+      .filter({ hasText: 'Seen by Alice live' })
+      .first()
+      .waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.getByRole('alert').filter({ hasText: /\S/ }).count(), 0, 'a failure is shown');
 
     await nav.getByRole('link', { name: 'Access Keys' }).click();
     await page.getByRole('cell', { name: 'Alice in the console', exact: true }).waitFor({ timeout: WAIT_MS });

@@ -1,4 +1,5 @@
-// Builds the console: type check (console/tsconfig.json), then Vite into dist/console.
+// Builds the console: type check (console/tsconfig.json), then Vite into dist/console,
+// then its unit tests (console/tsconfig.test.json) into dist/console-tests for node:test.
 // `npm run build` always builds. `npm start` passes --if-changed: when dist/console
 // is newer than every source of the console, nothing is built, so a start with
 // nothing changed stays a timestamp check (as `tsc -b` does for the server).
@@ -35,4 +36,5 @@ if (process.argv.includes('--if-changed') && upToDate()) {
 } else {
   run('tsc', ['-p', 'console/tsconfig.json']);
   run('vite', ['build', '-c', 'console/vite.config.mjs']);
+  run('tsc', ['-p', 'console/tsconfig.test.json']);
 }

@@ -32,8 +32,14 @@ function run(cmd, cmdArgs, opts = {}) {
 
 // A compiled test whose source was deleted or renamed would otherwise keep running
 // from a stale dist/; only tests with a source file next to the code count.
+// The console's tests are compiled from console/src into dist/console-tests
+// (console/tsconfig.test.json), apart from dist/console, which Vite empties.
+const CONSOLE_TESTS = join('dist', 'console-tests');
 function hasSource(compiled) {
-  return existsSync(relative('dist', compiled).replace(/\.js$/, '.ts'));
+  const source = compiled.startsWith(CONSOLE_TESTS)
+    ? join('console', 'src', relative(CONSOLE_TESTS, compiled))
+    : relative('dist', compiled);
+  return existsSync(source.replace(/\.js$/, '.ts'));
 }
 
 function findTests(dir) {
@@ -59,7 +65,12 @@ if (!only) run('npx', ['eslint', '.', '--max-warnings', '0']);
 
 const nodeTest = ['--enable-source-maps', '--test', '--test-reporter=spec'];
 if (!only || onlyUnit) {
-  const unit = [...findTests('dist/pkg'), ...findTests('dist/cmd'), ...findTests('dist/hack')];
+  const unit = [
+    ...findTests('dist/pkg'),
+    ...findTests('dist/cmd'),
+    ...findTests('dist/hack'),
+    ...findTests(CONSOLE_TESTS),
+  ];
   run(process.execPath, [...nodeTest, '--test-concurrency=2', '--test-timeout=300000', ...unit]);
 }
 const FAULTS_DIR = join('dist', 'e2e', 'faults');

@@ -1,6 +1,8 @@
 // The console's only way to the server: the public API, with the caller's own access
 // key as a bearer token. Failures become ApiError carrying the Kubernetes Status.
 
+import { readWatchStream, type WatchEvent } from './watch-stream.js';
+
 export interface Status {
   kind?: string;
   status?: string;
@@ -89,18 +91,21 @@ export class ApiClient {
   }
 
   /**
-   * Watches a collection from `resourceVersion` (fetch streaming of `?watch=1`), calling
-   * `onEvent` with each event's type until the server ends the watch, `signal` aborts
-   * it, or it fails. Resolves when it ends; rejects with ApiError on a refused watch.
+   * Watches a collection from `resourceVersion` (fetch streaming of `?watch=1`, with
+   * `selector` as extra query, e.g. `fieldSelector=metadata.name%3Dx`), calling
+   * `onEvent` with each event until the server ends the watch, `signal` aborts it, or
+   * the connection drops. Resolves when it ends; rejects with ApiError on a refused
+   * watch (its HTTP status), or with the network's error on a dropped connection.
    */
   async watch(
     path: string,
     resourceVersion: string,
-    onEvent: (type: string) => void,
+    onEvent: (event: WatchEvent) => void,
     signal: AbortSignal,
+    selector = '',
   ): Promise<void> {
     const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion)}`;
-    const res = await fetch(`${this.base}${path}?${query}`, {
+    const res = await fetch(`${this.base}${path}?${selector ? `${selector}&` : ''}${query}`, {
       headers: { Accept: 'application/json', Authorization: `Bearer ${this.key}` },
       credentials: 'omit',
       cache: 'no-store',
@@ -116,21 +121,7 @@ export class ApiClient {
       }
       throw new ApiError(res.status, status);
     }
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffered = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buffered += value;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (!line) continue;
-        const event = JSON.parse(line) as { type?: string };
-        onEvent(event.type ?? '');
-      }
-    }
+    await readWatchStream(res.body, onEvent);
   }
 
   private async request<T>(

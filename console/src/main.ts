@@ -8,7 +8,7 @@ import type { Context, SelfStatus, View } from './context.js';
 import { button, h, replace } from './dom.js';
 import { currentSegments, link, match, type Route } from './router.js';
 import { forgetKey, saveKey, savedKey } from './session.js';
-import { accessKeysView } from './views/access-keys.js';
+import { accessKeyView, accessKeysView } from './views/access-keys.js';
 import { checkKey, loginView } from './views/login.js';
 import { secretView, secretsView } from './views/secrets.js';
 import { teamView, teamsView, userView, usersView } from './views/teams-users.js';
@@ -28,6 +28,7 @@ const ROUTES: (Route & { view: View })[] = [
   { name: 'users', pattern: ['users'], view: usersView },
   { name: 'user', pattern: ['users', ':name'], view: userView },
   { name: 'keys', pattern: ['keys'], view: accessKeysView },
+  { name: 'key', pattern: ['keys', ':name'], view: accessKeyView },
 ];
 
 const app = document.getElementById('app') as HTMLElement;

@@ -1,11 +1,23 @@
 // Access Keys: the keys the caller may see (the server filters the list: their own
 // and their teams', every key for administrators), creating one (its key shown once,
-// held only in this page's memory), disabling, enabling and deleting with confirmation.
+// held only in this page's memory), disabling, enabling and deleting with confirmation,
+// and a key's page (live, its display name and description editable; never its key).
 
 import { messageOf, type KubeObject } from '../api.js';
 import type { Context, View } from '../context.js';
 import { alertBox, button, field, h, replace, table as tableOf } from '../dom.js';
-import { confirmButton, dash, livePage, splitList, when } from './common.js';
+import { link } from '../router.js';
+import {
+  confirmButton,
+  dash,
+  facts,
+  liveDetail,
+  livePage,
+  shownEditor,
+  splitList,
+  textForm,
+  when,
+} from './common.js';
 
 interface ScopeRole {
   role?: string;
@@ -25,6 +37,7 @@ interface Scope {
 
 interface KeySpec {
   displayName?: string;
+  description?: string;
   user?: string;
   team?: string;
   subject?: string;
@@ -218,7 +231,7 @@ export const accessKeysView: View = async (ctx, main) => {
       );
       return [
         dash(k.spec?.displayName),
-        name,
+        h('a', { href: link('keys', name) }, name),
         ownerOf(k.spec),
         dash(k.spec?.type),
         scopeSummary(k.spec?.scope),
@@ -250,4 +263,59 @@ export const accessKeysView: View = async (ctx, main) => {
   });
   replace(main, body, notice, form);
   reload = await livePage<AccessKey>(ctx, body, 'Access Keys', '/ownedaccesskeys', render);
+};
+
+/** One key's page: what the list shows, live, with its display name and description editable. */
+export const accessKeyView: View = async (ctx, main, [name = '']) => {
+  const path = `/ownedaccesskeys/${encodeURIComponent(name)}`;
+  await liveDetail<AccessKey>(ctx, main, {
+    title: `Access key ${name}`,
+    back: [h('a', { href: link('keys') }, 'All access keys')],
+    collectionPath: '/ownedaccesskeys',
+    name,
+    render: (shown) => {
+      const key = shown.object;
+      const { alert, patch, fail } = shownEditor(ctx, path, shown);
+      const remove = async () => {
+        await ctx.api.delete(path);
+        ctx.go(link('keys'));
+      };
+      return [
+        facts([
+          ['Display name', dash(key.spec?.displayName)],
+          ['Description', dash(key.spec?.description)],
+          ['Owner', ownerOf(key.spec)],
+          ['Type', dash(key.spec?.type)],
+          ['Scope', scopeSummary(key.spec?.scope)],
+          ['Last activity', when(key.status?.lastActivity)],
+          ['Expires', expiry(key)],
+          ['State', key.spec?.disabled ? 'disabled' : 'active'],
+        ]),
+        textForm(
+          'Edit access key',
+          [
+            { id: 'key-edit-display-name', label: 'Display name', value: key.spec?.displayName ?? '' },
+            { id: 'key-edit-description', label: 'Description', value: key.spec?.description ?? '' },
+          ],
+          'Save',
+          (v) =>
+            patch({
+              displayName: v['key-edit-display-name'],
+              // null removes the field (a merge patch).
+              description: v['key-edit-description'] || null,
+            })(),
+        ),
+        h(
+          'div',
+          { class: 'actions' },
+          key.spec?.disabled
+            ? confirmButton('Enable', `Enable ${name}?`, patch({ disabled: false }), fail)
+            : confirmButton('Disable', `Disable ${name}?`, patch({ disabled: true }), fail),
+          ' ',
+          confirmButton('Delete', `Delete ${name}?`, remove, fail),
+        ),
+        alert.el,
+      ];
+    },
+  });
 };

@@ -1,7 +1,8 @@
 // Global Secrets (SharedSecret): every one the caller may see across namespaces, and a
-// secret's page with its keys, values hidden until "Reveal", and adding, editing and
-// removing key-value pairs (a full PUT of the object as read, so a concurrent change
-// answers 409 instead of being overwritten).
+// secret's page with its details (display name, description, owner: editable), its
+// keys, values hidden until "Reveal", and adding, editing and
+// removing key-value pairs (a full PUT of the object as shown, so a concurrent change
+// answers 409 instead of being overwritten). The page follows the secret live.
 
 import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
@@ -11,11 +12,12 @@ import {
   confirmButton,
   dash,
   facts,
+  liveDetail,
   livePage,
-  page,
   splitList,
   textForm,
   validationMessages,
+  type Shown,
 } from './common.js';
 
 interface SecretSpec {
@@ -96,9 +98,9 @@ export const secretsView: View = async (ctx, main) => {
 
 export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
   const path = secretPath(ns, name);
-  let redraw: () => void = () => undefined;
-  const load = async () => {
-    const secret = await ctx.api.get<SharedSecret>(path);
+  // Which values the user revealed: a live update redraws the page and keeps them shown.
+  const revealed = new Set<string>();
+  const render = ({ object: secret, saved }: Shown<SharedSecret>) => {
     const data = secret.spec?.data ?? {};
     const rowsAlert = alertBox();
     const formAlert = h('div', { role: 'alert', class: 'alert', hidden: true });
@@ -108,13 +110,15 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
       replace(formAlert, ...lines.map((l) => h('p', {}, l)));
       formAlert.hidden = lines.length === 0;
     };
-    /** Reads the secret afresh, changes its spec, and PUTs it back whole. */
+    /**
+     * Changes the spec of the secret as shown and PUTs it back whole, with the shown
+     * resourceVersion: a change made meanwhile answers 409 instead of being overwritten.
+     */
     const changeSpec = async (edit: (spec: SecretSpec) => void) => {
-      const fresh = await ctx.api.get<SharedSecret>(path);
-      fresh.spec = fresh.spec ?? {};
-      edit(fresh.spec);
-      await ctx.api.put(path, fresh);
-      redraw();
+      const next = structuredClone(secret);
+      next.spec = next.spec ?? {};
+      edit(next.spec);
+      saved(await ctx.api.put<SharedSecret>(path, next));
     };
     const change = (edit: (data: Record<string, string>) => void) =>
       changeSpec((spec) => {
@@ -133,6 +137,26 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         (e) => rowsAlert.show(messageOf(e)),
       ),
     ]);
+    const details = textForm(
+      'Edit details',
+      [
+        { id: 'secret-edit-display-name', label: 'Display name', value: secret.spec?.displayName ?? '' },
+        { id: 'secret-edit-description', label: 'Description', value: secret.spec?.description ?? '' },
+        { id: 'secret-edit-owner-user', label: 'Owner: user', value: secret.spec?.owner?.user ?? '' },
+        { id: 'secret-edit-owner-team', label: 'Owner: team', value: secret.spec?.owner?.team ?? '' },
+      ],
+      'Update details',
+      (v) =>
+        changeSpec((spec) => {
+          spec.displayName = v['secret-edit-display-name'] || undefined;
+          spec.description = v['secret-edit-description'] || undefined;
+          const owner = {
+            user: v['secret-edit-owner-user'] || undefined,
+            team: v['secret-edit-owner-team'] || undefined,
+          };
+          spec.owner = owner.user || owner.team ? owner : undefined;
+        }),
+    );
     const addRule = textForm(
       'Add access rule',
       [
@@ -154,17 +178,22 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
     const rows = Object.keys(data)
       .sort()
       .map((key) => {
-        const value = h('code', { class: 'secret-value' }, '••••••••');
-        let shown = false;
+        const value = h('code', { class: 'secret-value' });
         const reveal = button(
-          'Reveal',
+          '',
           () => {
-            shown = !shown;
-            value.textContent = shown ? decodeValue(data[key] ?? '') : '••••••••';
-            reveal.textContent = shown ? 'Hide' : 'Reveal';
+            if (revealed.has(key)) revealed.delete(key);
+            else revealed.add(key);
+            paint();
           },
           { 'aria-label': `Reveal ${key}` },
         );
+        const paint = () => {
+          const shown = revealed.has(key);
+          value.textContent = shown ? decodeValue(data[key] ?? '') : '••••••••';
+          reveal.textContent = shown ? 'Hide' : 'Reveal';
+        };
+        paint();
         const edit = button(
           'Edit',
           () => {
@@ -207,6 +236,7 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         ['Description', dash(secret.spec?.description)],
         ['Owner', ownerText(secret.spec?.owner)],
       ]),
+      details,
       h('h2', {}, 'Keys'),
       rowsAlert.el,
       rows.length
@@ -220,8 +250,11 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
       addRule,
     ];
   };
-  redraw = () => {
-    void page(main, `Global Secret ${name}`, load, [h('a', { href: link('secrets') }, 'All Global Secrets')]);
-  };
-  await page(main, `Global Secret ${name}`, load, [h('a', { href: link('secrets') }, 'All Global Secrets')]);
+  await liveDetail<SharedSecret>(ctx, main, {
+    title: `Global Secret ${name}`,
+    back: [h('a', { href: link('secrets') }, 'All Global Secrets')],
+    collectionPath: `/namespaces/${encodeURIComponent(ns)}/sharedsecrets`,
+    name,
+    render,
+  });
 };

@@ -1,12 +1,23 @@
 // Teams and Users: the lists the caller may see, and detail pages (members, groups,
-// the teams a user is in from status.teams). Edits are merge patches of the fields
-// the form shows; the server decides who may make them and says why not.
+// the teams a user is in from status.teams). Edits (including cluster roles) are merge
+// patches of the fields the form shows, carrying the resourceVersion shown; the server
+// decides who may make them and says why not. Detail pages follow their object live.
 
-import { messageOf, type KubeObject } from '../api.js';
+import type { KubeObject } from '../api.js';
 import type { View } from '../context.js';
-import { alertBox, h, replace, table } from '../dom.js';
+import { h, replace, table } from '../dom.js';
 import { link } from '../router.js';
-import { confirmButton, dash, facts, list, livePage, page, splitList, textForm } from './common.js';
+import {
+  confirmButton,
+  dash,
+  facts,
+  list,
+  liveDetail,
+  livePage,
+  shownEditor,
+  splitList,
+  textForm,
+} from './common.js';
 
 interface TeamSpec {
   displayName?: string;
@@ -29,6 +40,23 @@ interface UserSpec {
 }
 
 type Team = KubeObject<TeamSpec>;
+
+type ClusterRoles = TeamSpec['clusterRoles'];
+
+/** The cluster roles a team or user is given (spec items `{ name }`), edited as a comma-separated list. */
+function clusterRolesField(id: string, roles: ClusterRoles) {
+  return {
+    id,
+    label: 'Cluster roles (comma separated)',
+    value: (roles ?? []).map((r) => r.name ?? '').join(', '),
+  };
+}
+
+/** A merge patch replaces a list whole: the roles as the field lists them; none removes the field (null). */
+function clusterRolesFrom(value: string | undefined): ClusterRoles | null {
+  const names = splitList(value ?? '');
+  return names.length ? names.map((name) => ({ name })) : null;
+}
 type User = KubeObject<UserSpec, { teams?: string[] }>;
 
 export const teamsView: View = async (ctx, main) => {
@@ -63,43 +91,56 @@ export const teamsView: View = async (ctx, main) => {
 
 export const teamView: View = async (ctx, main, [name = '']) => {
   const path = `/teams/${encodeURIComponent(name)}`;
-  const title = `Team ${name}`;
-  const back = [h('a', { href: link('teams') }, 'All teams')];
-  const load = async () => {
-    const team = await ctx.api.get<Team>(path);
-    const form = textForm(
-      'Edit team',
-      [
-        { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
-        { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
-        { id: 'team-users', label: 'Members (comma separated)', value: (team.spec?.users ?? []).join(', ') },
-        { id: 'team-groups', label: 'Groups (comma separated)', value: (team.spec?.groups ?? []).join(', ') },
-      ],
-      'Save',
-      async (v) => {
-        const spec = {
-          displayName: v['team-display-name'],
-          description: v['team-description'],
-          users: splitList(v['team-users'] ?? ''),
-          groups: splitList(v['team-groups'] ?? ''),
-        };
-        await ctx.api.mergePatch(path, { spec });
-        await page(main, title, load, back);
-      },
-    );
-    return [
-      facts([
-        ['Display name', dash(team.spec?.displayName)],
-        ['Description', dash(team.spec?.description)],
-        ['Username', dash(team.spec?.username)],
-        ['Members', list(team.spec?.users)],
-        ['Groups', list(team.spec?.groups)],
-        ['Cluster roles', list(team.spec?.clusterRoles?.map((r) => r.name ?? ''))],
-      ]),
-      form,
-    ];
-  };
-  await page(main, title, load, back);
+  await liveDetail<Team>(ctx, main, {
+    title: `Team ${name}`,
+    back: [h('a', { href: link('teams') }, 'All teams')],
+    collectionPath: '/teams',
+    name,
+    render: (shown) => {
+      const team = shown.object;
+      const { patch } = shownEditor(ctx, path, shown);
+      const form = textForm(
+        'Edit team',
+        [
+          { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
+          { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
+          {
+            id: 'team-users',
+            label: 'Members (comma separated)',
+            value: (team.spec?.users ?? []).join(', '),
+          },
+          {
+            id: 'team-groups',
+            label: 'Groups (comma separated)',
+            value: (team.spec?.groups ?? []).join(', '),
+          },
+          clusterRolesField('team-cluster-roles', team.spec?.clusterRoles),
+        ],
+        'Save',
+        async (v) => {
+          const spec = {
+            displayName: v['team-display-name'],
+            description: v['team-description'],
+            users: splitList(v['team-users'] ?? ''),
+            groups: splitList(v['team-groups'] ?? ''),
+            clusterRoles: clusterRolesFrom(v['team-cluster-roles']),
+          };
+          await patch(spec)();
+        },
+      );
+      return [
+        facts([
+          ['Display name', dash(team.spec?.displayName)],
+          ['Description', dash(team.spec?.description)],
+          ['Username', dash(team.spec?.username)],
+          ['Members', list(team.spec?.users)],
+          ['Groups', list(team.spec?.groups)],
+          ['Cluster roles', list(team.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+        ]),
+        form,
+      ];
+    },
+  });
 };
 
 export const usersView: View = async (ctx, main) => {
@@ -141,66 +182,62 @@ export const usersView: View = async (ctx, main) => {
 
 export const userView: View = async (ctx, main, [name = '']) => {
   const path = `/users/${encodeURIComponent(name)}`;
-  const title = `User ${name}`;
-  const back = [h('a', { href: link('users') }, 'All users')];
-  const load = async () => {
-    const user = await ctx.api.get<User>(path);
-    const alert = alertBox();
-    const redraw = () => page(main, title, load, back);
-    const patch = (spec: Partial<UserSpec>) => async () => {
-      await ctx.api.mergePatch(path, { spec });
-      await redraw();
-    };
-    const fail = (e: unknown) => alert.show(messageOf(e));
-    return [
-      facts([
-        ['Display name', dash(user.spec?.displayName)],
-        ['Username', dash(user.spec?.username)],
-        ['Email', dash(user.spec?.email)],
-        ['Groups', list(user.spec?.groups)],
-        ['Teams', list(user.status?.teams)],
-        ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
-        ['State', user.spec?.disabled ? 'disabled' : 'active'],
-      ]),
-      textForm(
-        'Edit user',
-        [
-          { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
-          { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
-          {
-            id: 'user-groups',
-            label: 'Groups (comma separated)',
-            value: (user.spec?.groups ?? []).join(', '),
-          },
-        ],
-        'Save',
-        async (v) => {
-          await ctx.api.mergePatch(path, {
-            spec: {
+  await liveDetail<User>(ctx, main, {
+    title: `User ${name}`,
+    back: [h('a', { href: link('users') }, 'All users')],
+    collectionPath: '/users',
+    name,
+    render: (shown) => {
+      const user = shown.object;
+      const { alert, patch, fail } = shownEditor(ctx, path, shown);
+      return [
+        facts([
+          ['Display name', dash(user.spec?.displayName)],
+          ['Username', dash(user.spec?.username)],
+          ['Email', dash(user.spec?.email)],
+          ['Groups', list(user.spec?.groups)],
+          ['Teams', list(user.status?.teams)],
+          ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
+          ['State', user.spec?.disabled ? 'disabled' : 'active'],
+        ]),
+        textForm(
+          'Edit user',
+          [
+            { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
+            { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
+            {
+              id: 'user-groups',
+              label: 'Groups (comma separated)',
+              value: (user.spec?.groups ?? []).join(', '),
+            },
+            clusterRolesField('user-cluster-roles', user.spec?.clusterRoles),
+          ],
+          'Save',
+          (v) =>
+            patch({
               displayName: v['user-display-name'],
+              // null removes the field (a merge patch).
               email: v['user-email'] || null,
               groups: splitList(v['user-groups'] ?? ''),
-            },
-          });
-          await redraw();
-        },
-      ),
-      h(
-        'div',
-        { class: 'actions' },
-        user.spec?.disabled
-          ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
-          : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
-        ' ',
-        confirmButton(
-          'Sign out everywhere',
-          `End every access key of ${name}?`,
-          patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
-          fail,
+              clusterRoles: clusterRolesFrom(v['user-cluster-roles']),
+            })(),
         ),
-      ),
-      alert.el,
-    ];
-  };
-  await page(main, title, load, back);
+        h(
+          'div',
+          { class: 'actions' },
+          user.spec?.disabled
+            ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
+            : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
+          ' ',
+          confirmButton(
+            'Sign out everywhere',
+            `End every access key of ${name}?`,
+            patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
+            fail,
+          ),
+        ),
+        alert.el,
+      ];
+    },
+  });
 };

@@ -19,6 +19,10 @@ export interface ResourceAttributes {
   resource?: string;
   subresource?: string;
   name?: string;
+  /** FieldSelectorAttributes (rawSelector or requirements), as the client sent it. */
+  fieldSelector?: Record<string, unknown>;
+  /** LabelSelectorAttributes (rawSelector or requirements), as the client sent it. */
+  labelSelector?: Record<string, unknown>;
 }
 
 export interface NonResourceAttributes {

@@ -42,7 +42,13 @@ export interface DocumentBuilders {
     version: string,
     resources: readonly RESTStorage[],
     builtin: readonly RESTStorage[],
-  ): { readonly v2: unknown; readonly v3: unknown; readonly builtinV3: ReadonlyMap<string, unknown> };
+  ): {
+    readonly v2: unknown;
+    /** `/openapi/v2` without the built-in group versions, for the host's aggregator. */
+    readonly v2GroupOnly: unknown;
+    readonly v3: unknown;
+    readonly builtinV3: ReadonlyMap<string, unknown>;
+  };
   /** `/openapi/v3`: each `<group>/<version>` with the hash of its document. */
   openAPIV3Root(entries: readonly { readonly groupVersion: string; readonly hash: string }[]): unknown;
 }
@@ -61,6 +67,20 @@ interface CachedDocument {
 function cache(object: unknown, etagOf: (json: string) => string): CachedDocument {
   const json = JSON.stringify(object);
   return { object, bytes: Buffer.from(`${json}\n`), etag: etagOf(json) };
+}
+
+/**
+ * The user kube-aggregator's OpenAPI controllers download as
+ * (controllers/openapi/aggregator/downloader.go), through the front proxy.
+ */
+const OPENAPI_AGGREGATOR_USER = 'system:aggregator';
+
+/** The OpenAPI documents one kind of client is given. */
+interface OpenAPIView {
+  readonly v2: CachedDocument;
+  /** The v2 document as gnostic protobuf, encoded on first request (only old kubectl asks). */
+  v2Proto?: CachedDocument;
+  readonly v3Root: CachedDocument;
 }
 
 /** A group version's v3 document and its hash (its digest, unquoted). */
@@ -100,10 +120,15 @@ export class Documents {
   private readonly aggregated: CachedDocument;
   private readonly apiGroup: CachedDocument;
   private readonly apiResourceList: CachedDocument;
-  private readonly openAPIV2: CachedDocument;
-  /** The v2 document as gnostic protobuf, encoded on first request (only old kubectl asks). */
-  private openAPIV2Proto: CachedDocument | undefined;
-  private readonly openAPIV3Root: CachedDocument;
+  /** `/openapi/v2` and `/openapi/v3` for every client but the host's aggregator. */
+  private readonly openAPI: OpenAPIView;
+  /**
+   * The same with the API group version alone, for the host's aggregator: it merges
+   * what it downloads into the host's documents, where the host's kube-apiserver
+   * publishes the built-in groups itself (its v3 root would otherwise send
+   * authorization.k8s.io/v1 here, the reviews alone).
+   */
+  private readonly openAPIForAggregator: OpenAPIView;
   /** `/openapi/v3/apis/<group>/<version>` of every group version served, by path. */
   private readonly openAPIV3 = new Map<string, OpenAPIV3Document>();
   /** `/apis/<group>` and `/apis/<group>/<version>` of the built-in groups served here. */
@@ -114,7 +139,7 @@ export class Documents {
     private readonly version: string,
     resources: readonly RESTStorage[],
     builders: DocumentBuilders,
-    /** Resources of Kubernetes' own groups served here: in discovery, not in OpenAPI. */
+    /** Resources of Kubernetes' own groups served here: in discovery and OpenAPI. */
     builtin: readonly RESTStorage[] = [],
   ) {
     const etagOf = (json: string): string => builders.etagOf(json);
@@ -142,7 +167,6 @@ export class Documents {
     this.apiGroup = cache(builders.apiGroup(group, version), etagOf);
     this.apiResourceList = cache(builders.apiResourceList(group, version, resources), etagOf);
     const openAPI = builders.openAPIDocuments(group, version, resources, builtin);
-    this.openAPIV2 = cache(openAPI.v2, etagOf);
     const v3 = [[`${group}/${version}`, openAPI.v3] as const, ...openAPI.builtinV3];
     const entries: { groupVersion: string; hash: string }[] = [];
     for (const [groupVersion, doc] of v3) {
@@ -152,7 +176,19 @@ export class Documents {
       this.openAPIV3.set(`/openapi/v3/apis/${groupVersion}`, { doc: cached, hash });
       entries.push({ groupVersion, hash });
     }
-    this.openAPIV3Root = cache(builders.openAPIV3Root(entries), etagOf);
+    this.openAPI = { v2: cache(openAPI.v2, etagOf), v3Root: cache(builders.openAPIV3Root(entries), etagOf) };
+    this.openAPIForAggregator =
+      entries.length > 1
+        ? {
+            v2: cache(openAPI.v2GroupOnly, etagOf),
+            v3Root: cache(builders.openAPIV3Root(entries.slice(0, 1)), etagOf),
+          }
+        : this.openAPI;
+  }
+
+  /** The OpenAPI documents `scope`'s client is given (see openAPIForAggregator). */
+  private openAPIFor(scope: RequestScope): OpenAPIView {
+    return scope.user?.name === OPENAPI_AGGREGATOR_USER ? this.openAPIForAggregator : this.openAPI;
   }
 
   /** Whether `path` (no trailing slash) is a document served here, as `serve` would find it. */
@@ -192,14 +228,14 @@ export class Documents {
         return true;
       case '/openapi/v2':
         if (prefersOpenAPIV2Protobuf(scope.req.headers.accept)) this.serveOpenAPIV2Proto(scope);
-        else this.serveOpenAPI(scope.res, scope, this.openAPIV2);
+        else this.serveOpenAPI(scope.res, scope, this.openAPIFor(scope).v2);
         return true;
       case '/swagger-2.0.0.pb-v1':
         // Where kubectl before 1.14-era servers looked, and still falls back to.
         this.serveOpenAPIV2Proto(scope);
         return true;
       case '/openapi/v3':
-        this.serveOpenAPI(scope.res, scope, this.openAPIV3Root);
+        this.serveOpenAPI(scope.res, scope, this.openAPIFor(scope).v3Root);
         return true;
       default: {
         const v3 = this.openAPIV3.get(path);
@@ -277,15 +313,14 @@ export class Documents {
 
   private serveOpenAPIV2Proto(scope: RequestScope): void {
     const res = scope.res;
-    if (!this.openAPIV2Proto) {
-      // A distinct ETag: the representation differs from the JSON one under the same URL.
-      this.openAPIV2Proto = {
-        object: this.openAPIV2.object,
-        bytes: encodeOpenAPIV2Proto(this.openAPIV2.object),
-        etag: `"${unquote(this.openAPIV2.etag)}-pb"`,
-      };
-    }
-    const doc = this.openAPIV2Proto;
+    const view = this.openAPIFor(scope);
+    // A distinct ETag: the representation differs from the JSON one under the same URL.
+    view.v2Proto ??= {
+      object: view.v2.object,
+      bytes: encodeOpenAPIV2Proto(view.v2.object),
+      etag: `"${unquote(view.v2.etag)}-pb"`,
+    };
+    const doc = view.v2Proto;
     res.setHeader('Vary', 'Accept');
     res.setHeader('ETag', doc.etag);
     if (matchesIfNoneMatch(scope.req.headers['if-none-match'], doc.etag)) {

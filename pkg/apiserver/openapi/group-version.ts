@@ -14,6 +14,11 @@ import { openAPIV3Document } from './v3.js';
 export interface OpenAPIDocuments {
   /** `/openapi/v2` (Swagger 2.0). */
   readonly v2: JSONSchema;
+  /**
+   * `/openapi/v2` with the API group version alone: what the host's aggregator is
+   * given, since the host's kube-apiserver publishes its own built-in groups.
+   */
+  readonly v2GroupOnly: JSONSchema;
   /** `/openapi/v3/apis/<group>/<version>`. */
   readonly v3: JSONSchema;
   /** `/openapi/v3/apis/<group>/<version>` of each built-in group version served, by `<group>/<version>`. */
@@ -45,8 +50,10 @@ export function openAPIDocuments(
   });
   const builtinV3 = new Map<string, JSONSchema>();
   for (const b of builtinRoutes) builtinV3.set(b.groupVersion, openAPIV3Document(b.group, b.version, b.routes, true));
+  const v2 = swaggerDocument(group, version, routes, builtinRoutes);
   return {
-    v2: swaggerDocument(group, version, routes, builtinRoutes),
+    v2,
+    v2GroupOnly: builtinRoutes.length > 0 ? swaggerDocument(group, version, routes) : v2,
     v3: openAPIV3Document(group, version, routes),
     builtinV3,
   };

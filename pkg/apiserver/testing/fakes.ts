@@ -435,6 +435,7 @@ export const fakeDocumentBuilders: DocumentBuilders = {
   etagOf: (json) => `"${Buffer.from(json).toString('base64url').slice(0, 16)}"`,
   openAPIDocuments: () => ({
     v2: { swagger: '2.0', paths: {} },
+    v2GroupOnly: { swagger: '2.0', paths: {} },
     v3: { openapi: '3.0.0', paths: {} },
     builtinV3: new Map(),
   }),

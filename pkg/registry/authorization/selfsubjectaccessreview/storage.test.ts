@@ -117,3 +117,26 @@ test("invalid reviews are 422 with upstream's field errors; another kind is a 40
       err instanceof ApiError && err.code === 400 && /not a SelfSubjectAccessReview/.test(err.message),
   );
 });
+
+test('returns the selectors it was asked about, as upstream returns the spec, and decides as without them', async () => {
+  const authorizer = new TableAuthorizer({ list: { decision: 'allow' } });
+  const storage = new SelfSubjectAccessReviewStorage(authorizer);
+  const fieldSelector = { requirements: [{ key: 'metadata.name', operator: 'In', values: ['a'] }] };
+  const labelSelector = { rawSelector: 'team=dev' };
+  const answer = await storage.create(
+    ctx,
+    review({ resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector, labelSelector } }),
+    CREATE,
+  );
+  assert.deepEqual(answer['spec'], {
+    resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector, labelSelector },
+  });
+  assert.deepEqual(answer['status'], { allowed: true });
+  // Anything but an object is no selector (upstream's decoding would refuse it).
+  const bare = await storage.create(
+    ctx,
+    review({ resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector: 'x' } }),
+    CREATE,
+  );
+  assert.deepEqual(bare['spec'], { resourceAttributes: { verb: 'list', resource: 'teams' } });
+});

@@ -131,7 +131,7 @@ function echoResource(given: Record<string, unknown>): ResourceAttributes {
   for (const field of RESOURCE_FIELDS) if (str(given[field]) !== '') out[field] = str(given[field]);
   for (const field of SELECTOR_FIELDS) {
     const selector = given[field];
-    if (isObject(selector) && Object.keys(selector).length > 0) out[field] = selector;
+    if (isObject(selector)) out[field] = selector;
   }
   return out;
 }

@@ -335,6 +335,12 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
       const swagger = JSON.parse(v2?.body ?? '{}') as { swagger?: string; paths?: Record<string, unknown> };
       assert.equal(swagger.swagger, '2.0');
       assert.ok(swagger.paths?.[`${V1}/teams`], 'v2 has the teams path');
+      // The host's kube-apiserver publishes its built-in groups itself: the reviews this
+      // server also answers are not handed to the aggregator to merge.
+      assert.ok(
+        !Object.keys(swagger.paths ?? {}).some((p) => p.startsWith('/apis/authorization.k8s.io/')),
+        'v2 for the aggregator holds the API group only',
+      );
 
       const again = await agg.syncOpenAPI();
       assert.equal(again.v2.status, 304);
@@ -343,7 +349,8 @@ for (const source of ['host ConfigMap', 'flags'] as const satisfies readonly Fro
         first.v2.etag,
       );
 
-      // The v3 root the aggregator merges points at the group document, which it proxies.
+      // The v3 root the aggregator merges points at the group document alone, which it proxies.
+      assert.deepEqual(Object.keys(agg.openAPIV3RootPaths ?? {}), [`apis/${GROUP}/v1`]);
       const entry = agg.openAPIV3RootPaths?.[`apis/${GROUP}/v1`] as
         { serverRelativeURL?: string } | undefined;
       assert.match(

@@ -142,7 +142,11 @@ class Server implements ApiHandler {
       watches: this.watches,
     };
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
-    this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    // A request cut off by its deadline: counted as a termination (only routed
+    // requests are armed, so its resource and subresource are served).
+    this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, (scope) => {
+      if (scope.info) this.metrics?.terminated(scope.req, scope.info, this.servesRequest(scope.info), 504);
+    });
     this.audit = config.audit ? new AuditFilter(config.audit, config.group) : undefined;
     this.storageDeadlines = config.storageDeadlines ?? true;
     this.maxInflight = MaxInflightFilter.create({
@@ -151,9 +155,13 @@ class Server implements ApiHandler {
         config.maxMutatingRequestsInflight ?? DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
       // As DefaultBuildHandlerChain gives priority and fairness: a quarter of the request timeout.
       queueWaitLimitMs: (config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 4,
-      // Refused before routing, still counted in apiserver_request_total (code 429), as upstream.
-      onRejected: (res, info) =>
-        this.metrics?.rejected(res.req, info, servesSubresource(this.storageFor(info), info)),
+      // Refused before routing, still counted in apiserver_request_total (code 429) and
+      // in apiserver_request_terminations_total, as upstream.
+      onRejected: (res, info) => {
+        if (!this.metrics) return;
+        this.metrics.rejected(res.req, info, servesSubresource(this.storageFor(info), info));
+        this.metrics.terminated(res.req, info, this.servesRequest(info), 429);
+      },
     });
     this.console = new ConsoleFiles(config.consoleDir ?? defaultConsoleDir(), config);
     // As kube-apiserver's /version: always indented.
@@ -246,6 +254,17 @@ class Server implements ApiHandler {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Whether the request names what this server serves: a resource (and subresource)
+   * of a served group version, or a document or /metrics off the API. Bounds the
+   * labels of a request that is counted before it was routed.
+   */
+  private servesRequest(info: RequestInfo): boolean {
+    if (info.isResourceRequest) return servesSubresource(this.storageFor(info), info);
+    const path = info.path.length > 1 && info.path.endsWith('/') ? info.path.slice(0, -1) : info.path;
+    return (path === METRICS_PATH && this.metrics !== undefined) || this.documents.has(path);
   }
 
   /** The storage serving the request's resource, when this server serves it. */

@@ -15,6 +15,7 @@ import {
   wantsPretty,
   type NegotiatedOutput,
 } from './negotiation.js';
+import { byGroupVersion } from './openapi/group-version.js';
 import {
   encodeOpenAPIV2Proto,
   OPENAPI_V2_PROTOBUF_MEDIA_TYPE,
@@ -32,13 +33,24 @@ export interface DocumentBuilders {
   aggregatedDiscovery(group: string, version: string, resources: readonly RESTStorage[]): unknown;
   /** Quoted hex digest of a serialized document. */
   etagOf(json: string): string;
-  /** `/openapi/v2` and the group version's `/openapi/v3` document, from one walk of the routes. */
+  /**
+   * `/openapi/v2`, the group version's `/openapi/v3` document, and one for each
+   * built-in group version served (by `<group>/<version>`), from one walk of the routes.
+   */
   openAPIDocuments(
     group: string,
     version: string,
     resources: readonly RESTStorage[],
-  ): { readonly v2: unknown; readonly v3: unknown };
-  openAPIV3Root(group: string, version: string, hash: string): unknown;
+    builtin: readonly RESTStorage[],
+  ): {
+    readonly v2: unknown;
+    /** `/openapi/v2` without the built-in group versions, for the host's aggregator. */
+    readonly v2GroupOnly: unknown;
+    readonly v3: unknown;
+    readonly builtinV3: ReadonlyMap<string, unknown>;
+  };
+  /** `/openapi/v3`: each `<group>/<version>` with the hash of its document. */
+  openAPIV3Root(entries: readonly { readonly groupVersion: string; readonly hash: string }[]): unknown;
 }
 
 /** The Content-Type of the aggregated discovery document, exactly as client-go matches it. */
@@ -57,6 +69,26 @@ function cache(object: unknown, etagOf: (json: string) => string): CachedDocumen
   return { object, bytes: Buffer.from(`${json}\n`), etag: etagOf(json) };
 }
 
+/**
+ * The user kube-aggregator's OpenAPI controllers download as
+ * (controllers/openapi/aggregator/downloader.go), through the front proxy.
+ */
+const OPENAPI_AGGREGATOR_USER = 'system:aggregator';
+
+/** The OpenAPI documents one kind of client is given. */
+interface OpenAPIView {
+  readonly v2: CachedDocument;
+  /** The v2 document as gnostic protobuf, encoded on first request (only old kubectl asks). */
+  v2Proto?: CachedDocument;
+  readonly v3Root: CachedDocument;
+}
+
+/** A group version's v3 document and its hash (its digest, unquoted). */
+interface OpenAPIV3Document {
+  readonly doc: CachedDocument;
+  readonly hash: string;
+}
+
 function unquote(etag: string): string {
   return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
 }
@@ -68,6 +100,16 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   return header.split(',').some((tag) => unquote(tag.trim()) === want);
 }
 
+/** The fixed paths `serve` answers (the group's own are added per server). */
+const DOCUMENT_PATHS: ReadonlySet<string> = new Set([
+  '/api',
+  '/api/v1',
+  '/apis',
+  '/openapi/v2',
+  '/swagger-2.0.0.pb-v1',
+  '/openapi/v3',
+]);
+
 export class Documents {
   private readonly apiVersions: CachedDocument;
   /** `/api/v1`: the core version /api advertises, with no resources. */
@@ -78,13 +120,17 @@ export class Documents {
   private readonly aggregated: CachedDocument;
   private readonly apiGroup: CachedDocument;
   private readonly apiResourceList: CachedDocument;
-  private readonly openAPIV2: CachedDocument;
-  /** The v2 document as gnostic protobuf, encoded on first request (only old kubectl asks). */
-  private openAPIV2Proto: CachedDocument | undefined;
-  private readonly openAPIV3: CachedDocument;
-  private readonly openAPIV3Root: CachedDocument;
-  /** The v3 document's digest, unquoted: the `?hash=` clients pin. */
-  private readonly openAPIV3Hash: string;
+  /** `/openapi/v2` and `/openapi/v3` for every client but the host's aggregator. */
+  private readonly openAPI: OpenAPIView;
+  /**
+   * The same with the API group version alone, for the host's aggregator: it merges
+   * what it downloads into the host's documents, where the host's kube-apiserver
+   * publishes the built-in groups itself (its v3 root would otherwise send
+   * authorization.k8s.io/v1 here, the reviews alone).
+   */
+  private readonly openAPIForAggregator: OpenAPIView;
+  /** `/openapi/v3/apis/<group>/<version>` of every group version served, by path. */
+  private readonly openAPIV3 = new Map<string, OpenAPIV3Document>();
   /** `/apis/<group>` and `/apis/<group>/<version>` of the built-in groups served here. */
   private readonly builtinDocuments = new Map<string, CachedDocument>();
 
@@ -93,7 +139,7 @@ export class Documents {
     private readonly version: string,
     resources: readonly RESTStorage[],
     builders: DocumentBuilders,
-    /** Resources of Kubernetes' own groups served here: in discovery, not in OpenAPI. */
+    /** Resources of Kubernetes' own groups served here: in discovery and OpenAPI. */
     builtin: readonly RESTStorage[] = [],
   ) {
     const etagOf = (json: string): string => builders.etagOf(json);
@@ -120,11 +166,41 @@ export class Documents {
     this.aggregated = cache(aggregated, etagOf);
     this.apiGroup = cache(builders.apiGroup(group, version), etagOf);
     this.apiResourceList = cache(builders.apiResourceList(group, version, resources), etagOf);
-    const openAPI = builders.openAPIDocuments(group, version, resources);
-    this.openAPIV2 = cache(openAPI.v2, etagOf);
-    this.openAPIV3 = cache(openAPI.v3, etagOf);
-    this.openAPIV3Hash = unquote(this.openAPIV3.etag);
-    this.openAPIV3Root = cache(builders.openAPIV3Root(group, version, this.openAPIV3Hash), etagOf);
+    const openAPI = builders.openAPIDocuments(group, version, resources, builtin);
+    const v3 = [[`${group}/${version}`, openAPI.v3] as const, ...openAPI.builtinV3];
+    const entries: { groupVersion: string; hash: string }[] = [];
+    for (const [groupVersion, doc] of v3) {
+      const cached = cache(doc, etagOf);
+      // The digest, unquoted: the `?hash=` clients pin.
+      const hash = unquote(cached.etag);
+      this.openAPIV3.set(`/openapi/v3/apis/${groupVersion}`, { doc: cached, hash });
+      entries.push({ groupVersion, hash });
+    }
+    this.openAPI = { v2: cache(openAPI.v2, etagOf), v3Root: cache(builders.openAPIV3Root(entries), etagOf) };
+    this.openAPIForAggregator =
+      entries.length > 1
+        ? {
+            v2: cache(openAPI.v2GroupOnly, etagOf),
+            v3Root: cache(builders.openAPIV3Root(entries.slice(0, 1)), etagOf),
+          }
+        : this.openAPI;
+  }
+
+  /** The OpenAPI documents `scope`'s client is given (see openAPIForAggregator). */
+  private openAPIFor(scope: RequestScope): OpenAPIView {
+    return scope.user?.name === OPENAPI_AGGREGATOR_USER ? this.openAPIForAggregator : this.openAPI;
+  }
+
+  /** Whether `path` (no trailing slash) is a document served here, as `serve` would find it. */
+  has(path: string): boolean {
+    const groupPath = `/apis/${this.group}`;
+    return (
+      DOCUMENT_PATHS.has(path) ||
+      path === groupPath ||
+      path === `${groupPath}/${this.version}` ||
+      this.openAPIV3.has(path) ||
+      this.builtinDocuments.has(path)
+    );
   }
 
   /**
@@ -152,19 +228,21 @@ export class Documents {
         return true;
       case '/openapi/v2':
         if (prefersOpenAPIV2Protobuf(scope.req.headers.accept)) this.serveOpenAPIV2Proto(scope);
-        else this.serveOpenAPI(scope.res, scope, this.openAPIV2);
+        else this.serveOpenAPI(scope.res, scope, this.openAPIFor(scope).v2);
         return true;
       case '/swagger-2.0.0.pb-v1':
         // Where kubectl before 1.14-era servers looked, and still falls back to.
         this.serveOpenAPIV2Proto(scope);
         return true;
       case '/openapi/v3':
-        this.serveOpenAPI(scope.res, scope, this.openAPIV3Root);
-        return true;
-      case `/openapi/v3${groupVersionPath}`:
-        this.serveOpenAPIV3GroupVersion(scope);
+        this.serveOpenAPI(scope.res, scope, this.openAPIFor(scope).v3Root);
         return true;
       default: {
+        const v3 = this.openAPIV3.get(path);
+        if (v3) {
+          this.serveOpenAPIV3GroupVersion(scope, v3);
+          return true;
+        }
         const builtin = this.builtinDocuments.get(path);
         if (!builtin) return false;
         this.serveNegotiated(scope, builtin);
@@ -235,15 +313,14 @@ export class Documents {
 
   private serveOpenAPIV2Proto(scope: RequestScope): void {
     const res = scope.res;
-    if (!this.openAPIV2Proto) {
-      // A distinct ETag: the representation differs from the JSON one under the same URL.
-      this.openAPIV2Proto = {
-        object: this.openAPIV2.object,
-        bytes: encodeOpenAPIV2Proto(this.openAPIV2.object),
-        etag: `"${unquote(this.openAPIV2.etag)}-pb"`,
-      };
-    }
-    const doc = this.openAPIV2Proto;
+    const view = this.openAPIFor(scope);
+    // A distinct ETag: the representation differs from the JSON one under the same URL.
+    view.v2Proto ??= {
+      object: view.v2.object,
+      bytes: encodeOpenAPIV2Proto(view.v2.object),
+      etag: `"${unquote(view.v2.etag)}-pb"`,
+    };
+    const doc = view.v2Proto;
     res.setHeader('Vary', 'Accept');
     res.setHeader('ETag', doc.etag);
     if (matchesIfNoneMatch(scope.req.headers['if-none-match'], doc.etag)) {
@@ -274,14 +351,14 @@ export class Documents {
    * The group-version document. With `?hash=` matching, it may be cached forever (the
    * URL changes when the document does); a stale hash is redirected to the current one.
    */
-  private serveOpenAPIV3GroupVersion(scope: RequestScope): void {
+  private serveOpenAPIV3GroupVersion(scope: RequestScope, current: OpenAPIV3Document): void {
     const res = scope.res;
     const hash = scope.hasQuery ? scope.query.get('hash') : null;
     if (hash && this.acceptsJSON(scope)) {
-      if (hash !== this.openAPIV3Hash) {
+      if (hash !== current.hash) {
         res.setHeader('Vary', 'Accept');
-        res.setHeader('ETag', this.openAPIV3.etag);
-        const location = `${scope.rawPath}?hash=${this.openAPIV3Hash}`;
+        res.setHeader('ETag', current.doc.etag);
+        const location = `${scope.rawPath}?hash=${current.hash}`;
         writeBytes(res, 301, 'text/html; charset=utf-8', `<a href="${location}">Moved Permanently</a>.\n`, {
           Location: location,
         });
@@ -292,20 +369,8 @@ export class Documents {
       expires.setUTCFullYear(expires.getUTCFullYear() + 1);
       res.setHeader('Expires', expires.toUTCString());
     }
-    this.serveOpenAPI(res, scope, this.openAPIV3);
+    this.serveOpenAPI(res, scope, current.doc);
   }
-}
-
-/** Resources by `<group>/<version>`, in the order first met. */
-function byGroupVersion(resources: readonly RESTStorage[]): Map<string, RESTStorage[]> {
-  const out = new Map<string, RESTStorage[]>();
-  for (const storage of resources) {
-    const key = `${storage.info.group}/${storage.info.version}`;
-    const list = out.get(key) ?? [];
-    list.push(storage);
-    out.set(key, list);
-  }
-  return out;
 }
 
 function contentTypeWithGVK(format: OutputFormat): string {

@@ -56,6 +56,16 @@ export const responseSizes = new HistogramFamily({
   registry,
 });
 
+// Recorded only when the server refuses or cuts off a request to protect itself:
+// its overload limiter's 429 and its request deadline's 504 (upstream's
+// RecordRequestTermination, an ALPHA metric). No dry_run label, as upstream.
+export const requestTerminationsTotal = new CounterFamily({
+  name: 'apiserver_request_terminations_total',
+  help: 'Number of requests which apiserver terminated in self-defense.',
+  labelNames: [...RESPONSE_LABELS, 'code'],
+  registry,
+});
+
 export const longRunningRequests = new Gauge({
   name: 'apiserver_longrunning_requests',
   help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',

@@ -30,3 +30,17 @@ export function sample(
   }
   return total;
 }
+
+/** The request metrics' labels of a GET of one object of `resource` in `<group>/v1`, answered `code`. */
+export function objectGetLabels(group: string, resource: string, code: string): Record<string, string> {
+  return {
+    verb: 'GET',
+    group,
+    version: 'v1',
+    resource,
+    subresource: '',
+    scope: 'resource',
+    component: 'apiserver',
+    code,
+  };
+}

@@ -6,7 +6,9 @@
 // management path of an aggregated server) has no other place to ask. Behind the
 // host's aggregator nothing changes: the host's kube-apiserver serves these groups
 // itself, the aggregator proxies only this server's group version here, and takes
-// only that group version from this server's discovery.
+// only that group version from this server's discovery; its OpenAPI controllers are
+// given the API group alone (pkg/apiserver/documents.ts). Every other client finds the
+// reviews in OpenAPI as kube-apiserver publishes them (pkg/apiserver/openapi/review-schemas.ts).
 
 import type { PlatformAuthorization } from '../authorization/index.js';
 import { RulesResolver } from '../authorization/rules-review.js';

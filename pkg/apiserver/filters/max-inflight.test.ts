@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { KubeObject } from '../../apis/meta/types.js';
 import { exposition } from '../../metrics/registry.js';
-import { sample } from '../../metrics/testing.js';
+import { objectGetLabels, sample } from '../../metrics/testing.js';
 import type { RequestContext } from '../../registry/rest/interfaces.js';
 import { eventually } from '../../util/eventually.js';
 import { call, GROUP, openWatch, startTestServer, type TestServer } from '../testing/fakes.js';
@@ -70,6 +70,13 @@ describe('--max-requests-inflight and fair queuing', () => {
     await s.close();
   });
 
+  /** /metrics, read as system:masters: exempt from the limit it reads about. */
+  async function scrape(): Promise<string> {
+    const res = await call(s.url, '/metrics', { token: 'root-token' });
+    assert.equal(res.status, 200);
+    return res.text;
+  }
+
   /**
    * Alice's get that holds the one read seat until the gate opens; returns its
    * answer wrapped (an async function returning the bare promise would wait for it).
@@ -105,23 +112,7 @@ describe('--max-requests-inflight and fair queuing', () => {
   });
 
   it('counts a refused request in apiserver_request_total as a 429, labelled as upstream, on /metrics', async () => {
-    const labels = {
-      verb: 'GET',
-      dry_run: '',
-      group: GROUP,
-      version: 'v1',
-      resource: 'teams',
-      subresource: '',
-      scope: 'resource',
-      component: 'apiserver',
-      code: '429',
-    };
-    const scrape = async (): Promise<string> => {
-      // As system:masters: exempt from the limit it reads about.
-      const res = await call(s.url, '/metrics', { token: 'root-token' });
-      assert.equal(res.status, 200);
-      return res.text;
-    };
+    const labels = { ...objectGetLabels(GROUP, 'teams', '429'), dry_run: '' };
     const before = await scrape();
     const holding = await holdTheReadSeat();
     assert.equal((await call(s.url, `${TEAMS}/fast`, { token: 'bob-token' })).status, 429);
@@ -142,6 +133,34 @@ describe('--max-requests-inflight and fair queuing', () => {
     const dropped = (text: string): number =>
       sample(text, 'apiserver_dropped_requests_total', { request_kind: 'readOnly' }) ?? 0;
     assert.equal(dropped(after), dropped(before) + 3);
+  });
+
+  it('counts a refused request in apiserver_request_terminations_total as a 429, for served paths only', async () => {
+    const labels = objectGetLabels(GROUP, 'teams', '429');
+    const count = (text: string, extra: Record<string, string> = {}): number =>
+      sample(text, 'apiserver_request_terminations_total', { ...labels, ...extra }) ?? 0;
+    const before = await scrape();
+    // Each refusal waits 500 ms for a seat: two holds, each well inside the held get's 2 s deadline.
+    let holding = await holdTheReadSeat();
+    assert.equal((await call(s.url, `${TEAMS}/fast`, { token: 'bob-token' })).status, 429);
+    assert.equal((await call(s.url, `${TEAMS}?dryRun=All`, { token: 'bob-token' })).status, 429);
+    gate.open();
+    await holding.done;
+    holding = await holdTheReadSeat();
+    // Off the API: the path is the subresource, as upstream, when it is a document served here.
+    assert.equal((await call(s.url, '/openapi/v2', { token: 'bob-token' })).status, 429);
+    // An unserved subresource does not become a label value.
+    assert.equal((await call(s.url, `${TEAMS}/fast/made-up-sub`, { token: 'bob-token' })).status, 429);
+    gate.open();
+    await holding.done;
+    const after = await scrape();
+    assert.equal(count(after), count(before) + 1);
+    // No dry_run label on this counter, as upstream's.
+    assert.equal(count(after, { verb: 'LIST', scope: 'cluster' }), count(before, { verb: 'LIST', scope: 'cluster' }) + 1);
+    const offApi = { group: '', version: '', resource: '', subresource: '/openapi/v2', scope: '' };
+    assert.equal(count(after, offApi), count(before, offApi) + 1);
+    assert.equal(sample(after, 'apiserver_request_terminations_total', { subresource: 'made-up-sub' }), undefined);
+    assert.match(after, /# HELP apiserver_request_terminations_total Number of requests which apiserver terminated in self-defense\./);
   });
 
   it('serves a waiting read once the seat is free', async () => {

@@ -15,6 +15,7 @@ import {
   inflight,
   longRunningRequests,
   requestDuration,
+  requestTerminationsTotal,
   requestTotal,
   responseSizes,
   type RequestKind,
@@ -179,6 +180,31 @@ export class RequestMetricsFilter {
         scope: cleanScope(info),
         component: APISERVER_COMPONENT,
         code: '429',
+      })
+      .inc();
+  }
+
+  /**
+   * A request the server terminated in self-defense: refused by the overload limiter
+   * (429) or cut off by its deadline (504). Counted in
+   * apiserver_request_terminations_total as upstream's RecordRequestTermination
+   * counts it: the reported verb, no dry_run, and off the API the path as
+   * subresource. `served` bounds the labels: a resource (and subresource) or a path
+   * this server serves; anything else is not counted (a client could mint values).
+   */
+  terminated(req: IncomingMessage, info: RequestInfo, served: boolean, code: 429 | 504): void {
+    if (!served) return;
+    const resource = info.isResourceRequest;
+    requestTerminationsTotal
+      .series({
+        verb: reportedVerb(req.method ?? 'GET', info, req.headers['content-type']),
+        group: resource ? info.apiGroup : '',
+        version: resource ? info.apiVersion : '',
+        resource: resource ? info.resource : '',
+        subresource: resource ? info.subresource : info.path,
+        scope: cleanScope(info),
+        component: APISERVER_COMPONENT,
+        code: String(code),
       })
       .inc();
   }

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../apis/meta/types.js';
 import type { RequestContext } from '../../registry/rest/interfaces.js';
 import type { StorageDeadline } from '../../storage/deadline.js';
+import { objectGetLabels, sample } from '../../metrics/testing.js';
 import { call, GROUP, openWatch, startTestServer, type TestServer } from '../testing/fakes.js';
 import { newRequestTimeout, requestedTimeoutMs } from './timeout.js';
 
@@ -97,6 +98,20 @@ describe('--request-timeout', () => {
     // The abandoned work finishes later, with its signal aborted, and its answer goes nowhere.
     await new Promise((r) => setTimeout(r, slowMs));
     assert.equal(aborted.at(-1), true);
+  });
+
+  it('counts a request cut off by its deadline in apiserver_request_terminations_total as a 504', async () => {
+    const labels = objectGetLabels(GROUP, 'teams', '504');
+    const count = async (): Promise<number> =>
+      sample((await call(s.url, '/metrics')).text, 'apiserver_request_terminations_total', labels) ?? 0;
+    const before = await count();
+    slowMs = 600;
+    assert.equal((await call(s.url, `/apis/${GROUP}/v1/teams/a`)).status, 504);
+    await new Promise((r) => setTimeout(r, slowMs));
+    slowMs = 0;
+    // A request answered in time is no termination.
+    assert.equal((await call(s.url, `/apis/${GROUP}/v1/teams/a`)).status, 200);
+    assert.equal(await count(), before + 1);
   });
 
   it('keeps the connection usable for the next request after a timeout', async () => {

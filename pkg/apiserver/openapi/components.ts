@@ -7,6 +7,7 @@ import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { Ref } from './meta-schemas.js';
 import { META_MODELS } from './model-names.js';
+import { reviewSchemas } from './review-schemas.js';
 import type { KindModel } from './routes.js';
 
 export type DocumentStyle = 'v2' | 'v3';
@@ -73,4 +74,56 @@ export function kindComponent(k: KindModel, ref: Ref, style: DocumentStyle): JSO
   }
   schema['x-kubernetes-group-version-kind'] = gvk;
   return style === 'v2' ? (stripNullable(schema) as JSONSchema) : schema;
+}
+
+/**
+ * The components of a group version's kinds, keyed by model name: Kubernetes' own
+ * kinds served here (the reviews) with their upstream schemas and the types those
+ * are made of, every other kind built from its resource's schema.
+ */
+export function kindSchemas(
+  group: string,
+  version: string,
+  kinds: readonly KindModel[],
+  ref: Ref,
+  style: DocumentStyle,
+): Record<string, JSONSchema> {
+  const known = reviewSchemas(group, version, ref, style);
+  const out: Record<string, JSONSchema> = {};
+  for (const k of kinds) out[k.model] = known[k.model] ?? kindComponent(k, ref, style);
+  if (kinds.length > 0) for (const [name, schema] of Object.entries(known)) out[name] ??= schema;
+  return out;
+}
+
+/** Every `$ref` target below `value`, by model name. */
+function refsIn(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const v of value) refsIn(v, into);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, v] of Object.entries(value)) {
+    if (key === '$ref' && typeof v === 'string') into.add(v.slice(v.lastIndexOf('/') + 1));
+    else refsIn(v, into);
+  }
+}
+
+/** `schemas` and those of `more` they refer to, directly or not (a document holds no unused model). */
+export function withReferenced(
+  schemas: Record<string, JSONSchema>,
+  more: Record<string, JSONSchema>,
+): Record<string, JSONSchema> {
+  const out = { ...schemas };
+  const pending = Object.values(out);
+  while (pending.length > 0) {
+    const names = new Set<string>();
+    refsIn(pending.pop(), names);
+    for (const name of names) {
+      const schema = more[name];
+      if (out[name] !== undefined || schema === undefined) continue;
+      out[name] = schema;
+      pending.push(schema);
+    }
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 // Model (schema) names as Kubernetes publishes them: the group reversed, then the
-// version and kind (`dev.platform.management.v1.User`), and meta/v1 types under
-// their Go package path, which kubectl and the aggregator recognise.
+// version and kind (`dev.platform.management.v1.User`), and meta/v1 types and
+// Kubernetes' own kinds under their Go package path, which kubectl and the
+// aggregator recognise.
 
 export interface GroupVersionKind {
   readonly group: string;
@@ -9,6 +10,9 @@ export interface GroupVersionKind {
 }
 
 export function modelName(gvk: GroupVersionKind): string {
+  // Kubernetes' own kinds go by their Go package, k8s.io/api/<first segment of the group>
+  // (authorization.k8s.io -> io.k8s.api.authorization.v1.SelfSubjectAccessReview).
+  if (gvk.group.endsWith('.k8s.io')) return `io.k8s.api.${gvk.group.split('.')[0] ?? ''}.${gvk.version}.${gvk.kind}`;
   const group = gvk.group.split('.').reverse().join('.');
   return group ? `${group}.${gvk.version}.${gvk.kind}` : `${gvk.version}.${gvk.kind}`;
 }

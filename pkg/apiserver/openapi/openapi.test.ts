@@ -82,7 +82,7 @@ function explainLookup(doc: Doc, resource: string): Doc | undefined {
 
 describe('openAPIV3Root', () => {
   it('points kubectl at the group version document, pinned by hash', () => {
-    assert.deepEqual(openAPIV3Root(GROUP, 'v1', 'ABC123'), {
+    assert.deepEqual(openAPIV3Root([{ groupVersion: `${GROUP}/v1`, hash: 'ABC123' }]), {
       paths: { [GV]: { serverRelativeURL: `/openapi/v3/${GV}?hash=ABC123` } },
     });
     assert.match(specHash('{}'), /^[0-9A-F]{128}$/);
@@ -287,7 +287,7 @@ describe('kubectl against the documents', () => {
       '/api': JSON.stringify(discovery.apiVersions()),
       [`/apis/${GROUP}`]: JSON.stringify(discovery.apiGroup(GROUP, 'v1')),
       [`/apis/${GROUP}/v1`]: JSON.stringify(discovery.apiResourceList(GROUP, 'v1', res)),
-      '/openapi/v3': JSON.stringify(openAPIV3Root(GROUP, 'v1', specHash(v3))),
+      '/openapi/v3': JSON.stringify(openAPIV3Root([{ groupVersion: `${GROUP}/v1`, hash: specHash(v3) }])),
       [`/openapi/v3/${GV}`]: v3,
       '/openapi/v2': JSON.stringify(openAPIV2(GROUP, 'v1', res)),
     };

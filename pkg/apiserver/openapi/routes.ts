@@ -91,11 +91,14 @@ interface Naming {
 }
 
 function naming(group: string, version: string): Naming {
+  // Kubernetes' own groups go by their name without `.k8s.io`, as upstream's
+  // operation ids and tags have them (createAuthorizationV1SelfSubjectAccessReview, authorization_v1).
+  const friendly = group.endsWith('.k8s.io') ? group.slice(0, -'.k8s.io'.length) : group;
   return {
     group,
     version,
-    idPrefix: toOperationIdPart(group, true) + toOperationIdPart(version, true),
-    tag: `${toOperationIdPart(group, false)}_${toOperationIdPart(version, false)}`,
+    idPrefix: toOperationIdPart(friendly, true) + toOperationIdPart(version, true),
+    tag: `${toOperationIdPart(friendly, false)}_${toOperationIdPart(version, false)}`,
   };
 }
 
@@ -248,10 +251,10 @@ function resourceRoutes(n: Naming, storage: RESTStorage): { routes: Route[]; kin
     });
   }
 
-  const kinds: KindModel[] = [
-    { gvk, model, schema: storage.schema },
-    { gvk: listGvk, model: listModel, itemModel: model },
-  ];
+  // A list kind only where there is a list to read: a create-only resource (a review,
+  // a token request) has none, as upstream's installer defines none for it.
+  const kinds: KindModel[] = [{ gvk, model, schema: storage.schema }];
+  if (verbs.has('list') || verbs.has('watch')) kinds.push({ gvk: listGvk, model: listModel, itemModel: model });
   for (const sub of subresourcesOf(storage)) {
     const subGvk: GroupVersionKind = {
       group: sub.info.group || n.group,

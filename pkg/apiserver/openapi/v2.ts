@@ -3,7 +3,7 @@
 // and `produces` on operations and `#/definitions/` references.
 
 import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
-import { kindComponent, stripNullable } from './components.js';
+import { kindSchemas, stripNullable } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
 import { BEARER_TOKEN_SCHEME, documentInfo, kubernetesExtensions, pathItems } from './paths.js';
@@ -48,12 +48,24 @@ function operation(route: Route): JSONSchema {
   return op;
 }
 
-/** `/openapi/v2`: the group version's routes as a Swagger 2.0 document. */
-export function swaggerDocument(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
-  const { routes, kinds } = gv;
-  const paths = pathItems(routes, { pathParameter, queryParameter, operation });
-  const definitions: Record<string, JSONSchema> = {};
-  for (const k of kinds) definitions[k.model] = kindComponent(k, ref, 'v2');
+/**
+ * `/openapi/v2`: the group version's routes as a Swagger 2.0 document, and those of
+ * the built-in group versions served here (the reviews), as kube-apiserver's one
+ * document holds every group.
+ */
+export function swaggerDocument(
+  group: string,
+  version: string,
+  gv: GroupVersionRoutes,
+  builtin: readonly { group: string; version: string; routes: GroupVersionRoutes }[] = [],
+): JSONSchema {
+  const dialect = { pathParameter, queryParameter, operation };
+  const paths = pathItems(gv.routes, dialect);
+  const definitions = kindSchemas(group, version, gv.kinds, ref, 'v2');
+  for (const b of builtin) {
+    Object.assign(paths, pathItems(b.routes.routes, dialect));
+    Object.assign(definitions, kindSchemas(b.group, b.version, b.routes.kinds, ref, 'v2'));
+  }
   for (const [name, schema] of Object.entries(metaSchemas(group, ref))) {
     definitions[name] = stripNullable(schema) as JSONSchema;
   }

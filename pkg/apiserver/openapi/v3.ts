@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 
 import type { JSONSchema } from '../../apis/management/v1/schema-builders.js';
-import { kindComponent } from './components.js';
+import { kindSchemas, withReferenced } from './components.js';
 import { metaSchemas, type Ref } from './meta-schemas.js';
 import type { QueryParameter } from './parameters.js';
 import { BEARER_TOKEN_SCHEME, documentInfo, kubernetesExtensions, pathItems } from './paths.js';
@@ -21,13 +21,23 @@ export function specHash(json: string): string {
   return createHash('sha512').update(json).digest('hex').toUpperCase();
 }
 
+/** One group version listed in `/openapi/v3`: `apis/<group>/<version>` and its document's hash. */
+export interface OpenAPIV3Entry {
+  readonly groupVersion: string;
+  readonly hash: string;
+}
+
 /**
- * `/openapi/v3`: where the group version's document lives. `hash` pins the current
- * document (pass specHash of its JSON) so clients may cache it for good.
+ * `/openapi/v3`: where each group version's document lives. `hash` pins the current
+ * document (specHash of its JSON) so clients may cache it for good.
  */
-export function openAPIV3Root(group: string, version: string, hash: string): OpenAPIV3Root {
-  const gv = `apis/${group}/${version}`;
-  return { paths: { [gv]: { serverRelativeURL: `/openapi/v3/${gv}?hash=${encodeURIComponent(hash)}` } } };
+export function openAPIV3Root(entries: readonly OpenAPIV3Entry[]): OpenAPIV3Root {
+  const paths: OpenAPIV3Root['paths'] = {};
+  for (const { groupVersion, hash } of entries) {
+    const gv = `apis/${groupVersion}`;
+    paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${encodeURIComponent(hash)}` };
+  }
+  return { paths };
 }
 
 const ref: Ref = (model) => ({ allOf: [{ $ref: `#/components/schemas/${model}` }] });
@@ -74,13 +84,23 @@ function operation(route: Route): JSONSchema {
   return { ...op, ...kubernetesExtensions(route) };
 }
 
-/** `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group version's routes. */
-export function openAPIV3Document(group: string, version: string, gv: GroupVersionRoutes): JSONSchema {
+/**
+ * `/openapi/v3/apis/<group>/<version>`: every operation and schema of the group
+ * version's routes. A built-in group version (the reviews) carries its own kinds'
+ * schemas and only the meta/v1 models they refer to, as upstream's documents do.
+ */
+export function openAPIV3Document(
+  group: string,
+  version: string,
+  gv: GroupVersionRoutes,
+  builtin = false,
+): JSONSchema {
   const { routes, kinds } = gv;
   const paths = pathItems(routes, { pathParameter, queryParameter, operation });
-  const schemas: Record<string, JSONSchema> = {};
-  for (const k of kinds) schemas[k.model] = kindComponent(k, ref, 'v3');
-  Object.assign(schemas, metaSchemas(group, ref));
+  let schemas = kindSchemas(group, version, kinds, ref, 'v3');
+  const meta = metaSchemas(group, ref);
+  if (builtin) schemas = withReferenced(schemas, meta);
+  else Object.assign(schemas, meta);
   return {
     openapi: '3.0.0',
     info: documentInfo(group, version),

@@ -433,13 +433,19 @@ export const fakeDocumentBuilders: DocumentBuilders = {
     items: [{ metadata: { name: group } }],
   }),
   etagOf: (json) => `"${Buffer.from(json).toString('base64url').slice(0, 16)}"`,
-  openAPIDocuments: () => ({ v2: { swagger: '2.0', paths: {} }, v3: { openapi: '3.0.0', paths: {} } }),
-  openAPIV3Root: (group, version, hash) => ({
-    paths: {
-      [`apis/${group}/${version}`]: {
-        serverRelativeURL: `/openapi/v3/apis/${group}/${version}?hash=${hash}`,
-      },
-    },
+  openAPIDocuments: () => ({
+    v2: { swagger: '2.0', paths: {} },
+    v2GroupOnly: { swagger: '2.0', paths: {} },
+    v3: { openapi: '3.0.0', paths: {} },
+    builtinV3: new Map(),
+  }),
+  openAPIV3Root: (entries) => ({
+    paths: Object.fromEntries(
+      entries.map(({ groupVersion, hash }) => [
+        `apis/${groupVersion}`,
+        { serverRelativeURL: `/openapi/v3/apis/${groupVersion}?hash=${hash}` },
+      ]),
+    ),
   }),
 };
 

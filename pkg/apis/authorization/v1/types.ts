@@ -19,6 +19,10 @@ export interface ResourceAttributes {
   resource?: string;
   subresource?: string;
   name?: string;
+  /** FieldSelectorAttributes (rawSelector or requirements), as the client sent it. */
+  fieldSelector?: Record<string, unknown>;
+  /** LabelSelectorAttributes (rawSelector or requirements), as the client sent it. */
+  labelSelector?: Record<string, unknown>;
 }
 
 export interface NonResourceAttributes {
@@ -108,6 +112,30 @@ export const selfSubjectAccessReviewProtobuf: ProtobufKind = {
         resource: { type: 'string', id: 5 },
         subresource: { type: 'string', id: 6 },
         name: { type: 'string', id: 7 },
+        fieldSelector: { type: 'FieldSelectorAttributes', id: 8 },
+        labelSelector: { type: 'LabelSelectorAttributes', id: 9 },
+      },
+    },
+    // The selectors of a list or watch asked about (1.31+); the requirements are
+    // meta/v1's FieldSelectorRequirement and LabelSelectorRequirement.
+    FieldSelectorAttributes: {
+      fields: {
+        rawSelector: { type: 'string', id: 1 },
+        requirements: { rule: 'repeated', type: 'SelectorRequirement', id: 2 },
+      },
+    },
+    LabelSelectorAttributes: {
+      fields: {
+        rawSelector: { type: 'string', id: 1 },
+        requirements: { rule: 'repeated', type: 'SelectorRequirement', id: 2 },
+      },
+    },
+    // Both requirement messages have these fields and numbers.
+    SelectorRequirement: {
+      fields: {
+        key: { type: 'string', id: 1 },
+        operator: { type: 'string', id: 2 },
+        values: { rule: 'repeated', type: 'string', id: 3 },
       },
     },
     NonResourceAttributes: { fields: { path: { type: 'string', id: 1 }, verb: { type: 'string', id: 2 } } },

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import protobuf from 'protobufjs';
+
 import { ApiError } from '../../../apis/meta/errors.js';
 import type { Attributes, AuthorizationResult, Authorizer } from '../../../authorization/interfaces.js';
 import type { CreateOptions, RequestContext } from '../../rest/interfaces.js';
+import { selfSubjectAccessReviewProtobuf } from '../../../apis/authorization/v1/types.js';
 import { SelfSubjectAccessReviewStorage } from './storage.js';
 
 const CREATE: CreateOptions = { dryRun: false, fieldManager: '', fieldValidation: 'Strict' };
@@ -116,4 +119,58 @@ test("invalid reviews are 422 with upstream's field errors; another kind is a 40
     (err: unknown) =>
       err instanceof ApiError && err.code === 400 && /not a SelfSubjectAccessReview/.test(err.message),
   );
+});
+
+test('returns the selectors it was asked about, as upstream returns the spec, and decides as without them', async () => {
+  const authorizer = new TableAuthorizer({ list: { decision: 'allow' } });
+  const storage = new SelfSubjectAccessReviewStorage(authorizer);
+  const fieldSelector = { requirements: [{ key: 'metadata.name', operator: 'In', values: ['a'] }] };
+  const labelSelector = { rawSelector: 'team=dev' };
+  const answer = await storage.create(
+    ctx,
+    review({ resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector, labelSelector } }),
+    CREATE,
+  );
+  assert.deepEqual(answer['spec'], {
+    resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector, labelSelector },
+  });
+  assert.deepEqual(answer['status'], { allowed: true });
+  // Anything but an object is no selector (upstream's decoding would refuse it).
+  const bare = await storage.create(
+    ctx,
+    review({ resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector: 'x' } }),
+    CREATE,
+  );
+  assert.deepEqual(bare['spec'], { resourceAttributes: { verb: 'list', resource: 'teams' } });
+});
+
+test('decodes the selectors from the protobuf a client sends', async () => {
+  const root = protobuf.Root.fromJSON({
+    nested: {
+      Unknown: {
+        fields: { typeMeta: { type: 'TypeMeta', id: 1 }, raw: { type: 'bytes', id: 2 } },
+      },
+      TypeMeta: { fields: { apiVersion: { type: 'string', id: 1 }, kind: { type: 'string', id: 2 } } },
+      ObjectMeta: { fields: { name: { type: 'string', id: 1 } } },
+      ...selfSubjectAccessReviewProtobuf.messages,
+    },
+  });
+  const fieldSelector = { requirements: [{ key: 'metadata.name', operator: 'In', values: ['a', 'b'] }] };
+  const labelSelector = { rawSelector: 'team=dev' };
+  const spec = { resourceAttributes: { verb: 'list', resource: 'teams', fieldSelector, labelSelector } };
+  const ssar = root.lookupType('SelfSubjectAccessReview');
+  const unknown = root.lookupType('Unknown');
+  const raw = Buffer.concat([
+    Buffer.from('k8s\x00', 'latin1'),
+    unknown
+      .encode({
+        typeMeta: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview' },
+        raw: ssar.encode(ssar.fromObject({ spec })).finish(),
+      })
+      .finish(),
+  ]);
+  const storage = new SelfSubjectAccessReviewStorage(new TableAuthorizer({ list: { decision: 'allow' } }));
+  const body = storage.decodeProtobuf(raw);
+  assert.deepEqual((body as Record<string, unknown>)['spec'], spec);
+  assert.deepEqual((await storage.create(ctx, body, CREATE))['spec'], spec);
 });

@@ -119,9 +119,20 @@ export class SelfSubjectAccessReviewStorage implements RESTStorage {
 
 const RESOURCE_FIELDS = ['namespace', 'verb', 'group', 'version', 'resource', 'subresource', 'name'] as const;
 
+/**
+ * The selectors of a list or watch asked about (authorization.k8s.io/v1 since 1.31):
+ * returned as given, as upstream returns the spec, though the authorizers here do not
+ * narrow their decision by them (as RBAC does not).
+ */
+const SELECTOR_FIELDS = ['fieldSelector', 'labelSelector'] as const;
+
 function echoResource(given: Record<string, unknown>): ResourceAttributes {
   const out: ResourceAttributes = {};
   for (const field of RESOURCE_FIELDS) if (str(given[field]) !== '') out[field] = str(given[field]);
+  for (const field of SELECTOR_FIELDS) {
+    const selector = given[field];
+    if (isObject(selector)) out[field] = selector;
+  }
   return out;
 }
 

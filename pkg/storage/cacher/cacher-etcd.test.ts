@@ -98,3 +98,47 @@ describe('watch cache over etcd3, two replicas', () => {
     }
   });
 });
+
+describe('watch cache over etcd3: its watch streams', () => {
+  it('opens one stream for every cache where etcd cannot order progress requests, one per cache elsewhere', async () => {
+    if (!etcd) throw new Error('etcd did not start');
+    const kv = await Etcd3KV.connect({ endpoints: [etcd.endpoint] });
+    const open = new Map<object, string>();
+    const watch = kv.watch.bind(kv);
+    kv.watch = (prefix, from, handlers) => {
+      const w = watch(prefix, from, handlers);
+      const id = {};
+      open.set(id, prefix);
+      const cancel = w.cancel.bind(w);
+      return { ...w, cancel: () => (open.delete(id), cancel()) };
+    };
+    const storage = new CachedStorage({
+      storage: new KVStorage(kv),
+      kv,
+      resourcePrefix: prefixAtDepth('/registry', 2),
+    });
+    try {
+      const teams = '/registry/streams/teams/';
+      const users = '/registry/streams/users/';
+      await storage.warm([teams, users]);
+      const team = await storage.create(`${teams}t`, widget('t'));
+      const user = await storage.create(`${users}u`, widget('u'));
+      // Both caches have the writes (a consistent read is answered once they do).
+      assert.deepEqual(await storage.get(`${teams}t`), team);
+      assert.deepEqual(await storage.get(`${users}u`), user);
+      assert.equal(storage.cacher(teams)?.revision, Number(user.metadata.resourceVersion));
+      const probe = watch('/registry/streams/probe/', 0, { onEvents: () => undefined, onError: () => undefined });
+      const ordered = probe.requestProgress !== undefined;
+      probe.cancel();
+      assert.deepEqual(
+        [...open.values()].sort(),
+        ordered ? [teams, users] : [''],
+        ordered
+          ? 'each cache follows its own prefix (progress requests prove it current)'
+          : 'the write-order watch of the whole keyspace feeds both caches: each write is sent once',
+      );
+    } finally {
+      await storage.close();
+    }
+  });
+});

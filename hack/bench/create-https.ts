@@ -13,6 +13,9 @@
 // counts too: each side (each server, and the raw puts) has a loopback etcd of its
 // own, whose user + system time (/proc/<pid>/stat, 10 ms ticks) over the window is
 // that side's alone (no other server's watches see its writes) and printed beside.
+// Each server's garbage collection too (gc-stats.ts): pause time per operation and
+// scavenges per 1,000 operations (each scavenge empties a young generation that
+// fills at a fixed size, so this follows the bytes a create allocates).
 //
 // `--base DIR` adds a server forked from another build's dist/hack/bench (e.g. a copy
 // of dist/ built from the commit before a change, kept inside the worktree so it
@@ -31,6 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
+import type { GcStats } from './gc-stats.js';
 import { etcdPidsOfThisProcess, processCpuMicros } from './process-cpu.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
 import type { HostStarted } from './server-host.js';
@@ -66,6 +70,10 @@ interface Window {
   readonly cpuUsPerOp: number;
   /** etcd's CPU (user + system, from /proc) over the window, per operation. */
   readonly etcdCpuUsPerOp: number;
+  /** The server's garbage collection pauses (all kinds) over the window, per operation. */
+  readonly gcUsPerOp: number;
+  /** Scavenges (young-generation collections) per 1,000 operations: allocation per create. */
+  readonly scavengesPer1k: number;
   readonly errors: number;
 }
 
@@ -126,17 +134,25 @@ async function measure(
   ms: number,
   round: number,
 ): Promise<Window> {
+  const gcBefore = await side.host?.call<GcStats>({ gcStats: true });
   const before = side.host ? await side.host.cpuMicros() : 0;
   const etcdBefore = processCpuMicros(side.etcd.pid);
   const r = await load.call<LoadResult>({ job: side.job(concurrency, ms, round) });
   const etcdUsed = processCpuMicros(side.etcd.pid) - etcdBefore;
   const used = side.host ? (await side.host.cpuMicros()) - before : NaN;
+  const gcAfter = await side.host?.call<GcStats>({ gcStats: true });
+  const sum = (xs: Record<string, number> | undefined): number =>
+    Object.values(xs ?? {}).reduce((a, b) => a + b, 0);
+  const gcMs = gcAfter ? sum(gcAfter.ms) - sum(gcBefore?.ms) : NaN;
+  const scavenges = gcAfter ? (gcAfter.counts['scavenge'] ?? 0) - (gcBefore?.counts['scavenge'] ?? 0) : NaN;
   return {
     perSecond: r.throughput,
     p50Ms: r.latency.p50Ms,
     p99Ms: r.latency.p99Ms,
     cpuUsPerOp: r.operations > 0 ? used / r.operations : NaN,
     etcdCpuUsPerOp: r.operations > 0 ? etcdUsed / r.operations : NaN,
+    gcUsPerOp: r.operations > 0 ? (gcMs * 1000) / r.operations : NaN,
+    scavengesPer1k: r.operations > 0 ? (scavenges * 1000) / r.operations : NaN,
     errors: r.errors,
   };
 }
@@ -213,7 +229,9 @@ async function main(): Promise<void> {
               .padStart(8)}   ` +
             `${median(ws.map((w) => w.etcdCpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.etcdCpuUsPerOp.toFixed(0)).join(', ')})   ` +
             (s.host
-              ? `${median(ws.map((w) => w.cpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.cpuUsPerOp.toFixed(0)).join(', ')})`
+              ? `${median(ws.map((w) => w.cpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.cpuUsPerOp.toFixed(0)).join(', ')})` +
+                `; GC ${median(ws.map((w) => w.gcUsPerOp)).toFixed(0)} µs/op, ` +
+                `${median(ws.map((w) => w.scavengesPer1k)).toFixed(1)} scavenges per 1,000`
               : '–') +
             (errors > 0 ? `; ${errors} errors` : ''),
         );

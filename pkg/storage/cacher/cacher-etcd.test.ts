@@ -101,8 +101,8 @@ describe('watch cache over etcd3, two replicas', () => {
 
 describe('watch cache over etcd3: its watch streams', () => {
   it('opens one stream for every cache where etcd cannot order progress requests, one per cache elsewhere', async () => {
-    if (!etcd) throw new Error('etcd did not start');
-    const kv = await Etcd3KV.connect({ endpoints: [etcd.endpoint] });
+    // No cache has started yet: every watch it opens goes through the wrapper below.
+    const { storage, kv } = await replica();
     const open = new Map<object, string>();
     const watch = kv.watch.bind(kv);
     kv.watch = (prefix, from, handlers) => {
@@ -112,11 +112,6 @@ describe('watch cache over etcd3: its watch streams', () => {
       const cancel = w.cancel.bind(w);
       return { ...w, cancel: () => (open.delete(id), cancel()) };
     };
-    const storage = new CachedStorage({
-      storage: new KVStorage(kv),
-      kv,
-      resourcePrefix: prefixAtDepth('/registry', 2),
-    });
     try {
       const teams = '/registry/streams/teams/';
       const users = '/registry/streams/users/';
@@ -137,6 +132,45 @@ describe('watch cache over etcd3: its watch streams', () => {
           ? 'each cache follows its own prefix (progress requests prove it current)'
           : 'the write-order watch of the whole keyspace feeds both caches: each write is sent once',
       );
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe('watch cache over etcd3: caches that start while writes flow', () => {
+  it('each has every write to its prefix, once, when it lists behind the shared watch', async () => {
+    const { storage, kv } = await replica();
+    const prefixes = ['a', 'b', 'c', 'd'].map((r) => `/registry/flow/${r}/`);
+    const written = new Map<string, number>(prefixes.map((p) => [p, 0]));
+    try {
+      await storage.warm([prefixes[0]!]);
+      let writing = true;
+      // Writes to every prefix (through the raw KV, so no cache is handed them) while
+      // the other caches list and join: their lists land behind the watch.
+      const writer = (async () => {
+        for (let i = 0; writing; i++) {
+          const prefix = prefixes[i % prefixes.length]!;
+          await kv.create(`${prefix}o-${i}`, Buffer.from(JSON.stringify(widget(`o-${i}`))));
+          written.set(prefix, (written.get(prefix) ?? 0) + 1);
+        }
+      })();
+      for (const prefix of prefixes.slice(1)) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(await storage.warm([prefix]), true);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      writing = false;
+      await writer;
+      for (const prefix of prefixes) {
+        // A consistent list from the cache: the cache is proven current, so a missed
+        // event would be a missing item, and an event applied twice a wrong count.
+        const reads = countReads(kv);
+        const list = await storage.getList(prefix);
+        assert.deepEqual(reads(), { range: 0, get: 0 }, `${prefix} is answered by its cache`);
+        assert.equal(list.items.length, written.get(prefix), `${prefix} has every write`);
+        assert.equal(storage.cacher(prefix)?.size, written.get(prefix));
+      }
     } finally {
       await storage.close();
     }

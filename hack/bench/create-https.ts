@@ -9,12 +9,18 @@
 // per create is its own process.cpuUsage() over the timed window divided by the
 // creates it answered. Beside them, raw etcd puts of the same value size at the same
 // concurrency (the harness's baseline, `etcd-put`; --no-raw leaves them out).
+// The server, the load and etcd share the machine's cores, so etcd's CPU per operation
+// counts too: each side (each server, and the raw puts) has a loopback etcd of its
+// own, whose user + system time (/proc/<pid>/stat, 10 ms ticks) over the window is
+// that side's alone (no other server's watches see its writes) and printed beside.
+// Each server's garbage collection too (gc-stats.ts): pause time per operation and
+// scavenges per 1,000 operations (each scavenge empties a young generation that
+// fills at a fixed size, so this follows the bytes a create allocates).
 //
 // `--base DIR` adds a server forked from another build's dist/hack/bench (e.g. a copy
 // of dist/ built from the commit before a change, kept inside the worktree so it
 // resolves the same node_modules: `cp -r dist .tmp/base/`, then `--base
-// .tmp/base/dist/hack/bench`). Each server writes under an etcd prefix of its own in
-// one loopback etcd. Rounds alternate the sides (A, B, raw, then B, raw, A, ...), and
+// .tmp/base/dist/hack/bench`). Rounds alternate the sides (A, B, raw, then B, raw, A, ...), and
 // for each client count the median round counts; the CPU ratio of the two builds is
 // taken round by round (neighbours in time see the same load) and its median printed.
 // `--server-flags=--max-semi-space-size=64` starts this build's server with more node
@@ -26,8 +32,10 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEtcd } from '../etcd.js';
+import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
+import type { GcStats } from './gc-stats.js';
+import { etcdPidsOfThisProcess, processCpuMicros } from './process-cpu.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
 import type { HostStarted } from './server-host.js';
 
@@ -48,6 +56,8 @@ const { values: args } = parseArgs({
 
 interface Side {
   readonly label: string;
+  /** The etcd this side alone writes to (so its CPU over a window is this side's). */
+  readonly etcd: RunningEtcd;
   /** The server's process; none for the raw puts, whose CPU is the load's. */
   readonly host?: Child;
   readonly job: (concurrency: number, ms: number, round: number) => Job;
@@ -58,38 +68,53 @@ interface Window {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly cpuUsPerOp: number;
+  /** etcd's CPU (user + system, from /proc) over the window, per operation. */
+  readonly etcdCpuUsPerOp: number;
+  /** The server's garbage collection pauses (all kinds) over the window, per operation. */
+  readonly gcUsPerOp: number;
+  /** Scavenges (young-generation collections) per 1,000 operations: allocation per create. */
+  readonly scavengesPer1k: number;
   readonly errors: number;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'create-https-'));
 const children: Child[] = [];
 
-async function serverSide(
-  label: string,
-  etcdEndpoint: string,
-  benchDir?: string,
-  nodeFlags?: readonly string[],
-): Promise<Side> {
+interface RunningEtcd {
+  readonly instance: EtcdInstance;
+  readonly pid: number;
+}
+const etcds: RunningEtcd[] = [];
+
+/** A loopback etcd of its own, and the pid of its process (for its CPU time). */
+async function ownEtcd(): Promise<RunningEtcd> {
+  const known = new Set(etcdPidsOfThisProcess());
+  const instance = await startEtcd();
+  const pid = etcdPidsOfThisProcess().find((p) => !known.has(p));
+  if (pid === undefined) {
+    await instance.stop();
+    throw new Error('cannot find the etcd process this bench started');
+  }
+  const running = { instance, pid };
+  etcds.push(running);
+  return running;
+}
+
+async function serverSide(label: string, benchDir?: string, nodeFlags?: readonly string[]): Promise<Side> {
+  const etcd = await ownEtcd();
   const host = Child.start(label, 'server-host', {
     logFile: join(dir, `${label}.log`),
     ...(benchDir ? { fromDir: benchDir } : {}),
     ...(nodeFlags ? { nodeFlags } : {}),
   });
   children.push(host);
-  // Each server under an etcd prefix of its own, as two installations would be.
-  const storage = [
-    '--storage-backend',
-    'etcd3',
-    '--etcd-servers',
-    etcdEndpoint,
-    '--etcd-prefix',
-    `/${label}`,
-  ];
+  const storage = ['--storage-backend', 'etcd3', '--etcd-servers', etcd.instance.endpoint];
   const args = ['--secure-port', '0', '--data-dir', join(dir, label), ...storage];
   const started = await host.call<HostStarted>({ start: { args } });
   const target: HttpTarget = { origin: started.origin, token: started.token };
   return {
     label,
+    etcd,
     host,
     job: (concurrency, ms, round) => ({
       kind: 'create-users',
@@ -109,14 +134,25 @@ async function measure(
   ms: number,
   round: number,
 ): Promise<Window> {
+  const gcBefore = await side.host?.call<GcStats>({ gcStats: true });
   const before = side.host ? await side.host.cpuMicros() : 0;
+  const etcdBefore = processCpuMicros(side.etcd.pid);
   const r = await load.call<LoadResult>({ job: side.job(concurrency, ms, round) });
+  const etcdUsed = processCpuMicros(side.etcd.pid) - etcdBefore;
   const used = side.host ? (await side.host.cpuMicros()) - before : NaN;
+  const gcAfter = await side.host?.call<GcStats>({ gcStats: true });
+  const sum = (xs: Record<string, number> | undefined): number =>
+    Object.values(xs ?? {}).reduce((a, b) => a + b, 0);
+  const gcMs = gcAfter ? sum(gcAfter.ms) - sum(gcBefore?.ms) : NaN;
+  const scavenges = gcAfter ? (gcAfter.counts['scavenge'] ?? 0) - (gcBefore?.counts['scavenge'] ?? 0) : NaN;
   return {
     perSecond: r.throughput,
     p50Ms: r.latency.p50Ms,
     p99Ms: r.latency.p99Ms,
     cpuUsPerOp: r.operations > 0 ? used / r.operations : NaN,
+    etcdCpuUsPerOp: r.operations > 0 ? etcdUsed / r.operations : NaN,
+    gcUsPerOp: r.operations > 0 ? (gcMs * 1000) / r.operations : NaN,
+    scavengesPer1k: r.operations > 0 ? (scavenges * 1000) / r.operations : NaN,
     errors: r.errors,
   };
 }
@@ -129,20 +165,21 @@ async function main(): Promise<void> {
   const rounds = Number(args.rounds);
   const clientCounts = args.clients.split(',').map(Number);
   if (args.profile) mkdirSync(args.profile, { recursive: true });
-  const etcd = await startEtcd();
   try {
     const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
     children.push(load);
     const sides: Side[] = [];
-    if (args.base) sides.push(await serverSide('base', etcd.endpoint, args.base));
+    if (args.base) sides.push(await serverSide('base', args.base));
     const flags = args['server-flags']?.split(' ').filter((f) => f !== '');
-    sides.push(await serverSide('server', etcd.endpoint, undefined, flags));
+    sides.push(await serverSide('server', undefined, flags));
     if (!args['no-raw']) {
+      const etcd = await ownEtcd();
       sides.push({
         label: 'raw put',
+        etcd,
         job: (concurrency, ms) => ({
           kind: 'etcd-put',
-          endpoint: etcd.endpoint,
+          endpoint: etcd.instance.endpoint,
           valueSize: VALUE_SIZE,
           concurrency,
           warmupMs: 0,
@@ -174,7 +211,9 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round + 1}/${rounds} done\n`);
     }
     console.log(`creates of ~1 KiB Users over HTTPS (etcd3), ${rounds} rounds of ${args.seconds} s, median:`);
-    console.log('side        clients  per second   p50 ms   p99 ms   server CPU µs/op (by round)');
+    console.log(
+      'side        clients  per second   p50 ms   p99 ms   etcd CPU µs/op (by round)   server CPU µs/op (by round)',
+    );
     for (const c of clientCounts) {
       for (const s of sides) {
         const ws = results.get(key(s.label, c)) ?? [];
@@ -188,8 +227,11 @@ async function main(): Promise<void> {
               .padStart(8)} ${median(ws.map((w) => w.p99Ms))
               .toFixed(1)
               .padStart(8)}   ` +
+            `${median(ws.map((w) => w.etcdCpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.etcdCpuUsPerOp.toFixed(0)).join(', ')})   ` +
             (s.host
-              ? `${median(ws.map((w) => w.cpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.cpuUsPerOp.toFixed(0)).join(', ')})`
+              ? `${median(ws.map((w) => w.cpuUsPerOp)).toFixed(0)} (${ws.map((w) => w.cpuUsPerOp.toFixed(0)).join(', ')})` +
+                `; GC ${median(ws.map((w) => w.gcUsPerOp)).toFixed(0)} µs/op, ` +
+                `${median(ws.map((w) => w.scavengesPer1k)).toFixed(1)} scavenges per 1,000`
               : '–') +
             (errors > 0 ? `; ${errors} errors` : ''),
         );
@@ -201,11 +243,15 @@ async function main(): Promise<void> {
         console.log(
           `  server/base CPU per create at ${c} clients, by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`,
         );
+        const etcdRatios = b.map((w, i) => w.etcdCpuUsPerOp / (a[i]?.etcdCpuUsPerOp ?? NaN));
+        console.log(
+          `  etcd's CPU per create, server/base, at ${c} clients, by round: ${etcdRatios.map((x) => x.toFixed(2)).join(', ')} (median ${median(etcdRatios).toFixed(2)}x)`,
+        );
       }
     }
   } finally {
     for (const c of children.reverse()) await c.stop().catch(() => undefined);
-    await etcd.stop().catch(() => undefined);
+    for (const e of etcds) await e.instance.stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
 }

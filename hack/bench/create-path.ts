@@ -18,7 +18,8 @@
 // driver. Rounds alternate A, B, then B, A, and the median round counts.
 // `--profile <dir>` writes a .cpuprofile of each child's 64-caller window.
 // `--micro` instead times, in this process, the steps of a create this topic changed
-// (storage's encode and returned object, the copy of the body, the managedFields),
+// (storage's encode and returned object, the copy of the body, the creation
+// timestamp, the managedFields),
 // each as every build does it, alternating builds: what one such change moves is
 // below the noise of whole-server windows on a shared machine.
 
@@ -227,6 +228,10 @@ const PROBES: Record<string, Probe> = {
   'clone of the body': async (dist) => {
     const object = await load<typeof ObjectModule>(dist, 'pkg/registry/generic/object.js');
     return (o) => object.clone(o);
+  },
+  'creation timestamp': async (dist) => {
+    const object = await load<typeof ObjectModule>(dist, 'pkg/registry/generic/object.js');
+    return () => object.nowTimestamp(new Date());
   },
   managedFields: async (dist) => {
     const fm = await load<typeof FieldManagerModule>(dist, 'pkg/registry/fieldmanager/field-manager.js');

@@ -50,6 +50,7 @@ import {
   LAST_APPLIED_ANNOTATION,
 } from './last-applied.js';
 import { NOT_PLAIN, plainCopy, type CopyRules } from '../../util/plain-copy.js';
+import { rfc3339Seconds } from '../../util/timestamp.js';
 
 export { ANCIENT_CHANGES_MANAGER, LAST_APPLIED_ANNOTATION, MAX_UPDATE_MANAGERS };
 
@@ -119,17 +120,6 @@ const JSON_COPY: CopyRules = { json: true };
 function clone<T>(v: T): T {
   const copy = plainCopy(v, JSON_COPY);
   return copy === NOT_PLAIN ? (JSON.parse(JSON.stringify(v)) as T) : (copy as T);
-}
-
-/** The last second formatted: every write within one second stamps the same time. */
-let lastSecond = { epochSeconds: NaN, text: '' };
-
-function rfc3339Seconds(d: Date): string {
-  const epochSeconds = Math.floor(d.getTime() / 1000);
-  if (epochSeconds !== lastSecond.epochSeconds) {
-    lastSecond = { epochSeconds, text: d.toISOString().replace(/\.\d+Z$/, 'Z') };
-  }
-  return lastSecond.text;
 }
 
 /** Past this many distinct managers, an instance's identifier memo starts over (names come from clients). */

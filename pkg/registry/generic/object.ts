@@ -2,6 +2,7 @@
 
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
 import { structuredCopy } from '../../util/plain-copy.js';
+import { rfc3339Seconds } from '../../util/timestamp.js';
 
 /**
  * How deep objects and arrays may nest in anything a client sends (the top-level
@@ -61,7 +62,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 
 /** Now, as Kubernetes writes timestamps: RFC 3339 in UTC, whole seconds. */
 export function nowTimestamp(now: Date = new Date()): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return rfc3339Seconds(now);
 }
 
 /** A copy of the object without the fields that only describe its storage state. */

@@ -43,15 +43,21 @@
 // Users in turn (the harness's get row reads 100), against its own one-User side. `--writes` ends with one more
 // window per side under `strace` (Linux; it must be installed), counting the write and
 // writev calls and bytes per get: to the client sockets, and to stdout (the log).
+// `--alloc` ends with one more window per server under V8's sampling heap profiler
+// (heap-sampling.ts; `--alloc-interval` bytes between samples, default 512): bytes and
+// objects allocated per get, the top allocation sites, and each site charged to the
+// nearest frame of this project (`--alloc-top N` lines each, default 25). With
+// `--rounds 0` only that window runs (after the warm-up).
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
+import type { AllocationSummary } from './heap-sampling.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
 import { API_PATH, GROUP, accessKeyBody, userBody } from './objects.js';
 import type { HostStarted } from './server-host.js';
@@ -93,6 +99,9 @@ const { values: args } = parseArgs({
     'age-teams': { type: 'string', default: '0' },
     spread: { type: 'string', default: '0' },
     writes: { type: 'boolean', default: false },
+    alloc: { type: 'boolean', default: false },
+    'alloc-interval': { type: 'string', default: '512' },
+    'alloc-top': { type: 'string', default: '25' },
   },
 });
 /** The limiter's A/B is a plain user's: administrators never pass through the limiter. */
@@ -324,6 +333,24 @@ async function traceWrites(load: Child, side: Side, ms: number): Promise<string>
   );
 }
 
+/** One window of gets against a server under the sampling heap profiler: what a get allocates, and where. */
+async function allocation(load: Child, side: Side, ms: number): Promise<string> {
+  await side.process.call({ heapSampling: { start: { intervalBytes: Number(args['alloc-interval']) } } });
+  const r = await gets(load, side, ms);
+  const a = await side.process.call<AllocationSummary>({ heapSampling: { stop: { topSites: Number(args['alloc-top']) } } });
+  const n = Math.max(1, r.operations);
+  const lines = (title: string, sites: AllocationSummary['bySite']): string =>
+    `    ${title}:\n` +
+    sites
+      .map((x) => `      ${(x.bytes / n).toFixed(0).padStart(7)} B/get ${((100 * x.bytes) / a.bytes).toFixed(1).padStart(5)}%  ${x.site}`)
+      .join('\n');
+  return (
+    `  ${side.label.padEnd(6)} ${r.operations} gets: ${(a.bytes / n).toFixed(0)} bytes and ~${(a.objects / n).toFixed(0)} objects ` +
+    `allocated per get (${a.samples} samples)\n` +
+    `${lines('by allocating function', a.bySite)}\n${lines('by nearest frame of this project', a.byProjectFrame)}`
+  );
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function main(): Promise<void> {
@@ -435,6 +462,13 @@ async function main(): Promise<void> {
   if (args['limiter-ab']) console.log(`  ${paired('server', 'nolimit')} (the limiter on against off)`);
   if (aged) console.log(`  ${paired('aged', 'server')}`);
   if (spread > 0) console.log(`  ${paired('spread', 'server')}`);
+  if (args.alloc) {
+    console.log(`allocation per get (${args.clients} clients, one window of ${seconds} s each, sampling heap profiler):`);
+    // A base build older than heap-sampling.ts would take the unknown message for a stop.
+    const samples = (s: Side): boolean =>
+      s.label !== 'bare' && (s.label !== 'base' || existsSync(join(args.base!, 'heap-sampling.js')));
+    for (const s of sides) if (samples(s)) console.log(await allocation(load, s, seconds * 1000));
+  }
   if (args.writes) {
     console.log(`writes under strace (${args.clients} clients, one window of ${seconds} s each):`);
     for (const s of sides) console.log(`  ${await traceWrites(load, s, seconds * 1000)}`);

@@ -16,6 +16,7 @@ import {
 } from '../../pkg/server/index.js';
 import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
 import { gcStats } from './gc-stats.js';
+import { heapSampling, type HeapSamplingCommand } from './heap-sampling.js';
 import { heapSnapshot, memory } from './memory.js';
 import { profile } from './profiler.js';
 import { userBody } from './objects.js';
@@ -36,6 +37,7 @@ export type HostMessage =
   | { id: number; gcStats: true }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
+  | { id: number; heapSampling: HeapSamplingCommand }
   | { id: number; stop: true };
 
 let running: RunningServer | undefined;
@@ -105,6 +107,7 @@ if (process.send) {
     else if ('cpu' in msg) reply({ result: process.cpuUsage() });
     else if ('gcStats' in msg) reply({ result: gcStats() });
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
+    else if ('heapSampling' in msg) heapSampling(msg.heapSampling).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {
       const s = msg.seedUsers;
       seedUsers(s.prefix, s.from, s.count, s.concurrency).then((r) => reply({ result: r }), fail);

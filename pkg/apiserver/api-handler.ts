@@ -174,7 +174,8 @@ class Server implements ApiHandler {
     scope.auditID = initAuditID(req, res);
     res.setHeader('Cache-Control', 'no-cache, private');
     if (this.shuttingDown) res.setHeader('Connection', 'close');
-    res.once('close', () => this.finished(scope, started));
+    // 'close' comes once per response: `on` spares the once-wrapper and its bound function.
+    res.on('close', () => this.finished(scope, started));
     this.serve(scope).catch((err: unknown) => {
       if (!isApiError(err)) this.audit?.panicked(scope, err);
       try {

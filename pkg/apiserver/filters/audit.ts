@@ -19,7 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { newInternalError } from '../../apis/meta/errors.js';
 import { RequestAudit } from '../../audit/context.js';
-import { requestAttributes } from '../filters.js';
+import { attributesFor } from '../filters.js';
 import { newEvent, sourceIPs, userAgentOf } from '../../audit/event.js';
 import type { AuditConfig } from '../../audit/options.js';
 import { AUDIT_ID_HEADER, type EventUser, type ObjectReference } from '../../audit/types.js';
@@ -115,7 +115,7 @@ export class AuditFilter {
     info: RequestInfo,
     user: AuditedUser | undefined,
   ): RequestAudit | undefined {
-    const decided = this.config.policy.evaluate({ user, ...requestAttributes(info) });
+    const decided = this.config.policy.evaluate(attributesFor(user, info));
     countAuditLevel(decided.level);
     if (decided.level === 'None') return undefined;
     const event = newEvent({

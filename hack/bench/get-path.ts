@@ -47,13 +47,18 @@
 // (heap-sampling.ts; `--alloc-interval` bytes between samples, default 512): bytes and
 // objects allocated per get, the top allocation sites, and each site charged to the
 // nearest frame of this project (`--alloc-top N` lines each, default 25). With
-// `--rounds 0` only that window runs (after the warm-up).
+// `--rounds 0` only that window runs (after the warm-up). `--audit` runs every server
+// as the chart deploys it by default: its default audit policy (read from the rendered
+// deploy/05-configmap-platform-apiserver-audit-policy.yaml; reads at Metadata), events
+// written to stdout (here the server's log file) in blocking mode. Without it nothing
+// is audited, as the bench server has no policy file.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
@@ -100,6 +105,7 @@ const { values: args } = parseArgs({
     spread: { type: 'string', default: '0' },
     writes: { type: 'boolean', default: false },
     alloc: { type: 'boolean', default: false },
+    audit: { type: 'boolean', default: false },
     'alloc-interval': { type: 'string', default: '512' },
     'alloc-top': { type: 'string', default: '25' },
   },
@@ -107,6 +113,15 @@ const { values: args } = parseArgs({
 /** The limiter's A/B is a plain user's: administrators never pass through the limiter. */
 const caller = args['limiter-ab'] ? 'reader' : args.caller;
 const NO_LIMITER = ['--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0'];
+
+/** The chart's default audit set-up (`--audit`), its policy file written into `dir`. */
+function auditArgs(dir: string): string[] {
+  const rendered = join(process.cwd(), 'deploy', '05-configmap-platform-apiserver-audit-policy.yaml');
+  const configMap = parseYaml(readFileSync(rendered, 'utf8')) as { data: Record<string, string> };
+  const file = join(dir, 'audit-policy.yaml');
+  writeFileSync(file, configMap.data['policy.yaml'] ?? '');
+  return ['--audit-policy-file', file, '--audit-log-mode', 'blocking', '--audit-log-path', '-'];
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'getpath-bench-'));
 const children: Child[] = [];
@@ -357,7 +372,8 @@ async function main(): Promise<void> {
   const seconds = Number(args.seconds);
   if (args.profile) mkdirSync(args.profile, { recursive: true });
   const rounds = Number(args.rounds);
-  let backendArgs = (_label: string): string[] => ['--storage-backend', 'sqlite'];
+  const audit = args.audit ? auditArgs(dir) : [];
+  let backendArgs = (_label: string): string[] => ['--storage-backend', 'sqlite', ...audit];
   if (args.backend === 'etcd3') {
     const endpoint = (etcd = await startEtcd()).endpoint;
     // Each server under a prefix of its own in the one etcd, as two installations would be.
@@ -368,6 +384,7 @@ async function main(): Promise<void> {
       endpoint,
       '--etcd-prefix',
       `/${label}`,
+      ...audit,
     ];
   }
   const load = child(Child.start('load', 'load', { logFile: join(dir, 'load.log') }));

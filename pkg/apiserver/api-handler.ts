@@ -301,7 +301,10 @@ class Server implements ApiHandler {
       throw err;
     }
     scope.info = info;
-    if (this.audit) await this.audit.begin(scope, info, scope.user);
+    if (this.audit) {
+      const begun = this.audit.begin(scope, info, scope.user);
+      if (begun) await begun;
+    }
     // Upstream's order: authentication, audit, then max-in-flight / fair queuing, then authorization.
     if (this.maxInflight) {
       const admitted = this.maxInflight.admit(res, info, scope.user, () => scope.signal);

@@ -43,15 +43,26 @@
 // Users in turn (the harness's get row reads 100), against its own one-User side. `--writes` ends with one more
 // window per side under `strace` (Linux; it must be installed), counting the write and
 // writev calls and bytes per get: to the client sockets, and to stdout (the log).
+// `--alloc` ends with one more window per server under V8's sampling heap profiler
+// (heap-sampling.ts; `--alloc-interval` bytes between samples, default 512): bytes and
+// objects allocated per get, the top allocation sites, and each site charged to the
+// nearest frame of this project (`--alloc-top N` lines each, default 25). With
+// `--rounds 0` only that window runs (after the warm-up). `--audit` runs every server
+// as the chart deploys it by default: its default audit policy (read from the rendered
+// deploy/05-configmap-platform-apiserver-audit-policy.yaml; reads at Metadata), events
+// written to stdout (here the server's log file) in blocking mode. Without it nothing
+// is audited, as the bench server has no policy file.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
+import type { AllocationSummary } from './heap-sampling.js';
 import {
   gcOf,
   gets as getsOf,
@@ -91,11 +102,24 @@ const { values: args } = parseArgs({
     'age-teams': { type: 'string', default: '0' },
     spread: { type: 'string', default: '0' },
     writes: { type: 'boolean', default: false },
+    alloc: { type: 'boolean', default: false },
+    audit: { type: 'boolean', default: false },
+    'alloc-interval': { type: 'string', default: '512' },
+    'alloc-top': { type: 'string', default: '25' },
   },
 });
 /** The limiter's A/B is a plain user's: administrators never pass through the limiter. */
 const caller = args['limiter-ab'] ? 'reader' : args.caller;
 const NO_LIMITER = ['--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0'];
+
+/** The chart's default audit set-up (`--audit`), its policy file written into `dir`. */
+function auditArgs(dir: string): string[] {
+  const rendered = join(process.cwd(), 'deploy', '05-configmap-platform-apiserver-audit-policy.yaml');
+  const configMap = parseYaml(readFileSync(rendered, 'utf8')) as { data: Record<string, string> };
+  const file = join(dir, 'audit-policy.yaml');
+  writeFileSync(file, configMap.data['policy.yaml'] ?? '');
+  return ['--audit-policy-file', file, '--audit-log-mode', 'blocking', '--audit-log-path', '-'];
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'getpath-bench-'));
 const children: Child[] = [];
@@ -217,11 +241,30 @@ async function traceWrites(load: Child, side: Side, ms: number): Promise<string>
   );
 }
 
+/** One window of gets against a server under the sampling heap profiler: what a get allocates, and where. */
+async function allocation(load: Child, side: Side, ms: number): Promise<string> {
+  await side.process.call({ heapSampling: { start: { intervalBytes: Number(args['alloc-interval']) } } });
+  const r = await gets(load, side, ms);
+  const a = await side.process.call<AllocationSummary>({ heapSampling: { stop: { topSites: Number(args['alloc-top']) } } });
+  const n = Math.max(1, r.operations);
+  const lines = (title: string, sites: AllocationSummary['bySite']): string =>
+    `    ${title}:\n` +
+    sites
+      .map((x) => `      ${(x.bytes / n).toFixed(0).padStart(7)} B/get ${((100 * x.bytes) / a.bytes).toFixed(1).padStart(5)}%  ${x.site}`)
+      .join('\n');
+  return (
+    `  ${side.label.padEnd(6)} ${r.operations} gets: ${(a.bytes / n).toFixed(0)} bytes and ~${(a.objects / n).toFixed(0)} objects ` +
+    `allocated per get (${a.samples} samples)\n` +
+    `${lines('by allocating function', a.bySite)}\n${lines('by nearest frame of this project', a.byProjectFrame)}`
+  );
+}
+
 async function main(): Promise<void> {
   const seconds = Number(args.seconds);
   if (args.profile) mkdirSync(args.profile, { recursive: true });
   const rounds = Number(args.rounds);
-  let backendArgs = (_label: string): string[] => ['--storage-backend', 'sqlite'];
+  const audit = args.audit ? auditArgs(dir) : [];
+  let backendArgs = (_label: string): string[] => ['--storage-backend', 'sqlite', ...audit];
   if (args.backend === 'etcd3') {
     const endpoint = (etcd = await startEtcd()).endpoint;
     // Each server under a prefix of its own in the one etcd, as two installations would be.
@@ -232,6 +275,7 @@ async function main(): Promise<void> {
       endpoint,
       '--etcd-prefix',
       `/${label}`,
+      ...audit,
     ];
   }
   const load = child(Child.start('load', 'load', { logFile: join(dir, 'load.log') }));
@@ -326,6 +370,13 @@ async function main(): Promise<void> {
   if (args['limiter-ab']) console.log(`  ${paired('server', 'nolimit')} (the limiter on against off)`);
   if (aged) console.log(`  ${paired('aged', 'server')}`);
   if (spread > 0) console.log(`  ${paired('spread', 'server')}`);
+  if (args.alloc) {
+    console.log(`allocation per get (${args.clients} clients, one window of ${seconds} s each, sampling heap profiler):`);
+    // A base build older than heap-sampling.ts would take the unknown message for a stop.
+    const samples = (s: Side): boolean =>
+      s.label !== 'bare' && (s.label !== 'base' || existsSync(join(args.base!, 'heap-sampling.js')));
+    for (const s of sides) if (samples(s)) console.log(await allocation(load, s, seconds * 1000));
+  }
   if (args.writes) {
     console.log(`writes under strace (${args.clients} clients, one window of ${seconds} s each):`);
     for (const s of sides) console.log(`  ${await traceWrites(load, s, seconds * 1000)}`);

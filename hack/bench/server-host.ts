@@ -18,6 +18,7 @@ import type { RequestContext } from '../../pkg/registry/rest/interfaces.js';
 import { allocationProfile, type AllocationCommand } from './allocation-profiler.js';
 import { addBallast } from './ballast.js';
 import { gcStats } from './gc-stats.js';
+import { heapSampling, type HeapSamplingCommand } from './heap-sampling.js';
 import { heapSnapshot, memory } from './memory.js';
 import { profile } from './profiler.js';
 import { userBody } from './objects.js';
@@ -40,6 +41,7 @@ export type HostMessage =
   | { id: number; allocations: AllocationCommand }
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
+  | { id: number; heapSampling: HeapSamplingCommand }
   | { id: number; stop: true };
 
 let running: RunningServer | undefined;
@@ -111,6 +113,7 @@ if (process.send) {
     else if ('ballast' in msg) reply({ result: addBallast(msg.ballast.bytes) });
     else if ('allocations' in msg) allocationProfile(msg.allocations).then((r) => reply({ result: r }), fail);
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
+    else if ('heapSampling' in msg) heapSampling(msg.heapSampling).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {
       const s = msg.seedUsers;
       seedUsers(s.prefix, s.from, s.count, s.concurrency).then((r) => reply({ result: r }), fail);

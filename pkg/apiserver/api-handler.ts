@@ -183,7 +183,8 @@ class Server implements ApiHandler {
     scope.auditID = initAuditID(req, res);
     res.setHeader('Cache-Control', 'no-cache, private');
     if (this.shuttingDown) res.setHeader('Connection', 'close');
-    res.once('close', () => this.finished(scope, started));
+    // 'close' comes once per response: `on` spares the once-wrapper and its bound function.
+    res.on('close', () => this.finished(scope, started));
     this.serve(scope).catch((err: unknown) => {
       if (!isApiError(err)) this.audit?.panicked(scope, err);
       try {
@@ -320,7 +321,10 @@ class Server implements ApiHandler {
       throw err;
     }
     scope.info = info;
-    if (this.audit) await this.audit.begin(scope, info, scope.user);
+    if (this.audit) {
+      const begun = this.audit.begin(scope, info, scope.user);
+      if (begun) await begun;
+    }
     // Upstream's WithImpersonation sits here: after audit, before max-in-flight and authorization.
     if (hasImpersonationHeaders(req))
       scope.user = await impersonate(this.config.authorizer, scope, this.config.logger);

@@ -46,13 +46,17 @@ function authenticatorFailed(err: unknown, logger: Logger): never {
   throw newUnauthorized();
 }
 
-export function attributesFor(user: AuthenticatedUser, info: RequestInfo): Attributes {
-  return { user, ...requestAttributes(info) };
-}
-
-/** What authorization (and the audit policy) asks about a request, apart from who sends it. */
-export function requestAttributes(info: RequestInfo): Omit<Attributes, 'user'> {
+/**
+ * What authorization (and, with the caller or none, the audit policy) asks about a
+ * request: its attributes and who sends it. One object a request, written out rather
+ * than spread from a second one.
+ */
+export function attributesFor<U extends Pick<AuthenticatedUser, 'name' | 'groups'> | undefined>(
+  user: U,
+  info: RequestInfo,
+): Omit<Attributes, 'user'> & { readonly user: U } {
   return {
+    user,
     verb: info.verb,
     isResourceRequest: info.isResourceRequest,
     path: info.path,

@@ -25,6 +25,7 @@ import { invalidPatch } from '../registry/generic/decode.js';
 import { decodeBody, decodeJSON, decodeYAML, readBody } from './body.js';
 import { PROTOBUF_MEDIA_TYPE } from '../apis/meta/protobuf.js';
 import {
+  JSON_MEDIA_TYPE,
   baseMediaType,
   negotiateInput,
   negotiateOutput,
@@ -42,6 +43,7 @@ import {
   validateDeleteDryRun,
   writeOptionsFrom,
 } from './query.js';
+import { JSON_FORMAT } from './responses.js';
 import type { RequestScope } from './scope.js';
 import {
   checkConvertible,
@@ -83,7 +85,9 @@ export function negotiateResourceOutput(
   const pretty =
     !stream &&
     (output.pretty || wantsPretty(scope.hasQuery ? scope.query : undefined, scope.req.headers['user-agent']));
-  scope.format = { mediaType: output.mediaType, pretty };
+  // The common answer shares one format object (formats are read-only).
+  scope.format =
+    output.mediaType === JSON_MEDIA_TYPE && !pretty ? JSON_FORMAT : { mediaType: output.mediaType, pretty };
   return output;
 }
 

@@ -120,6 +120,35 @@ describe('Accept negotiation', () => {
   });
 });
 
+describe('Accept negotiation, remembered per header', () => {
+  const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+
+  it('answers a repeated header as it did the first time, per kind of endpoint and stream', () => {
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(negotiateOutput(TABLE, RESOURCE)?.convert, { kind: 'Table', group: 'meta.k8s.io', version: 'v1' });
+      // The same header where tables are not served: refused, not the remembered Table.
+      assert.equal(negotiateOutput(TABLE, { kind: 'resource', table: false }), undefined);
+      assert.equal(negotiateOutput(TABLE, { kind: 'plain' }), undefined);
+      // A watch asking for YAML is refused; the same header for a get is YAML.
+      assert.equal(negotiateOutput('application/yaml', RESOURCE, true), undefined);
+      assert.equal(negotiateOutput('application/yaml', RESOURCE)?.mediaType, 'application/yaml');
+    }
+  });
+
+  it('still negotiates right after many distinct headers (the memo is bounded)', () => {
+    for (let i = 0; i < 500; i++) {
+      assert.equal(negotiateOutput(`application/json;x=${i}`, RESOURCE)?.mediaType, 'application/json');
+    }
+    assert.equal(negotiateOutput('application/yaml', RESOURCE)?.mediaType, 'application/yaml');
+    assert.equal(negotiateOutput(TABLE, RESOURCE)?.convert?.kind, 'Table');
+  });
+
+  it('shares answers that cannot be changed by a caller', () => {
+    const output = negotiateOutput(TABLE, RESOURCE);
+    assert.ok(output && Object.isFrozen(output) && Object.isFrozen(output.convert));
+  });
+});
+
 describe('Content-Type negotiation', () => {
   it('decodes JSON by default and YAML when asked; anything else is 415', () => {
     assert.equal(negotiateInput(undefined), 'json');

@@ -132,7 +132,39 @@ export function negotiateOutput(
   endpoint: EndpointKind,
   stream = false,
 ): NegotiatedOutput | undefined {
-  if (!accept) return { mediaType: JSON_MEDIA_TYPE, pretty: false };
+  if (!accept) return PLAIN_JSON;
+  if (accept.length > MAX_REMEMBERED_ACCEPT_LENGTH) return negotiate(accept, endpoint, stream);
+  const memo = (NEGOTIATED[memoIndex(endpoint, stream)] ??= new Map());
+  const known = memo.get(accept);
+  if (known !== undefined) return known ?? undefined;
+  const output = negotiate(accept, endpoint, stream);
+  // A client chooses its header: the memo is bounded, and starts over when full.
+  if (memo.size >= MAX_REMEMBERED_ACCEPT_HEADERS) memo.clear();
+  memo.set(accept, output ?? null);
+  return output;
+}
+
+/** The answer for no Accept header (shared: every NegotiatedOutput is read-only). */
+const PLAIN_JSON: NegotiatedOutput = Object.freeze({ mediaType: JSON_MEDIA_TYPE, pretty: false });
+
+/**
+ * Clients send the same few Accept headers request after request (kubectl's, a
+ * client-go's, a browser's): the negotiated answer is remembered per header and kind
+ * of endpoint instead of splitting and parsing the header into clauses, maps and
+ * sorted arrays on every request (~0.8 KB of garbage a get). Answers are frozen, so
+ * sharing them is safe; null remembers a 406.
+ */
+const NEGOTIATED: Map<string, NegotiatedOutput | null>[] = [];
+const MAX_REMEMBERED_ACCEPT_HEADERS = 64;
+const MAX_REMEMBERED_ACCEPT_LENGTH = 512;
+
+/** One memo per kind of endpoint and stream flag (the inputs besides the header). */
+function memoIndex(endpoint: EndpointKind, stream: boolean): number {
+  const kind = endpoint.kind === 'resource' ? (endpoint.table ? 0 : 1) : endpoint.kind === 'discovery' ? 2 : 3;
+  return kind * 2 + (stream ? 1 : 0);
+}
+
+function negotiate(accept: string, endpoint: EndpointKind, stream: boolean): NegotiatedOutput | undefined {
   for (const clause of parseAccept(accept)) {
     for (const s of SERIALIZERS) {
       const matches =
@@ -156,7 +188,7 @@ export function negotiateOutput(
         mediaType: s.mediaType,
         pretty: clause.params.get('pretty') === '1',
       };
-      return convert ? { ...result, convert } : result;
+      return Object.freeze(convert ? { ...result, convert: Object.freeze(convert) } : result);
     }
   }
   return undefined;

@@ -97,9 +97,11 @@ export class RequestAudit implements AuditRecorder {
 
   /**
    * processAuditEvent: unless the policy omits the stage, stamps it and hands a copy
-   * to the sink. False only when the sink could not store it.
+   * to the sink. False only when the sink could not store it. An omitted stage answers
+   * true at once, not as a promise: the chart's default policy omits RequestReceived,
+   * and every audited request would otherwise wait a turn for nothing.
    */
-  async process(stage: Stage): Promise<boolean> {
+  process(stage: Stage): true | Promise<boolean> {
     this.emitted.add(stage);
     if (this.config.omitStages.includes(stage)) return true;
     this.event.stage = stage;
@@ -107,6 +109,10 @@ export class RequestAudit implements AuditRecorder {
       stage === 'RequestReceived' ? this.event.requestReceivedTimestamp : microTime(nowEpochMs());
     auditEventTotal.inc();
     // A sink reports its own failures; one that throws counts as not stored, never as a crash.
-    return this.sink.processEvents([snapshotEvent(this.event)]).catch(() => false);
+    try {
+      return this.sink.processEvents([snapshotEvent(this.event)]).catch(() => false);
+    } catch {
+      return Promise.resolve(false);
+    }
   }
 }

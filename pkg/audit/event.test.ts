@@ -95,6 +95,29 @@ describe('audit events', () => {
     assert.deepEqual(snap.objectRef, { resource: 'teams', apiGroup: 'g', apiVersion: 'v1' });
   });
 
+  it('snapshots copies of the extra values, keeps every key as its own field, and writes them sorted', () => {
+    const extra: Record<string, string[]> = JSON.parse('{"__proto__":["p"],"b":["1"],"a":["2"]}') as Record<string, string[]>;
+    const ev = newEvent({
+      level: 'Metadata',
+      auditID: 'id-2',
+      requestURI: '/apis/g/v1/teams',
+      verb: 'list',
+      user: { username: 'alice', extra },
+      sourceIPs: [],
+      userAgent: '',
+      objectRef: undefined,
+      requestReceivedEpochMs: Date.UTC(2024, 0, 1),
+    });
+    const snap = snapshotEvent(ev);
+    assert.equal(
+      JSON.stringify(snap.user.extra),
+      '{"__proto__":["p"],"a":["2"],"b":["1"]}',
+    );
+    assert.equal(Object.getPrototypeOf(snap.user.extra), Object.prototype);
+    snap.user.extra?.['a']?.push('changed');
+    assert.deepEqual(ev.user.extra?.['a'], ['2'], 'the event keeps its own values');
+  });
+
   it('records objects by level, fills the reference from the body, and stamps stages', async () => {
     const stored: Event[] = [];
     const sink = {

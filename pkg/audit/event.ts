@@ -149,8 +149,24 @@ function orderedObjectRef(ref: ObjectReference): ObjectReference {
   return out;
 }
 
-function sortedEntries<T>(map: Readonly<Record<string, T>>): [string, T][] {
-  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+/**
+ * A copy of `map` with its keys in sorted order, as Go writes a map: the keys sorted
+ * by code unit (Array.prototype.sort's own order), each value through `copy`. Built
+ * key by key rather than through Object.entries, sort and fromEntries: an audited
+ * request snapshots its annotations and the user's extra for every event it stores.
+ */
+function sortedCopy<T>(map: Readonly<Record<string, T>>, copy?: (value: T) => T): Record<string, T> {
+  const keys = Object.keys(map);
+  if (keys.length > 1) keys.sort();
+  const out: Record<string, T> = {};
+  for (const key of keys) {
+    const value = copy ? copy(map[key] as T) : (map[key] as T);
+    // An own property even for `__proto__` (as fromEntries made it), never the prototype.
+    if (key === '__proto__') {
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    } else out[key] = value;
+  }
+  return out;
 }
 
 function orderedUser(user: EventUser): EventUser {
@@ -160,7 +176,7 @@ function orderedUser(user: EventUser): EventUser {
   if (user.groups && user.groups.length > 0) out.groups = [...user.groups];
   if (user.extra && Object.keys(user.extra).length > 0) {
     // Go writes a map's keys sorted.
-    out.extra = Object.fromEntries(sortedEntries(user.extra).map(([k, v]) => [k, [...v]]));
+    out.extra = sortedCopy(user.extra, (values) => [...values]);
   }
   return out;
 }
@@ -190,6 +206,6 @@ export function snapshotEvent(ev: Event): Event {
   out.requestReceivedTimestamp = ev.requestReceivedTimestamp;
   out.stageTimestamp = ev.stageTimestamp;
   if (ev.annotations && Object.keys(ev.annotations).length > 0)
-    out.annotations = Object.fromEntries(sortedEntries(ev.annotations));
+    out.annotations = sortedCopy(ev.annotations);
   return out;
 }

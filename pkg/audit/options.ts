@@ -233,6 +233,8 @@ export async function buildAudit(v: AuditOptionValues, logger: Logger): Promise<
 function sharedStdout(): Writable {
   const out = stdout();
   return new Writable({
+    // Strings stay strings: the events are text already, and the log writes text.
+    decodeStrings: false,
     write(chunk: Buffer | string, _encoding, done) {
       out.write(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
       done();

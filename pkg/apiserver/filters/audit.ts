@@ -19,7 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { newInternalError } from '../../apis/meta/errors.js';
 import { RequestAudit } from '../../audit/context.js';
-import { requestAttributes } from '../filters.js';
+import { attributesFor } from '../filters.js';
 import { newEvent, sourceIPs, userAgentOf } from '../../audit/event.js';
 import type { AuditConfig } from '../../audit/options.js';
 import { AUDIT_ID_HEADER, type EventUser, type ObjectReference } from '../../audit/types.js';
@@ -115,7 +115,7 @@ export class AuditFilter {
     info: RequestInfo,
     user: AuditedUser | undefined,
   ): RequestAudit | undefined {
-    const decided = this.config.policy.evaluate({ user, ...requestAttributes(info) });
+    const decided = this.config.policy.evaluate(attributesFor(user, info));
     countAuditLevel(decided.level);
     if (decided.level === 'None') return undefined;
     const event = newEvent({
@@ -136,18 +136,22 @@ export class AuditFilter {
    * WithAudit, once the caller is known: RequestReceived before any work. Throws the
    * 500 of blocking-strict when that event cannot be stored.
    */
-  async begin(scope: RequestScope, info: RequestInfo, user: AuditedUser): Promise<void> {
+  begin(scope: RequestScope, info: RequestInfo, user: AuditedUser): void | Promise<void> {
     const audit = this.start(scope, info, user);
     if (!audit) return;
     scope.audit = audit;
     this.track(scope, { audit, failedAuthentication: false });
     if (info.verb === 'watch') this.reportResponseStart(scope.res, audit);
-    if (!(await audit.process('RequestReceived'))) {
+    // Synchronous when the policy omits the stage (the chart's default does).
+    const stored = audit.process('RequestReceived');
+    if (stored === true) return;
+    return stored.then((ok) => {
+      if (ok) return;
       // As upstream: the request fails at once, and no later stage is audited.
       this.audits.delete(scope.res);
       auditRequestsRejectedTotal.inc();
       throw newInternalError('failed to store audit event');
-    }
+    });
   }
 
   /** WithFailedAuthenticationAudit: remembered now, stored when the 401 goes out. */

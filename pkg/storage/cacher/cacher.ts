@@ -94,6 +94,10 @@ type ReadPoint =
   | { readonly kind: 'notOlderThan'; readonly revision: number }
   | { readonly kind: 'exact'; readonly revision: number };
 
+/** The two read points without a revision, shared rather than built per read. */
+const LATEST: ReadPoint = { kind: 'latest' };
+const ANY: ReadPoint = { kind: 'any' };
+
 export class Cacher {
   private readonly cache: WatchCache;
   private readonly watchers = new Set<CacheWatcher>();
@@ -248,12 +252,12 @@ export class Cacher {
     const given = options.resourceVersion ?? '';
     const minimum = parseResourceVersion(given);
     const point: ReadPoint =
-      given === ''
-        ? { kind: 'latest' }
-        : minimum === 0
-          ? { kind: 'any' }
-          : { kind: 'notOlderThan', revision: minimum };
-    if (!(await this.catchUp(point, deadline))) return this.storage.get(key, options, deadline);
+      given === '' ? LATEST : minimum === 0 ? ANY : { kind: 'notOlderThan', revision: minimum };
+    // Awaited only when the answer is not known at once (a consistent read's revision).
+    const caughtUp = this.catchUp(point, deadline);
+    if (!(caughtUp === true || (caughtUp !== false && (await caughtUp)))) {
+      return this.storage.get(key, options, deadline);
+    }
     const entry = this.cache.get(key);
     if (!entry) {
       if (options.ignoreNotFound) return null;
@@ -273,10 +277,10 @@ export class Cacher {
       read.exact > 0
         ? { kind: 'exact', revision: read.exact }
         : read.latest
-          ? { kind: 'latest' }
+          ? LATEST
           : read.minimum > 0
             ? { kind: 'notOlderThan', revision: read.minimum }
-            : { kind: 'any' };
+            : ANY;
 
     if (!(await this.catchUp(point, deadline))) return this.storage.getList(key, options, deadline);
     // From here on everything is synchronous: the snapshot is only valid until the next event.
@@ -335,44 +339,63 @@ export class Cacher {
   }
 
   /**
-   * Storage's current revision, from the shared revision read. The read itself runs
-   * free of any request's deadline (it serves every reader of its round), but this
-   * reader stops waiting for it at its own request's deadline, as a storage call would.
-   * The deadline goes down as a time, not an AbortSignal: the batcher keeps one timer
-   * for all its readers (a signal per get was a tenth of a get's CPU over etcd).
-   */
-  private async currentRevision(deadline: StorageDeadline | undefined): Promise<number> {
-    if (!deadline) return this.revisions.current();
-    if (deadline.abandoned || deadline.remainingMs() === 0) throw storageTimeout(this.prefix, false);
-    try {
-      return await this.revisions.current(deadline.deadlineAt);
-    } catch (err) {
-      if (err instanceof RevisionWaitExpired) throw storageTimeout(this.prefix, false);
-      throw err;
-    }
-  }
-
-  /**
    * Waits until the cache can answer a read at `point`. False means "ask storage":
    * the cache is not ready, or did not catch up in time. Throws when the revision
    * asked for is newer than storage's. `deadline` is the request's, if any: the wait
-   * for storage's current revision ends at it.
+   * for storage's current revision ends at it. Answers at once (no promise) when it
+   * can: a read that names no revision, or one the cache has already applied.
    */
-  private async catchUp(point: ReadPoint, deadline: StorageDeadline | undefined): Promise<boolean> {
-    if (!this.isReady && !(await this.waitReady(this.options.freshnessTimeoutMs))) return false;
+  private catchUp(point: ReadPoint, deadline: StorageDeadline | undefined): boolean | Promise<boolean> {
+    if (!this.isReady) return this.catchUpOnceReady(point, deadline);
+    return this.catchUpReady(point, deadline);
+  }
+
+  private async catchUpOnceReady(point: ReadPoint, deadline: StorageDeadline | undefined): Promise<boolean> {
+    if (!(await this.waitReady(this.options.freshnessTimeoutMs))) return false;
+    return this.catchUpReady(point, deadline);
+  }
+
+  private catchUpReady(point: ReadPoint, deadline: StorageDeadline | undefined): boolean | Promise<boolean> {
     switch (point.kind) {
       case 'any':
         return true;
       case 'latest':
-        return this.waitFresh(await this.currentRevision(deadline));
+        return this.freshAtStorageRevision(undefined, deadline);
       case 'notOlderThan':
-      case 'exact': {
+      case 'exact':
         if (this.cache.revision >= point.revision) return true;
-        const current = await this.currentRevision(deadline);
-        if (point.revision > current) throw tooLargeResourceVersion(point.revision, current);
-        return this.waitFresh(point.revision);
+        return this.freshAtStorageRevision(point.revision, deadline);
+    }
+  }
+
+  /**
+   * Asks for storage's current revision (the shared revision read), then waits for the
+   * cache to reach it (`revision` undefined: a consistent read) or `revision`, which
+   * storage must have reached. The read itself runs free of any request's deadline (it
+   * serves every reader of its round), but this reader stops waiting for it at its own
+   * request's deadline, as a storage call would. The deadline goes down as a time, not
+   * an AbortSignal: the batcher keeps one timer for all its readers (a signal per get
+   * was a tenth of a get's CPU over etcd). One async frame and the batcher's promise
+   * when the cache is already there, the common case: no chain of them per get.
+   */
+  private async freshAtStorageRevision(
+    revision: number | undefined,
+    deadline: StorageDeadline | undefined,
+  ): Promise<boolean> {
+    let current: number;
+    if (!deadline) current = await this.revisions.current();
+    else {
+      if (deadline.abandoned || deadline.remainingMs() === 0) throw storageTimeout(this.prefix, false);
+      try {
+        current = await this.revisions.current(deadline.deadlineAt);
+      } catch (err) {
+        if (err instanceof RevisionWaitExpired) throw storageTimeout(this.prefix, false);
+        throw err;
       }
     }
+    if (revision === undefined) return this.isFresh(current) || this.waitFresh(current);
+    if (revision > current) throw tooLargeResourceVersion(revision, current);
+    return this.waitFresh(revision);
   }
 
   /** True when the cache has applied every change up to `revision` (or can prove it has). */

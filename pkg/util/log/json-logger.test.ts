@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
-import { JsonLogger } from './json-logger.js';
+import { JsonLogger, LineGatherer } from './json-logger.js';
 
 function recording(): { out: { write(text: string): boolean }; lines: () => Record<string, unknown>[] } {
   const texts: string[] = [];
@@ -116,5 +116,21 @@ describe('JsonLogger on stdout', () => {
     );
     assert.equal(lines[2000]?.['msg'], 'last words');
     assert.equal((lines[2000]?.['error'] as { message?: string } | undefined)?.message, 'fatal');
+  });
+});
+
+describe('LineGatherer', () => {
+  it('hands the lines of one turn of the event loop to the sink as one write, in order', async () => {
+    const writes: string[] = [];
+    const gatherer = new LineGatherer({ write: (text: string) => writes.push(text) });
+    gatherer.write('a\n');
+    gatherer.write('b\n');
+    gatherer.write('c\n');
+    assert.deepEqual(writes, [], 'nothing reaches the sink within the turn');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(writes, ['a\nb\nc\n']);
+    gatherer.write('d\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(writes, ['a\nb\nc\n', 'd\n']);
   });
 });

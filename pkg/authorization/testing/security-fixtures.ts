@@ -6,7 +6,11 @@
 
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '../../apis/meta/types.js';
-import { hashAccessKey, tokenGenerationAnnotation } from '../../apis/management/v1/owned-access-key.js';
+import {
+  hashAccessKey,
+  keyRevisionAnnotation,
+  tokenGenerationAnnotation,
+} from '../../apis/management/v1/owned-access-key.js';
 import type { Storage } from '../../storage/interfaces.js';
 
 export const GROUP = 'management.platform.dev';
@@ -157,10 +161,14 @@ export async function seedFixtures(storage: Storage): Promise<SeededNames> {
     });
   }
   for (const [name, k] of Object.entries(keys)) {
+    // As this server stores every key: with a revision (an hour-old key of the admin, whom
+    // the server creates at its start, is not a former admin's).
+    const metadata = meta(name, k.meta ?? {});
+    metadata.annotations = { [keyRevisionAnnotation(GROUP)]: `rev-${name}`, ...metadata.annotations };
     const obj: KubeObject = {
       apiVersion,
       kind: 'OwnedAccessKey',
-      metadata: meta(name, k.meta ?? {}),
+      metadata,
       spec: { ...k.spec, key: hashAccessKey(plainKey(name)) },
     };
     if (k.status) obj['status'] = k.status;

@@ -1279,7 +1279,7 @@ const ROWS: readonly Row[] = [
     },
     contentType: merge,
     expect: 403,
-    message: /cannot grant the verb "impersonate": they do not hold it on the object/,
+    message: /cannot grant the verb "impersonate": only administrators may/,
   },
 
   // ---- non-resource paths ---------------------------------------------------------------------------------------

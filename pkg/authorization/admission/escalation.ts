@@ -6,6 +6,8 @@
 //     may only be owned by its creator or one of the creator's teams;
 //   - adding access rules needs the `bind` verb on the object, and every verb
 //     (on every subresource) a new rule grants must be one the caller holds there;
+//   - a rule granting `impersonate` (acting as the User it is on): administrators only,
+//     on create as on update;
 //   - a User's groups, single sign-on groups, cluster roles and extra claims
 //     decide team membership and administrator rights: administrators only;
 //   - a Team's cluster roles likewise; its members (users, groups) need `bind`
@@ -21,6 +23,7 @@ import { clusterRoleNames, type Caller, type CallerResolver } from '../caller.js
 import type { Permissions } from '../permissions.js';
 
 const USER_ADMIN_FIELDS = ['groups', 'ssoGroups', 'clusterRoles', 'extraClaims'] as const;
+const IMPERSONATE = 'impersonate';
 
 function spec(obj: KubeObject | undefined): Record<string, unknown> {
   const s = obj?.['spec'];
@@ -129,8 +132,18 @@ export class EscalationAdmission implements Admission {
       }
     }
 
+    // Acting as someone is the one right that neither ownership of the object nor any
+    // verb held on it implies (a host role's `*` included): a rule naming `impersonate`
+    // is an administrator's to write, on a new object as on an existing one. Without
+    // this, whoever may create a User (or bind on one) could name themselves and act as
+    // it, and through it as every team that lists its name.
+    const existingGrants = new Set(old ? accessHolderOf(old).access.map(grantKey) : []);
+    if (holder.access.some((g) => !existingGrants.has(grantKey(g)) && g.verbs.includes(IMPERSONATE))) {
+      return `cannot grant the verb ${JSON.stringify(IMPERSONATE)}: only administrators may`;
+    }
+
     if (old) {
-      const existing = new Set(accessHolderOf(old).access.map(grantKey));
+      const existing = existingGrants;
       const added = holder.access.filter((g) => !existing.has(grantKey(g)));
       if (added.length > 0 && !(await can('bind'))) {
         return 'cannot add access rules: that needs the "bind" verb on the object';

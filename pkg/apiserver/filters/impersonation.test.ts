@@ -234,6 +234,23 @@ describe('impersonation filter', () => {
     ]);
   });
 
+  it('takes extra keys that name Object.prototype members as plain keys', async () => {
+    const user = await run(
+      [
+        ['Impersonate-User', 'bob'],
+        ['Impersonate-Extra-Constructor', 'x'],
+        ['Impersonate-Extra-__proto__', 'y'],
+        ['Impersonate-Extra-toString', 'z'],
+      ],
+      allowAll(),
+    );
+    const extra = user.extra ?? {};
+    assert.deepEqual(Object.keys(extra), ['constructor', '__proto__', 'tostring']);
+    assert.deepEqual(extra['constructor'], ['x']);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(extra, '__proto__')?.value, ['y']);
+    assert.deepEqual(extra['tostring'], ['z']);
+  });
+
   it('decodes extra keys as url.PathUnescape does', () => {
     assert.equal(unescapeExtraKey('plain'), 'plain');
     assert.equal(unescapeExtraKey('a%2fb%20c'), 'a/b c');

@@ -233,7 +233,8 @@ export function impersonatedUserInfo(
   let name = '';
   let uid = '';
   let groups: string[] = [];
-  const extra: Record<string, string[]> = {};
+  // A Map, not an object: an extra key is the caller's text (`constructor`, `__proto__`).
+  const extra = new Map<string, string[]>();
   for (const r of requests) {
     switch (r.kind) {
       case 'ServiceAccount':
@@ -247,9 +248,12 @@ export function impersonatedUserInfo(
       case 'Group':
         groups.push(r.name);
         break;
-      case 'UserExtra':
-        (extra[r.fieldPath] ??= []).push(r.name);
+      case 'UserExtra': {
+        const values = extra.get(r.fieldPath);
+        if (values) values.push(r.name);
+        else extra.set(r.fieldPath, [r.name]);
         break;
+      }
       case 'UID':
         uid = r.name;
         break;
@@ -265,7 +269,8 @@ export function impersonatedUserInfo(
     name,
     groups,
     ...(uid !== '' ? { uid } : {}),
-    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    // Object.fromEntries defines each key as an own property, `__proto__` included.
+    ...(extra.size > 0 ? { extra: Object.fromEntries(extra) } : {}),
   };
 }
 

@@ -152,10 +152,13 @@ export async function ensureKeyOwnerReference(
   if (relabelled) return relabelled;
   if (hasReference(obj, uid)) return undefined;
   if (owner.metadata.deletionTimestamp) {
-    // Matched by uid, as the collector drops it: also a reference relabelled before
-    // relabelledOwnerReference refused that, which keepFormerOwner (by kind and
-    // name) missed.
-    if (old && hasReference(old, uid) && formerOwnerUid(group, obj) === undefined) {
+    // The key is this owner's, which is going away, and holds no reference to it: one
+    // the collector is dropping (matched by uid, as the collector drops it: also a
+    // reference relabelled before relabelledOwnerReference refused that, which
+    // keepFormerOwner, by kind and name, missed), or one created or rewritten while
+    // the owner is being deleted. Either way an owner re-created under the name is
+    // another object and must not adopt it.
+    if (formerOwnerUid(group, obj) === undefined) {
       obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: uid };
     }
     return undefined;

@@ -410,6 +410,35 @@ describe('OwnedAccessKey owner reference', () => {
     );
   });
 
+  it('records the owner being deleted as the former owner of a key created meanwhile', async () => {
+    // Created for alice (or devs) while she is being deleted: no reference (the collector
+    // would never see it), so without the record an alice re-created under the name
+    // would adopt a key her predecessor's holder made.
+    const strategy = ownedAccessKeyStrategy(GROUP, {
+      keyOwner: (kind, name) =>
+        keyOwner(kind, name).then(
+          (o) => o && { ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+        ),
+    });
+    const user = await simulateCreate(strategy, key('alice'));
+    assert.deepEqual(user.errors, []);
+    assert.equal(user.stored.metadata.ownerReferences, undefined);
+    assert.equal(user.stored.metadata.annotations?.[FORMER_OWNER], 'u-alice');
+    const team = await simulateCreate(strategy, key('', { team: 'devs' }));
+    assert.equal(team.stored.metadata.annotations?.[FORMER_OWNER], 'u-devs');
+    // Then never adopted by the alice created after.
+    const later = await simulateUpdate(
+      ownedAccessKeyStrategy(GROUP, {
+        keyOwner: (kind, name) =>
+          keyOwner(kind, name).then((o) => o && { ...o, metadata: { ...o.metadata, uid: 'u-alice-2' } }),
+      }),
+      user.stored,
+      user.stored,
+    );
+    assert.equal(later.stored.metadata.ownerReferences, undefined);
+    assert.equal(later.stored.metadata.annotations?.[FORMER_OWNER], 'u-alice');
+  });
+
   it("refuses a reference carrying the owner's uid under another kind or name", async () => {
     // Relabelled, the reference would be dropped by an orphaning delete (by uid)
     // with no former owner recorded (by kind and name), and a re-created alice

@@ -9,7 +9,6 @@ import type { EtcdInstance } from '../../../hack/etcd.js';
 import { Etcd3KV } from '../etcd3/etcd3-kv.js';
 import { KVStorage } from '../store.js';
 import { runStorageConformance, widget } from '../testing/index.js';
-import { eventually } from '../../util/eventually.js';
 import { CachedStorage, prefixAtDepth } from './index.js';
 
 let etcd: EtcdInstance | undefined;
@@ -96,85 +95,6 @@ describe('watch cache over etcd3, two replicas', () => {
     } finally {
       await a.storage.close();
       await b.storage.close();
-    }
-  });
-});
-
-describe('watch cache over etcd3: its watch streams', () => {
-  it('opens one stream for every cache where etcd cannot order progress requests, one per cache elsewhere', async () => {
-    // No cache has started yet: every watch it opens goes through the wrapper below.
-    const { storage, kv } = await replica();
-    const open = new Map<object, string>();
-    const watch = kv.watch.bind(kv);
-    kv.watch = (prefix, from, handlers) => {
-      const w = watch(prefix, from, handlers);
-      const id = {};
-      open.set(id, prefix);
-      const cancel = w.cancel.bind(w);
-      return { ...w, cancel: () => (open.delete(id), cancel()) };
-    };
-    try {
-      const teams = '/registry/streams/teams/';
-      const users = '/registry/streams/users/';
-      await storage.warm([teams, users]);
-      const team = await storage.create(`${teams}t`, widget('t'));
-      const user = await storage.create(`${users}u`, widget('u'));
-      // Both caches have the writes (a consistent read is answered once they do).
-      assert.deepEqual(await storage.get(`${teams}t`), team);
-      assert.deepEqual(await storage.get(`${users}u`), user);
-      assert.equal(storage.cacher(teams)?.revision, Number(user.metadata.resourceVersion));
-      const probe = watch('/registry/streams/probe/', 0, { onEvents: () => undefined, onError: () => undefined });
-      const ordered = probe.requestProgress !== undefined;
-      probe.cancel();
-      assert.deepEqual(
-        [...open.values()].sort(),
-        ordered ? [teams, users] : [''],
-        ordered
-          ? 'each cache follows its own prefix (progress requests prove it current)'
-          : 'the write-order watch of the whole keyspace feeds both caches: each write is sent once',
-      );
-    } finally {
-      await storage.close();
-    }
-  });
-});
-
-describe('watch cache over etcd3: caches that start while writes flow', () => {
-  it('each has every write to its prefix, once, when it lists behind the shared watch', async () => {
-    const { storage, kv } = await replica();
-    const prefixes = ['a', 'b', 'c', 'd'].map((r) => `/registry/flow/${r}/`);
-    const written = new Map<string, number>(prefixes.map((p) => [p, 0]));
-    try {
-      await storage.warm([prefixes[0]!]);
-      let writing = true;
-      // Writes to every prefix (through the raw KV, so no cache is handed them) while
-      // the other caches list and join: their lists land behind the watch.
-      const writer = (async () => {
-        for (let i = 0; writing; i++) {
-          const prefix = prefixes[i % prefixes.length]!;
-          await kv.create(`${prefix}o-${i}`, Buffer.from(JSON.stringify(widget(`o-${i}`))));
-          written.set(prefix, (written.get(prefix) ?? 0) + 1);
-        }
-      })();
-      for (const prefix of prefixes.slice(1)) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        assert.equal(await storage.warm([prefix]), true);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      writing = false;
-      await writer;
-      for (const prefix of prefixes) {
-        // Each cache reaches exactly the objects written (a missed event would leave it
-        // short for good, one applied twice over); then a consistent list is proven
-        // current from memory at once, and holds them.
-        await eventually(async () => assert.equal(storage.cacher(prefix)?.size, written.get(prefix)));
-        const reads = countReads(kv);
-        const list = await storage.getList(prefix);
-        assert.deepEqual(reads(), { range: 0, get: 0 }, `${prefix} is answered by its cache`);
-        assert.equal(list.items.length, written.get(prefix), `${prefix} has every write`);
-      }
-    } finally {
-      await storage.close();
     }
   });
 });

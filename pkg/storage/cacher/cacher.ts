@@ -40,7 +40,7 @@ import type {
 } from '../interfaces.js';
 import { EVERYTHING, selects } from '../interfaces.js';
 import { listReadPoint } from '../list-read-point.js';
-import type { KeyValue, KV, KVEvent, KVWatch, KVWatchHandlers } from '../kv.js';
+import type { KeyValue, KV, KVEvent, KVWatch } from '../kv.js';
 import { prefixEnd } from '../kv.js';
 import { formatResourceVersion, parseResourceVersion } from '../resource-version.js';
 import { RevisionWaitExpired, type RevisionReader } from '../revision-batcher.js';
@@ -553,7 +553,7 @@ export class Cacher {
       const onAbort = (): void => resolve(undefined);
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) return resolve(undefined);
-      const handlers: KVWatchHandlers = {
+      this.kvWatch = this.kv.watch(this.prefix, revision + 1, {
         // The cache keeps every key's state itself: an event's previous value would be
         // read by etcd, sent and decoded for nothing.
         withoutPrevious: true,
@@ -563,14 +563,10 @@ export class Cacher {
         },
         onProgress: (rev) => this.onProgress(rev),
         onError: (err) => resolve(err),
-      };
-      // Where storage cannot order progress requests, the write-order watch sees every
-      // write anyway: it feeds this cache too, so each write reaches the server once.
-      const progress = this.options.globalProgress;
-      this.kvWatch = progress?.sharesWatch()
-        ? progress.feed(this.prefix, revision + 1, handlers)
-        : this.kv.watch(this.prefix, revision + 1, handlers);
-      if (this.kvWatch.requestProgress === undefined) progress?.attach(this.wakeFreshWaiters, revision);
+      });
+      if (this.kvWatch.requestProgress === undefined) {
+        this.options.globalProgress?.attach(this.wakeFreshWaiters, revision);
+      }
       this.setReady(true);
       this.options.logger?.info('watch cache ready', {
         prefix: this.prefix,

@@ -113,3 +113,29 @@ test('after a watch error it relists and sees what changed meanwhile', async (t)
   assert.ok(watches >= 2);
   assert.ok(rec.replaced >= 2, 'the collection was listed again');
 });
+
+test('waits for the first list that time out leave nothing behind, and a later one is woken', async (t) => {
+  const storage = new KVStorage(SqliteKV.open(':memory:'));
+  await storage.create(PREFIX + 'a', thing('a'));
+  // Storage that cannot list yet, as at a start during an outage.
+  let release!: () => void;
+  const down = new Promise<void>((resolve) => (release = resolve));
+  const held: Storage = Object.create(storage, {
+    getList: { value: (...args: Parameters<Storage['getList']>) => down.then(() => storage.getList(...args)) },
+  }) as Storage;
+  const informer = new Informer({ storage: held, prefix: PREFIX, handler: recorder().handler, name: 'things' });
+  t.after(async () => {
+    release();
+    await informer.stop();
+    await storage.close();
+  });
+  informer.start();
+  const waits = await Promise.all(Array.from({ length: 50 }, () => informer.waitForSync(5)));
+  assert.deepEqual(new Set(waits), new Set([false]));
+  const waiters = (informer as unknown as { syncWaiters: Set<unknown> }).syncWaiters;
+  assert.equal(waiters.size, 0, 'every timed-out wait removed itself');
+  const later = informer.waitForSync(5000);
+  release();
+  assert.equal(await later, true);
+  assert.equal(waiters.size, 0);
+});

@@ -33,8 +33,12 @@ export interface InformerOptions {
 export class Informer {
   private synced = false;
   private lastFailure: string | undefined;
-  private resolveSynced!: () => void;
-  private readonly syncedPromise = new Promise<void>((resolve) => (this.resolveSynced = resolve));
+  /**
+   * Who waits for the first list, each removed when its wait ends: a shared promise
+   * would keep one reaction per wait that timed out for as long as storage stays down
+   * (every request at start-up waits here, and retries).
+   */
+  private readonly syncWaiters = new Set<() => void>();
   private readonly reflector: Reflector;
 
   constructor(private readonly options: InformerOptions) {
@@ -70,7 +74,15 @@ export class Informer {
 
   /** Resolves true once the first list has been handed over, or false after `timeoutMs`. */
   async waitForSync(timeoutMs: number): Promise<boolean> {
-    return this.synced || settlesWithin(this.syncedPromise, timeoutMs);
+    if (this.synced) return true;
+    let wake!: () => void;
+    const arrived = new Promise<void>((resolve) => (wake = resolve));
+    this.syncWaiters.add(wake);
+    try {
+      return await settlesWithin(arrived, timeoutMs);
+    } finally {
+      this.syncWaiters.delete(wake);
+    }
   }
 
   /** Ends the watch; resolves when the loop has finished (or after a few seconds if storage hangs). */
@@ -88,7 +100,7 @@ export class Informer {
     this.synced = true;
     handler.replace(list.items);
     if (first) {
-      this.resolveSynced();
+      for (const wake of this.syncWaiters) wake();
       logger?.info('informer synced', { informer: name, items: list.items.length });
     }
     return list.resourceVersion;

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
+import { median } from './get-sides.js';
 import type { LoadResult } from './load.js';
 import { etcdPidsOfThisProcess, processCpuMicros } from './process-cpu.js';
 
@@ -40,9 +41,8 @@ interface Side {
 }
 
 interface Window {
-  readonly perSecond: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
+  /** The load's figures for the window (puts per second, latencies). */
+  readonly result: LoadResult;
   readonly etcdCpuUsPerPut: number;
   readonly serverCpuUsPerPut: number;
 }
@@ -84,52 +84,52 @@ async function measure(load: Child, s: Side, concurrency: number, ms: number): P
   const serverUsed = s.server ? (await s.server.cpuMicros()) - serverBefore : 0;
   const n = Math.max(1, r.operations);
   return {
-    perSecond: r.throughput,
-    p50Ms: r.latency.p50Ms,
-    p99Ms: r.latency.p99Ms,
+    result: r,
     etcdCpuUsPerPut: etcdUsed / n,
     serverCpuUsPerPut: serverUsed / n,
   };
 }
 
-const median = (xs: readonly number[]): number =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+/** Each side's windows at each client count, round by round (`shared@64`: [...]). */
+async function rounds(load: Child, sides: readonly Side[], clientCounts: readonly number[]) {
+  const ms = Number(args.seconds) * 1000;
+  const results = new Map<string, Window[]>();
+  for (let round = 0; round < Number(args.rounds); round++) {
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const c of clientCounts) {
+      for (const s of order) {
+        const w = await measure(load, s, c, ms);
+        const key = `${s.label}@${c}`;
+        results.set(key, [...(results.get(key) ?? []), w]);
+      }
+    }
+  }
+  return results;
+}
 
 async function main(): Promise<void> {
-  const ms = Number(args.seconds) * 1000;
-  const rounds = Number(args.rounds);
   const clientCounts = args.clients.split(',').map(Number);
   try {
     const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
     children.push(load);
     const sides = [await side('shared', true), await side('plain', false)];
     for (const s of sides) for (const c of clientCounts) await measure(load, s, c, 1000);
-    const results = new Map<string, Window[]>();
-    for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? sides : [...sides].reverse();
-      for (const c of clientCounts) {
-        for (const s of order) {
-          const w = await measure(load, s, c, ms);
-          const key = `${s.label}@${c}`;
-          results.set(key, [...(results.get(key) ?? []), w]);
-        }
-      }
-    }
-    console.log(`raw etcd puts of ${VALUE_SIZE} B, ${rounds} rounds of ${args.seconds} s, median:`);
+    const results = await rounds(load, sides, clientCounts);
+    console.log(`raw etcd puts of ${VALUE_SIZE} B, ${args.rounds} rounds of ${args.seconds} s, median:`);
     console.log('side     clients   puts/s   p50 ms   p99 ms   etcd CPU µs/put   server CPU µs/put');
     for (const c of clientCounts) {
       for (const s of sides) {
         const ws = results.get(`${s.label}@${c}`) ?? [];
         const m = (f: (w: Window) => number): string => median(ws.map(f)).toFixed(1);
         console.log(
-          `${s.label.padEnd(8)} ${String(c).padStart(7)} ${m((w) => w.perSecond).padStart(8)} ` +
-            `${m((w) => w.p50Ms).padStart(8)} ${m((w) => w.p99Ms).padStart(8)} ` +
+          `${s.label.padEnd(8)} ${String(c).padStart(7)} ${m((w) => w.result.throughput).padStart(8)} ` +
+            `${m((w) => w.result.latency.p50Ms).padStart(8)} ${m((w) => w.result.latency.p99Ms).padStart(8)} ` +
             `${m((w) => w.etcdCpuUsPerPut).padStart(17)} ${m((w) => w.serverCpuUsPerPut).padStart(19)}`,
         );
       }
       const shared = results.get(`shared@${c}`) ?? [];
       const plain = results.get(`plain@${c}`) ?? [];
-      const ratios = shared.map((w, i) => w.perSecond / (plain[i]?.perSecond ?? NaN));
+      const ratios = shared.map((w, i) => w.result.throughput / (plain[i]?.result.throughput ?? NaN));
       console.log(
         `  puts/s shared/plain at ${c} clients, by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`,
       );

@@ -31,6 +31,7 @@ const COMPARED = [
   'watch-fanout-saturation',
   'authz-scale',
   'get-sqlite',
+  'get-audited',
   'create-sqlite',
   'idle-watch-heap',
   'idle-watch-rss',

@@ -50,6 +50,8 @@ export type Job =
   | { kind: 'list'; target: HttpTarget; path: string; warmup: number; iterations: number }
   | ({ kind: 'etcd-put'; endpoint: string; valueSize: number; concurrency: number } & Timing)
   | { kind: 'etcd-range-parse'; endpoint: string; prefix: string; warmup: number; iterations: number }
+  /** Copies every key under `prefix` (its latest value) from one etcd into another. */
+  | { kind: 'etcd-copy'; from: string; to: string; prefix: string }
   | {
       kind: 'watch-fanout';
       target: HttpTarget;
@@ -308,6 +310,16 @@ async function etcdPut(job: Extract<Job, { kind: 'etcd-put' }>): Promise<LoadRes
   return result(run, errors);
 }
 
+/** A range request for every key under `prefix`. */
+function prefixRange(prefix: string): { key: Buffer; range_end: Buffer } {
+  return {
+    key: Buffer.from(prefix),
+    range_end: Buffer.from(
+      prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1),
+    ),
+  };
+}
+
 async function etcdRangeParse(job: Extract<Job, { kind: 'etcd-range-parse' }>): Promise<LoadResult> {
   const client = etcdClient(job.endpoint);
   const errors = new Errors();
@@ -317,12 +329,7 @@ async function etcdRangeParse(job: Extract<Job, { kind: 'etcd-range-parse' }>): 
   for (let i = 0; i < job.warmup + job.iterations; i++) {
     const s = performance.now();
     try {
-      const res = await client.kv.range({
-        key: Buffer.from(job.prefix),
-        range_end: Buffer.from(
-          job.prefix.slice(0, -1) + String.fromCharCode(job.prefix.charCodeAt(job.prefix.length - 1) + 1),
-        ),
-      });
+      const res = await client.kv.range(prefixRange(job.prefix));
       const objects = res.kvs.map((kv) => JSON.parse(kv.value.toString('utf8')) as unknown);
       items = objects.length;
       if (i >= job.warmup) latency.recordMs(performance.now() - s);
@@ -334,6 +341,34 @@ async function etcdRangeParse(job: Extract<Job, { kind: 'etcd-range-parse' }>): 
   return result({ latency, operations: latency.count, seconds: (performance.now() - t0) / 1000 }, errors, {
     items,
   });
+}
+
+/**
+ * The raw range baseline's data on an etcd of its own (suite.ts): the same keys and
+ * value bytes the server stored, put 32 at a time. Not measured.
+ */
+async function etcdCopy(job: Extract<Job, { kind: 'etcd-copy' }>): Promise<LoadResult> {
+  const from = etcdClient(job.from);
+  const to = etcdClient(job.to);
+  const errors = new Errors();
+  const t0 = performance.now();
+  try {
+    const { kvs } = await from.kv.range(prefixRange(job.prefix));
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < kvs.length) {
+          const kv = kvs[next++];
+          if (kv) await to.kv.put({ key: kv.key, value: kv.value });
+        }
+      }),
+    );
+    const latency = new Latencies();
+    return result({ latency, operations: kvs.length, seconds: (performance.now() - t0) / 1000 }, errors);
+  } finally {
+    from.close();
+    to.close();
+  }
 }
 
 /**
@@ -599,6 +634,8 @@ export async function runJob(job: Job): Promise<LoadResult> {
       return etcdPut(job);
     case 'etcd-range-parse':
       return etcdRangeParse(job);
+    case 'etcd-copy':
+      return etcdCopy(job);
     case 'watch-fanout':
       return watchFanout(job);
     case 'etcd-watch':

@@ -6,8 +6,8 @@
 // snapshots was ~5 KiB of every idle watch, and every Error.stack is source-mapped.
 // The CI test runs the quick run from the sources (it checks the table, not figures).
 // Environment: BENCH_PROFILE=<dir> writes a CPU profile of the measured process per
-// workload; BENCH_DURATION_MS overrides the timed window of each workload, and
-// BENCH_SIZES (JSON) any other size.
+// workload; BENCH_DURATION_MS overrides the timed window of each workload (the creates'
+// too), and BENCH_SIZES (JSON) any other size.
 //
 // Runs every workload against its raw baseline (see suite.ts), prints the table and
 // writes it as JSON. `--only etcd,limiter` runs only those groups of workloads (etcd,
@@ -58,12 +58,14 @@ async function main(): Promise<void> {
   const started = Date.now();
   // BENCH_DURATION_MS stretches each timed window (longer CPU profiles with BENCH_PROFILE).
   const base = quick ? QUICK : FULL;
-  const durationMs = Number(process.env['BENCH_DURATION_MS'] ?? '') || base.durationMs;
+  const stretched = Number(process.env['BENCH_DURATION_MS'] ?? '') || undefined;
+  const durationMs = stretched ?? base.durationMs;
+  const createDurationMs = stretched ?? base.createDurationMs;
   // BENCH_SIZES='{"watchers":200}' overrides any size (iteration on one workload).
   const overrides = JSON.parse(process.env['BENCH_SIZES'] ?? '{}') as Partial<typeof base>;
   const only = values.only === undefined ? undefined : groupsOf(values.only);
   const suite = new Suite(
-    { ...base, durationMs, ...overrides },
+    { ...base, durationMs, createDurationMs, ...overrides },
     { log: (line) => console.error(line), only },
   );
   const rows = await suite.run();

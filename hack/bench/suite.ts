@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import type { BareMode } from './bare-server.js';
+import { chartAuditArgs } from './chart-audit.js';
 import { Child } from './children.js';
 import { DEFAULT_FAIRNESS, measureFairness } from './fairness.js';
 import type { HostStarted } from './server-host.js';
@@ -19,6 +20,14 @@ import { Row, type Figure } from './report.js';
 export interface Sizes {
   readonly warmupMs: number;
   readonly durationMs: number;
+  /**
+   * The create workloads' own warm-up and window (and their raw puts'): 64 clients
+   * creating on a server that has just started or just been filled need longer than a
+   * get to reach their pace, and a quick run on a busy machine counted 3 creates in a
+   * 300 ms + 1.2 s window. In the full run they are warmupMs and durationMs.
+   */
+  readonly createWarmupMs: number;
+  readonly createDurationMs: number;
   readonly listObjects: number;
   readonly listIterations: number;
   readonly watchers: number;
@@ -32,6 +41,8 @@ export interface Sizes {
 export const FULL: Sizes = {
   warmupMs: 2000,
   durationMs: 10_000,
+  createWarmupMs: 2000,
+  createDurationMs: 10_000,
   listObjects: 10_000,
   listIterations: 20,
   watchers: 1000,
@@ -45,6 +56,8 @@ export const FULL: Sizes = {
 export const QUICK: Sizes = {
   warmupMs: 300,
   durationMs: 1200,
+  createWarmupMs: 1500,
+  createDurationMs: 2000,
   listObjects: 500,
   listIterations: 4,
   watchers: 20,
@@ -75,6 +88,8 @@ export class Suite {
   private readonly dir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
   private readonly children: Child[] = [];
   private etcd: EtcdInstance | undefined;
+  /** The raw etcd rows' own etcd (see rawEtcd()). */
+  private plainEtcd: EtcdInstance | undefined;
   private load!: Child;
   private serverCount = 0;
 
@@ -120,7 +135,8 @@ export class Suite {
       '--etcd-servers',
       etcd.endpoint,
     ]);
-    const timing = { warmupMs: s.warmupMs, durationMs: s.durationMs };
+    const createTiming = this.createTiming();
+    const raw = await this.rawEtcd();
 
     // The list first, while the store holds just the objects filled for it: the create
     // workloads below leave thousands more, and the row is about listing 10,000.
@@ -158,10 +174,14 @@ export class Suite {
       iterations: s.listIterations,
     });
     await bareList.child.stop();
+    // The raw range reads the same keys and bytes, copied to the plain etcd.
+    const prefix = `/registry/${GROUP}/users/`;
+    await this.job({ kind: 'etcd-copy', from: etcd.endpoint, to: raw.endpoint, prefix });
+    await this.settle(host);
     const rangeParse = await this.job({
       kind: 'etcd-range-parse',
-      endpoint: etcd.endpoint,
-      prefix: `/registry/${GROUP}/users/`,
+      endpoint: raw.endpoint,
+      prefix,
       warmup: 2,
       iterations: s.listIterations,
     });
@@ -190,15 +210,16 @@ export class Suite {
       target,
       namePrefix: 'ct',
       concurrency: 64,
-      ...timing,
+      ...createTiming,
     });
     const valueSize = await this.storedUserSize(target, 'ct-0');
+    await this.settle(host);
     const puts = await this.job({
       kind: 'etcd-put',
-      endpoint: etcd.endpoint,
+      endpoint: raw.endpoint,
       valueSize,
       concurrency: 64,
-      ...timing,
+      ...createTiming,
     });
     this.add(
       new Row(
@@ -221,14 +242,15 @@ export class Suite {
       target,
       namePrefix: 'cl',
       concurrency: 1,
-      ...timing,
+      ...createTiming,
     });
+    await this.settle(host);
     const onePut = await this.job({
       kind: 'etcd-put',
-      endpoint: etcd.endpoint,
+      endpoint: raw.endpoint,
       valueSize,
       concurrency: 1,
-      ...timing,
+      ...createTiming,
     });
     this.add(
       new Row('create-latency', 'create latency p50, 1 client, etcd3', latencyFigure(one, 'p50'))
@@ -276,9 +298,10 @@ export class Suite {
       namePrefix: 'fansat',
     });
     await bare.child.stop();
+    await this.settle(host);
     const rawWatch = await this.job({
       kind: 'etcd-watch',
-      endpoint: etcd.endpoint,
+      endpoint: raw.endpoint,
       writesPerSecond: s.writesPerSecond,
       durationMs: s.watchDurationMs,
       valueSize,
@@ -372,6 +395,7 @@ export class Suite {
 
     this.env.log('bench: get by name, 32 clients (sqlite)');
     await this.getByName('get-sqlite', 'sqlite', target, host);
+    await this.auditedGets();
 
     this.env.log('bench: create throughput, 64 clients (sqlite)');
     const creates = await this.measured(host, {
@@ -379,7 +403,7 @@ export class Suite {
       target,
       namePrefix: 'sq',
       concurrency: 64,
-      ...timing,
+      ...this.createTiming(),
     });
     const etcdCreates = this.rows.find((r) => r.id === 'create-throughput')?.server;
     const row = new Row(
@@ -389,6 +413,56 @@ export class Suite {
     );
     this.add(etcdCreates ? row.against(etcdCreates, 'the etcd3 server, same workload (no target)') : row);
     await host.stop();
+  }
+
+  /**
+   * What the chart's default audit costs a get (information, no target: the get rows
+   * above run without audit, as the issue defines them). Two servers started alike,
+   * one with the chart's default policy and log settings (chart-audit.ts: a get is
+   * audited at Metadata, its event written to a file in the run's directory), taking
+   * turns at the same gets as the limiter and authz-scale rows do.
+   */
+  private async auditedGets(): Promise<void> {
+    const s = this.sizes;
+    this.env.log("bench: get by name with the chart's default audit policy, vs without (sqlite)");
+    const auditArgs = chartAuditArgs(this.dir, join(this.dir, 'audit.log'));
+    const sides = [
+      await this.startServer(['--storage-backend', 'sqlite', ...auditArgs]),
+      await this.startServer(['--storage-backend', 'sqlite']),
+    ];
+    // The same ~1 KiB Users on both, created through the registry (not audited: not a request).
+    const count = 100;
+    for (const side of sides) {
+      await side.host.call({ seedUsers: { prefix: 'audited', from: 0, count, concurrency: 8 } });
+    }
+    const paths = Array.from({ length: count }, (_, i) => `${API_PATH}/users/audited-${i}`);
+    const hosts = sides.map((side) => side.host);
+    const gets = (which: number): Job => ({
+      kind: 'get',
+      target: sides[which]?.target ?? { origin: '' },
+      paths,
+      concurrency: 32,
+      warmupMs: s.warmupMs,
+      durationMs: s.durationMs,
+    });
+    // An unmeasured window each first, so neither side's JIT warms up in a measured one.
+    for (const [which, host] of hosts.entries()) {
+      await this.settle(host);
+      await this.job(gets(which));
+    }
+    const [audited, plain] = await this.alternating(hosts, ['audited', 'not audited'], gets);
+    for (const host of hosts) await host.stop();
+    if (!audited || !plain) throw new Error('audited gets: a side was never measured');
+    this.add(
+      new Row(
+        'get-audited',
+        "get by name, 32 clients, with the chart's default audit policy (sqlite)",
+        throughputFigure(audited, 'gets/s'),
+      ).against(
+        throughputFigure(plain, 'gets/s'),
+        'the same server without audit, same run (information: no target)',
+      ),
+    );
   }
 
   // ---- memory, and reads as the store grows ----------------------------------------------
@@ -494,6 +568,26 @@ export class Suite {
   }
 
   // ---- pieces -----------------------------------------------------------------------
+
+  /** The warm-up and window of a create workload and of its raw puts (Sizes.createWarmupMs). */
+  private createTiming(): { warmupMs: number; durationMs: number } {
+    return { warmupMs: this.sizes.createWarmupMs, durationMs: this.sizes.createDurationMs };
+  }
+
+  /**
+   * The etcd the raw etcd rows (puts, the range + JSON.parse, the raw watcher) run
+   * against: a second one, started alike, that no server ever watches. On the server's
+   * etcd each raw put also went down the server's whole-keyspace watch (global-progress.ts,
+   * which feeds the caches): etcd sent an event per put and the server decoded it on
+   * the same two cores, so the baseline paid for our server and flattered our ratio.
+   * A second etcd keeps the baseline a plain etcd with no watcher, and needs nothing
+   * from the server; pausing the server's watch instead would have meant a hook into
+   * the server only the bench uses, and a resumed watch replaying every put afterwards.
+   */
+  private async rawEtcd(): Promise<EtcdInstance> {
+    this.plainEtcd ??= await startEtcd();
+    return this.plainEtcd;
+  }
 
   private async getByName(id: string, backend: string, target: HttpTarget, host: Child): Promise<void> {
     const timing = { warmupMs: this.sizes.warmupMs, durationMs: this.sizes.durationMs };
@@ -726,7 +820,7 @@ export class Suite {
         target,
         namePrefix: 'enc',
         concurrency: 64,
-        ...timing,
+        ...this.createTiming(),
       });
       const paths = Array.from(
         { length: Math.min(100, creates.operations) },
@@ -799,7 +893,7 @@ export class Suite {
       user: 'reader',
       namePrefix: `lim-${round}`,
       concurrency: 64,
-      ...timing,
+      ...this.createTiming(),
     }));
     for (const side of sides) await side.host.stop();
     const [limitedGets, unlimitedGets] = gets;
@@ -890,6 +984,7 @@ export class Suite {
   private async cleanup(): Promise<void> {
     for (const c of this.children.reverse()) await c.stop().catch(() => undefined);
     await this.etcd?.stop().catch(() => undefined);
+    await this.plainEtcd?.stop().catch(() => undefined);
     if (!process.env['BENCH_KEEP']) rmSync(this.dir, { recursive: true, force: true });
   }
 }

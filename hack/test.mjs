@@ -12,8 +12,8 @@
 //
 // Two kubectls: the e2e files run with the kubectl on PATH ($KUBECTL if set), then the
 // kubectl-centric ones again with Debian's kubectl 1.20 when hack/ensure-test-deps.sh
-// unpacked it beside a different PATH kubectl (about 3 minutes more; see
-// SECOND_KUBECTL_FILES).
+// unpacked it beside a different PATH kubectl (2 to 3 minutes more on 2 busy cores;
+// see SECOND_KUBECTL_FILES).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';

@@ -17,7 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { KubeHostCluster } from '../pkg/hostcluster/index.js';
 import { HostClusterDouble } from '../pkg/hostcluster/testing/index.js';
 import { apiRequest } from './https-client.js';
-import { backends, GROUP_VERSION, kubectlBinary, startServer } from './harness.js';
+import { backends, GROUP_VERSION, kubectlBinary, kubectlWhoami, startServer } from './harness.js';
 import type { TestServer } from './harness.js';
 import { runCommand } from './commands.js';
 import { cliRunner, oneLineError } from './cli-runner.js';
@@ -328,7 +328,8 @@ describe('platform connect', () => {
       const canI = await server.kubectl(['auth', 'can-i', 'create', 'teams']);
       assert.equal(canI.code, 0, canI.stderr);
       assert.equal(canI.stdout.trim(), 'yes');
-      const whoami = await server.kubectl(['auth', 'whoami', '-o', 'json']);
+      const call = await kubectlWhoami([]);
+      const whoami = await server.kubectl(call.args, call.options);
       assert.equal(whoami.code, 0, whoami.stderr);
       const review = JSON.parse(whoami.stdout) as { status: { userInfo: { username: string } } };
       assert.equal(review.status.userInfo.username, 'admin');

@@ -53,6 +53,23 @@ export function kubectlMinorVersion(): Promise<number> {
   return kubectlMinor;
 }
 
+/**
+ * "Who am I?" as kubectl asks it: `auth whoami -o json` (kubectl 1.27+), or, for an
+ * older kubectl, which lacks the command, the same SelfSubjectReview POSTed with
+ * `kubectl create --raw`. Either prints the review the server answers, as JSON. The
+ * caller runs the arguments (with its kube config) and passes `extra` flags such as --as.
+ */
+export async function kubectlWhoami(
+  extra: readonly string[],
+): Promise<{ args: string[]; options: CommandOptions }> {
+  if ((await kubectlMinorVersion()) >= 27) {
+    return { args: ['auth', 'whoami', ...extra, '-o', 'json'], options: {} };
+  }
+  const review = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  const path = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+  return { args: ['create', '--raw', path, '-f', '-', ...extra], options: { input: review } };
+}
+
 export interface TestServer {
   readonly backend: Backend;
   /** `https://127.0.0.1:<port>`, from the server's "serving" log line. */

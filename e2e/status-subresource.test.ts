@@ -1,7 +1,9 @@
 // The status subresource as kubectl 1.32 and a plain HTTPS client use it, on each
 // storage backend (through the watch cache, the server's default): discovery and
 // OpenAPI list it, `kubectl get/patch --subresource=status` read and write status
-// alone, and writes to the main resource leave status as stored.
+// alone, and writes to the main resource leave status as stored. Debian's kubectl 1.20
+// has no --subresource (1.24+): with it, status goes through `kubectl get --raw` and
+// `kubectl replace --raw` (a PUT) on the same path.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -131,23 +133,35 @@ for (const backend of backends()) {
       TEST,
       async () => {
         const before = await read();
-        const patch = JSON.stringify({
-          status: { phase: 'Ready', message: 'up' },
-          spec: { displayName: 'ignored' },
-        });
-        const r = await s.kubectl([
-          'patch',
-          'virtualclusterinstances',
-          'dev',
-          '-n',
-          NS,
-          '--subresource=status',
-          '--type=merge',
-          '-p',
-          patch,
-        ]);
-        ok(r, 'kubectl patch --subresource=status');
-        assert.match(r.stdout, /virtualclusterinstance\.management\.platform\.dev\/dev patched/);
+        if (kubectlMinor >= 24) {
+          const patch = JSON.stringify({
+            status: { phase: 'Ready', message: 'up' },
+            spec: { displayName: 'ignored' },
+          });
+          const r = await s.kubectl([
+            'patch',
+            'virtualclusterinstances',
+            'dev',
+            '-n',
+            NS,
+            '--subresource=status',
+            '--type=merge',
+            '-p',
+            patch,
+          ]);
+          ok(r, 'kubectl patch --subresource=status');
+          assert.match(r.stdout, /virtualclusterinstance\.management\.platform\.dev\/dev patched/);
+        } else {
+          const got = await s.kubectl(['get', '--raw', `${VCI_PATH}/status`]);
+          ok(got, 'kubectl get --raw .../status');
+          const body = JSON.parse(got.stdout) as Instance;
+          body.status = { ...body.status, phase: 'Ready', message: 'up' };
+          body.spec = { ...body.spec, displayName: 'ignored' };
+          const r = await s.kubectl(['replace', '--raw', `${VCI_PATH}/status`, '-f', '-'], {
+            input: JSON.stringify(body),
+          });
+          ok(r, 'kubectl replace --raw .../status');
+        }
         const after = await read();
         assert.equal(after.status?.phase, 'Ready');
         assert.equal(after.status?.message, 'up');
@@ -159,31 +173,25 @@ for (const backend of backends()) {
           before.metadata.generation,
           'status is not the desired state',
         );
-        const entry = after.metadata.managedFields?.find((e) => e.manager === 'kubectl-patch');
+        // kubectl names itself kubectl-patch; a raw request gets its user agent's first word.
+        const manager = kubectlMinor >= 24 ? 'kubectl-patch' : 'kubectl';
+        const entry = after.metadata.managedFields?.find((e) => e.manager === manager);
         assert.equal(entry?.subresource, 'status', JSON.stringify(after.metadata.managedFields));
 
-        const got = await s.kubectl([
-          'get',
-          'virtualclusterinstances',
-          'dev',
-          '-n',
-          NS,
-          '--subresource=status',
-          '-o',
-          'jsonpath={.status.phase}',
-        ]);
-        ok(got, 'kubectl get --subresource=status');
-        assert.equal(got.stdout.trim(), 'Ready');
+        const getStatus = (...flags: string[]): Promise<CommandResult> =>
+          s.kubectl(['get', 'virtualclusterinstances', 'dev', '-n', NS, '--subresource=status', ...flags]);
+        if (kubectlMinor >= 24) {
+          const got = await getStatus('-o', 'jsonpath={.status.phase}');
+          ok(got, 'kubectl get --subresource=status');
+          assert.equal(got.stdout.trim(), 'Ready');
+        } else {
+          const got = await s.kubectl(['get', '--raw', `${VCI_PATH}/status`]);
+          ok(got, 'kubectl get --raw .../status');
+          assert.equal((JSON.parse(got.stdout) as Instance).status?.phase, 'Ready');
+        }
         if (kubectlMinor >= 27) {
           // The subresource answers tables like the resource (kubectl asks for one).
-          const table = await s.kubectl([
-            'get',
-            'virtualclusterinstances',
-            'dev',
-            '-n',
-            NS,
-            '--subresource=status',
-          ]);
+          const table = await getStatus();
           ok(table, 'kubectl get --subresource=status (table)');
           const row = parseTable(table.stdout).rows.find((x) => x['NAME'] === 'dev');
           assert.equal(row?.['DISPLAY NAME'], 'Dev cluster', table.stdout);

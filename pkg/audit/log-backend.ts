@@ -13,7 +13,8 @@ import type { Writable } from 'node:stream';
 
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
 
-import type { AuditBackend, PluginErrorReporter } from './backend.js';
+import type { AuditBackend, AuditedEventID, PluginErrorReporter } from './backend.js';
+import { encodeEvent } from './encode.js';
 import type { Event } from './types.js';
 
 export const LOG_PLUGIN = 'log';
@@ -94,7 +95,17 @@ export class LogBackend implements AuditBackend {
   }
 
   processEvents(events: readonly Event[]): Promise<boolean> {
-    const text = events.map((e) => `${JSON.stringify(e)}\n`).join('');
+    let text = '';
+    for (const e of events) text += `${encodeEvent(e)}\n`;
+    return this.writeLines(text, events);
+  }
+
+  /** One event already encoded (encodeEvent): the request path's way in, with no snapshot of the event. */
+  processLine(line: string, auditID: string): Promise<boolean> {
+    return this.writeLines(`${line}\n`, [{ auditID }]);
+  }
+
+  private writeLines(text: string, events: readonly AuditedEventID[]): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const fail = (err: unknown): void => {
         this.reportError(LOG_PLUGIN, err, events);

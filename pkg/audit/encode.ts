@@ -1,11 +1,12 @@
-// An audit event's JSON line written straight from the event, in upstream's field
-// order (k8s.io/apiserver pkg/apis/audit/v1 Event, as its encoder writes it), without
-// building the ordered copy snapshotEvent makes and stringifying that: an audited get
-// paid for a copy of the user, its groups and extra, the object reference and the
-// annotations, and then for JSON.stringify walking them, on every event
-// (docs/performance.md, "Audited gets"). The output is byte for byte
+// An audit event's JSON line written from the live event, in upstream's field order
+// (k8s.io/apiserver pkg/apis/audit/v1 Event, as its encoder writes it), without the
+// ordered copy snapshotEvent makes: an audited get paid for a copy of the user, its
+// groups and extra, the object reference and the annotations on every event
+// (docs/performance.md, "Audited gets"). An event built by newEvent and the audit filter
+// is already in that order and form, and is JSON.stringify of itself; any other is
+// written piece by piece. Either way the output is byte for byte
 // JSON.stringify(snapshotEvent(ev)), which encode.test.ts checks over generated events;
-// strings are escaped by JSON.stringify itself, so escaping cannot differ.
+// a string that needs escaping is escaped by JSON.stringify itself.
 
 import { AUDIT_API_VERSION, type Event, type EventUser, type ObjectReference } from './types.js';
 

@@ -20,8 +20,11 @@ export interface AuditBackend extends AuditSink {
   shutdown(): Promise<void>;
 }
 
+/** What a failure report needs of an event: its ID (never its content). */
+export type AuditedEventID = Pick<Event, 'auditID'>;
+
 /** How a backend reports events it could not store (audit.HandlePluginError), never with their content. */
-export type PluginErrorReporter = (plugin: string, err: unknown, events: readonly Event[]) => void;
+export type PluginErrorReporter = (plugin: string, err: unknown, events: readonly AuditedEventID[]) => void;
 
 /** Counts the events and hands the error on (to the server log). */
 export function pluginErrorReporter(
@@ -38,9 +41,17 @@ export function pluginErrorReporter(
   };
 }
 
+const alwaysStored = (): true => true;
+
 /** Blocking: waits for the delegate, but a failure never fails a request. */
 export class IgnoreErrorsBackend implements AuditBackend {
-  constructor(private readonly delegate: AuditBackend) {}
+  /** The delegate's way in for an encoded event, when it has one (the log backend). */
+  readonly processLine?: (line: string, auditID: string) => Promise<boolean>;
+
+  constructor(private readonly delegate: AuditBackend) {
+    const processLine = delegate.processLine?.bind(delegate);
+    if (processLine) this.processLine = (line, auditID) => processLine(line, auditID).then(alwaysStored);
+  }
 
   async processEvents(events: readonly Event[]): Promise<boolean> {
     await this.delegate.processEvents(events);

@@ -4,6 +4,7 @@
 // redact.ts) and the filter hands a copy of it to the sink at each stage.
 
 import { auditEventTotal } from '../metrics/audit.js';
+import { encodeEvent } from './encode.js';
 import { microTime, nowEpochMs, responseStatusOf, snapshotEvent } from './event.js';
 import type { RequestAuditConfig } from './policy.js';
 import { redactObject, redactPatch, withoutManagedFields } from './redact.js';
@@ -12,6 +13,11 @@ import { levelAtLeast, type Event, type EventUser, type Stage } from './types.js
 /** Where events go: resolves false when an event could not be stored (blocking-strict fails the request then). */
 export interface AuditSink {
   processEvents(events: readonly Event[]): Promise<boolean>;
+  /**
+   * A sink that writes lines (the log backend, in blocking modes) may take one event
+   * as its JSON line (encodeEvent), written from the live event: no snapshot of it.
+   */
+  processLine?(line: string, auditID: string): Promise<boolean>;
 }
 
 /** What the handlers tell the audit of a request; a request that is not audited has none. */
@@ -110,7 +116,10 @@ export class RequestAudit implements AuditRecorder {
     auditEventTotal.inc();
     // A sink reports its own failures; one that throws counts as not stored, never as a crash.
     try {
-      return this.sink.processEvents([snapshotEvent(this.event)]).catch(() => false);
+      const stored = this.sink.processLine
+        ? this.sink.processLine(encodeEvent(this.event), this.event.auditID)
+        : this.sink.processEvents([snapshotEvent(this.event)]);
+      return stored.catch(() => false);
     } catch {
       return Promise.resolve(false);
     }

@@ -90,9 +90,14 @@ export interface NewEventInput {
   readonly requestReceivedEpochMs: number;
 }
 
+/**
+ * A new event, its fields laid out in upstream's order from the start (those not known
+ * yet undefined, which JSON leaves out), so that it encodes as JSON.stringify of itself
+ * (encode.ts) with no ordered copy.
+ */
 export function newEvent(input: NewEventInput): Event {
   const received = microTime(input.requestReceivedEpochMs);
-  const ev: Event = {
+  return {
     kind: 'Event',
     apiVersion: AUDIT_API_VERSION,
     level: input.level,
@@ -101,13 +106,17 @@ export function newEvent(input: NewEventInput): Event {
     requestURI: input.requestURI,
     verb: input.verb,
     user: input.user ?? {},
+    impersonatedUser: undefined,
+    sourceIPs: input.sourceIPs.length > 0 ? input.sourceIPs : undefined,
+    userAgent: input.userAgent !== '' ? input.userAgent : undefined,
+    objectRef: input.objectRef,
+    responseStatus: undefined,
+    requestObject: undefined,
+    responseObject: undefined,
     requestReceivedTimestamp: received,
     stageTimestamp: received,
+    annotations: undefined,
   };
-  if (input.sourceIPs.length > 0) ev.sourceIPs = input.sourceIPs;
-  if (input.userAgent !== '') ev.userAgent = input.userAgent;
-  if (input.objectRef) ev.objectRef = input.objectRef;
-  return ev;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -9,11 +9,12 @@
 
 import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import type { Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
 
-import type { AuditBackend, PluginErrorReporter } from './backend.js';
+import type { AuditBackend, AuditedEventID, PluginErrorReporter } from './backend.js';
+import { encodeEvent } from './encode.js';
 import type { Event } from './types.js';
 
 export const LOG_PLUGIN = 'log';
@@ -78,42 +79,117 @@ export function openRotatingFile(options: LogFileOptions): RotatingFileStream {
   return stream;
 }
 
+/** Where the log backend's lines go when they are not a stream: the process's stdout line gatherer (pkg/util/log). */
+export interface LineDestination {
+  write(text: string): unknown;
+}
+
+/** What one processEvents call waits for: its lines written, or their failure reported. */
+interface PendingWrite {
+  readonly events: readonly AuditedEventID[];
+  readonly resolve: (stored: boolean) => void;
+}
+
 export class LogBackend implements AuditBackend {
   private failed: Error | undefined;
+  private readonly stream: Writable | undefined;
+  private readonly lines: LineDestination | undefined;
+  /** The text and the waiters of the lines given to a stream in this turn of the event loop. */
+  private gathered = '';
+  private waiting: PendingWrite[] = [];
+  private scheduled = false;
 
   constructor(
-    private readonly out: Writable,
+    /**
+     * A stream (a rotating file), written once a turn with the lines of that turn; or
+     * the stdout line gatherer, which itself writes once a turn and never fails.
+     */
+    out: Writable | LineDestination,
     private readonly reportError: PluginErrorReporter,
     /** Standard output is not ours to end. */
     private readonly ownsStream: boolean,
   ) {
-    // A write error surfaces on the stream too; remember it so later writes fail fast.
-    out.on('error', (err: Error) => {
-      this.failed = err;
-    });
+    if (out instanceof Writable) {
+      this.stream = out;
+      // A write error surfaces on the stream too; remember it so later writes fail fast.
+      out.on('error', (err: Error) => {
+        this.failed = err;
+      });
+    } else {
+      this.lines = out;
+    }
   }
 
   processEvents(events: readonly Event[]): Promise<boolean> {
-    const text = events.map((e) => `${JSON.stringify(e)}\n`).join('');
+    let text = '';
+    for (const e of events) text += `${encodeEvent(e)}\n`;
+    return this.writeLines(text, events);
+  }
+
+  /** One event already encoded (encodeEvent): the request path's way in, with no snapshot of the event. */
+  processLine(line: string, auditID: string): Promise<boolean> {
+    return this.writeLines(`${line}\n`, [{ auditID }]);
+  }
+
+  private writeLines(text: string, events: readonly AuditedEventID[]): Promise<boolean> {
+    if (this.lines) {
+      // The gatherer keeps the text and writes it with the turn's log lines, in order.
+      this.lines.write(text);
+      return STORED;
+    }
+    const stream = this.stream as Writable;
+    if (this.failed || stream.destroyed || stream.writableEnded) {
+      this.reportError(LOG_PLUGIN, this.failed ?? new Error('audit log is closed'), events);
+      return NOT_STORED;
+    }
     return new Promise<boolean>((resolve) => {
-      const fail = (err: unknown): void => {
-        this.reportError(LOG_PLUGIN, err, events);
-        resolve(false);
-      };
-      if (this.failed || this.out.destroyed || this.out.writableEnded) {
-        fail(this.failed ?? new Error('audit log is closed'));
-        return;
-      }
-      try {
-        this.out.write(text, (err) => (err ? fail(err) : resolve(true)));
-      } catch (err) {
-        fail(err);
+      this.gathered += text;
+      this.waiting.push({ events, resolve });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
       }
     });
   }
 
+  /**
+   * Writes the turn's lines to the stream as one chunk: rotating-file-stream does its
+   * bookkeeping (size, rotation check) per write, and each write is a system call.
+   * Every waiter learns the outcome of that one write.
+   */
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const text = this.gathered;
+    const waiting = this.waiting;
+    if (waiting.length === 0) return;
+    this.gathered = '';
+    this.waiting = [];
+    const settle = (err: unknown): void => {
+      for (const w of waiting) {
+        if (err) this.reportError(LOG_PLUGIN, err, w.events);
+        w.resolve(!err);
+      }
+    };
+    const stream = this.stream as Writable;
+    if (this.failed || stream.destroyed || stream.writableEnded) {
+      settle(this.failed ?? new Error('audit log is closed'));
+      return;
+    }
+    try {
+      stream.write(text, (err) => settle(err ?? undefined));
+    } catch (err) {
+      settle(err);
+    }
+  };
+
   async shutdown(): Promise<void> {
-    if (!this.ownsStream || this.out.writableEnded) return;
-    await new Promise<void>((resolve) => this.out.end(resolve));
+    // What this turn gathered is written before the stream ends.
+    this.flush();
+    const stream = this.stream;
+    if (!this.ownsStream || !stream || stream.writableEnded) return;
+    await new Promise<void>((resolve) => stream.end(resolve));
   }
 }
+
+const STORED = Promise.resolve(true);
+const NOT_STORED = Promise.resolve(false);

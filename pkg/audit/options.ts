@@ -4,7 +4,6 @@
 // a policy without a backend audits nothing either.
 
 import { mkdirSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { dirname } from 'node:path';
 
 import {
@@ -190,7 +189,11 @@ export async function buildAudit(v: AuditOptionValues, logger: Logger): Promise<
   if (logging) {
     let log: LogBackend;
     if (v.auditLogPath === '-') {
-      log = new LogBackend(sharedStdout(), report, false);
+      // Standard output as the process's logger writes it: one line gatherer for the log
+      // lines and the audit events, so that neither splits the other's lines and each
+      // turn's lines go out in one write (a second writer on fd 1 could land in the
+      // middle of a line).
+      log = new LogBackend(stdout(), report, false);
     } else {
       mkdirSync(dirname(v.auditLogPath), { recursive: true, mode: 0o755 });
       const file = openRotatingFile({
@@ -223,21 +226,4 @@ export async function buildAudit(v: AuditOptionValues, logger: Logger): Promise<
     policy,
     backend: backends.length === 1 ? (backends[0] as AuditBackend) : new UnionBackend(backends),
   };
-}
-
-/**
- * Standard output as the process's logger writes it: one stream for the log lines and
- * the audit events, so that neither splits the other's lines (the logger's writes are
- * batched and asynchronous; a second writer on fd 1 could land in the middle of one).
- */
-function sharedStdout(): Writable {
-  const out = stdout();
-  return new Writable({
-    // Strings stay strings: the events are text already, and the log writes text.
-    decodeStrings: false,
-    write(chunk: Buffer | string, _encoding, done) {
-      out.write(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-      done();
-    },
-  });
 }

@@ -11,7 +11,8 @@ import { request as httpsRequest } from 'node:https';
 
 import { Backoff } from '../util/backoff.js';
 import type { AuditBackend, PluginErrorReporter } from './backend.js';
-import { AUDIT_API_VERSION, type Event, type EventList } from './types.js';
+import { encodeEvent, encodeEventList } from './encode.js';
+import type { Event } from './types.js';
 
 export const WEBHOOK_PLUGIN = 'webhook';
 
@@ -68,13 +69,8 @@ export class WebhookBackend implements AuditBackend {
   }
 
   async processEvents(events: readonly Event[]): Promise<boolean> {
-    const list: EventList = {
-      kind: 'EventList',
-      apiVersion: AUDIT_API_VERSION,
-      metadata: {},
-      items: [...events],
-    };
-    const body = JSON.stringify(list);
+    // JSON.stringify of the EventList, written from each event's line (encode.ts).
+    const body = encodeEventList(events.map(encodeEvent));
     // Uncapped: five tries bound it.
     const backoff = new Backoff(this.options.initialBackoffMs, Infinity, {
       factor: BACKOFF_FACTOR,

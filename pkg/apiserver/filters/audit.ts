@@ -69,27 +69,46 @@ function attemptedAuthMethods(req: IncomingMessage): string {
     : 'Authentication failed, no credentials provided';
 }
 
-/** The user as an event records it: the access key's name joins `extra`, as `kubectl auth whoami` shows it. */
-function eventUser(user: AuditedUser, group: string): EventUser {
+/**
+ * The user as an event records it: the access key's name joins `extra`, as `kubectl
+ * auth whoami` shows it. Built in upstream's order with the extra's keys sorted, so the
+ * event encodes without an ordered copy (pkg/audit/encode.ts).
+ */
+function eventUser(user: AuditedUser, accessKeyExtra: string): EventUser {
   const out: EventUser = { username: user.name };
   if (user.uid) out.uid = user.uid;
   if (user.groups.length > 0) out.groups = [...user.groups];
+  const given = user.extra;
+  if (!given) {
+    // The common case, an access key's caller: one key, nothing to sort.
+    if (user.accessKeyName) out.extra = { [accessKeyExtra]: [user.accessKeyName] };
+    return out;
+  }
+  const values = new Map<string, string[]>();
+  for (const key of Object.keys(given)) values.set(key, [...(given[key] ?? [])]);
+  if (user.accessKeyName) values.set(accessKeyExtra, [user.accessKeyName]);
+  if (values.size === 0) return out;
   const extra: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(user.extra ?? {})) extra[k] = [...v];
-  if (user.accessKeyName) extra[accessKeyExtraKey(group)] = [user.accessKeyName];
-  if (Object.keys(extra).length > 0) out.extra = extra;
+  for (const key of [...values.keys()].sort()) {
+    // An own property even for `__proto__`, never the prototype.
+    Object.defineProperty(extra, key, { value: values.get(key), enumerable: true, writable: true, configurable: true });
+  }
+  out.extra = extra;
   return out;
 }
 
+/** What the URL says of the object; empty fields left out (undefined), as the event writes them. */
 function objectRefOf(info: RequestInfo): ObjectReference | undefined {
   if (!info.isResourceRequest) return undefined;
   return {
-    resource: info.resource,
-    namespace: info.namespace,
-    name: info.name,
-    apiGroup: info.apiGroup,
-    apiVersion: info.apiVersion,
-    subresource: info.subresource,
+    resource: info.resource || undefined,
+    namespace: info.namespace || undefined,
+    name: info.name || undefined,
+    uid: undefined,
+    apiGroup: info.apiGroup || undefined,
+    apiVersion: info.apiVersion || undefined,
+    resourceVersion: undefined,
+    subresource: info.subresource || undefined,
   };
 }
 
@@ -103,12 +122,16 @@ interface AuditEntry {
 export class AuditFilter {
   /** The audit of each audited request, by its response, until its last event is stored. */
   private readonly audits = new WeakMap<ServerResponse, AuditEntry>();
+  /** The extra key an access key's name is recorded under (`<group>/access-key`), built once. */
+  private readonly accessKeyExtra: string;
 
   constructor(
     private readonly config: AuditConfig,
     /** The management API group, which names the access-key extra. */
-    private readonly group: string,
-  ) {}
+    group: string,
+  ) {
+    this.accessKeyExtra = accessKeyExtraKey(group);
+  }
 
   private start(
     scope: RequestScope,
@@ -123,7 +146,7 @@ export class AuditFilter {
       auditID: scope.auditID,
       requestURI: scope.req.url ?? '/',
       verb: info.verb,
-      user: user ? eventUser(user, this.group) : undefined,
+      user: user ? eventUser(user, this.accessKeyExtra) : undefined,
       sourceIPs: sourceIPs(scope.req),
       userAgent: userAgentOf(scope.req),
       objectRef: objectRefOf(info),

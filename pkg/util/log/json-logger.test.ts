@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 
 import { JsonLogger, LineGatherer } from './json-logger.js';
+import type { LogLevel } from './logger.js';
 
 function recording(): { out: { write(text: string): boolean }; lines: () => Record<string, unknown>[] } {
   const texts: string[] = [];
@@ -132,5 +134,60 @@ describe('LineGatherer', () => {
     gatherer.write('d\n');
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(writes, ['a\nb\nc\n', 'd\n']);
+  });
+});
+
+describe('JsonLogger without a copy of the fields', () => {
+  /** The text each logger writes for the same calls: this one's, and line()'s copy's. */
+  function both(log: (logger: JsonLogger) => void): [string, string] {
+    const texts: [string[], string[]] = [[], []];
+    const [fast, copying] = texts.map(
+      (t, i) => new JsonLogger('debug', { write: (x: string) => t.push(x) }, {}, { copyFields: i === 1 }),
+    ) as [JsonLogger, JsonLogger];
+    log(fast);
+    log(copying);
+    return [texts[0].join(''), texts[1].join('')];
+  }
+
+  /** The time is the one thing that differs between two calls: both loggers write the same one here. */
+  const sameTime = (text: string): string => text.replace(/"time":"[^"]*"/g, '"time":"T"');
+
+  it('writes what the copy writes, byte for byte, whatever the message and the fields', () => {
+    const key = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 8 }),
+      fc.constantFrom('level', 'msg', 'time', '0', '12', '__proto__', 'authorization', 'token', 'headers', 'a'),
+    );
+    const val = fc.oneof(
+      fc.jsonValue(),
+      fc.constant(undefined),
+      fc.constant(new Error('boom')),
+      fc.record({ authorization: fc.string(), cookie: fc.string(), other: fc.string() }),
+    );
+    const fields = fc.oneof(
+      fc.constant(undefined),
+      fc.array(fc.tuple(key, val), { maxLength: 6 }).map((entries) => {
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        return out;
+      }),
+    );
+    const msg = fc.oneof(fc.string({ unit: 'binary', maxLength: 120 }), fc.constantFrom('request', 'a"b', 'x\n', 'é😀'));
+    fc.assert(
+      fc.property(msg, fields, fc.constantFrom('debug', 'info', 'warn', 'error') as fc.Arbitrary<LogLevel>, (m, f, level) => {
+        const [fast, copying] = both((logger) => logger[level](m, f));
+        assert.equal(sameTime(fast), sameTime(copying));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('writes a request line with the message and time first, and the next line has no stray time', () => {
+    const [fast] = both((logger) => {
+      logger.info('request', { verb: 'get', code: 200 });
+      logger.child({ component: 'x' }).info('next');
+    });
+    const [first, second] = fast.trimEnd().split('\n');
+    assert.match(first ?? '', /^\{"level":"info","msg":"request","time":"[^"]+","verb":"get","code":200\}$/);
+    assert.match(second ?? '', /^\{"level":"info","component":"x","msg":"next","time":"[^"]+"\}$/);
   });
 });

@@ -29,17 +29,39 @@ export const REDACTED_FIELDS = [
   'headers.cookie',
 ] as const;
 
+/**
+ * The `,"msg":…,"time":…` of the line being written without a copy of its fields (see
+ * JsonLogger.write): pino puts what its timestamp function returns right after the
+ * level, where line() puts the message and the time. Empty at any other moment, so
+ * every other line (and every child logger's) has no timestamp from pino, as before.
+ */
+let pendingPrefix = '';
+const timestampPrefix = (): string => pendingPrefix;
+
 export class JsonLogger implements Logger {
   private readonly pino: pino.Logger;
+  /**
+   * Whether lines may go to pino without line()'s copy: a logger without bindings
+   * (pino writes a child's bindings after the timestamp, where the message would
+   * land), unless a test asks for the copy to compare with.
+   */
+  private passThrough: boolean;
 
-  constructor(level: LogLevel = 'info', out?: LogDestination, base: Readonly<Record<string, unknown>> = {}) {
+  constructor(
+    level: LogLevel = 'info',
+    out?: LogDestination,
+    base: Readonly<Record<string, unknown>> = {},
+    options: { readonly copyFields?: boolean } = {},
+  ) {
+    this.passThrough = options.copyFields !== true && Object.keys(base).length === 0;
     this.pino = pino(
       {
         level,
         base,
         // pino writes `level`, then the time, then the fields, then `msg`; the
-        // message and the time go in front of the fields instead (see line()).
-        timestamp: false,
+        // message and the time go in front of the fields instead (see line() and
+        // write()): pino's own time is never written.
+        timestamp: timestampPrefix,
         formatters: { level: (label) => ({ level: label }) },
         redact: { paths: [...REDACTED_FIELDS], censor: '[REDACTED]' },
       },
@@ -49,8 +71,9 @@ export class JsonLogger implements Logger {
 
   /** A logger that adds `fields` to every line (e.g. a component name). */
   child(fields: Record<string, unknown>): JsonLogger {
-    const child = Object.create(JsonLogger.prototype) as { pino: pino.Logger };
+    const child = Object.create(JsonLogger.prototype) as { pino: pino.Logger; passThrough: boolean };
     child.pino = this.pino.child(fields);
+    child.passThrough = false;
     return child as unknown as JsonLogger;
   }
 
@@ -59,20 +82,67 @@ export class JsonLogger implements Logger {
   }
 
   debug(msg: string, fields?: Record<string, unknown>): void {
-    if (this.pino.isLevelEnabled('debug')) this.pino.debug(line(msg, fields));
+    if (this.pino.isLevelEnabled('debug')) this.write('debug', msg, fields);
   }
 
   info(msg: string, fields?: Record<string, unknown>): void {
-    if (this.pino.isLevelEnabled('info')) this.pino.info(line(msg, fields));
+    if (this.pino.isLevelEnabled('info')) this.write('info', msg, fields);
   }
 
   warn(msg: string, fields?: Record<string, unknown>): void {
-    if (this.pino.isLevelEnabled('warn')) this.pino.warn(line(msg, fields));
+    if (this.pino.isLevelEnabled('warn')) this.write('warn', msg, fields);
   }
 
   error(msg: string, fields?: Record<string, unknown>): void {
-    if (this.pino.isLevelEnabled('error')) this.pino.error(line(msg, fields));
+    if (this.pino.isLevelEnabled('error')) this.write('error', msg, fields);
   }
+
+  /**
+   * A line whose fields pino may serialize as they are (plain message, no field that
+   * line() would change or move: see passesThrough) goes without line()'s copy of them:
+   * the message and the time reach pino as its timestamp text, in the place line() gave
+   * them. The request log writes one line per request (docs/performance.md, "Audited
+   * gets"). The output is byte for byte line()'s (json-logger.test.ts).
+   */
+  private write(level: LogLevel, msg: string, fields: Record<string, unknown> | undefined): void {
+    if (this.passThrough && fields !== undefined && isPlainJsonString(msg) && passesThrough(fields)) {
+      pendingPrefix = `,"msg":"${msg}","time":"${new Date().toISOString()}"`;
+      try {
+        this.pino[level](fields);
+      } finally {
+        pendingPrefix = '';
+      }
+      return;
+    }
+    this.pino[level](line(msg, fields));
+  }
+}
+
+/** A string pino and JSON write between plain quotes: short, no quote, backslash, control character or surrogate. */
+function isPlainJsonString(s: string): boolean {
+  if (s.length > 100) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether line() would copy `fields` unchanged after `msg` and `time`: a plain object
+ * with no key it drops or moves (`level`, `msg`, `time`, which would take the time's
+ * place; an array index, which an object lists first; `__proto__`, which an assignment
+ * does not copy) and no Error value (which it describes). Walked in place.
+ */
+function passesThrough(fields: Record<string, unknown>): boolean {
+  if (Object.getPrototypeOf(fields) !== Object.prototype) return false;
+  for (const key in fields) {
+    if (key === 'level' || key === 'msg' || key === 'time' || key === '__proto__') return false;
+    const c = key.charCodeAt(0);
+    if (c >= 48 && c <= 57) return false;
+    if (fields[key] instanceof Error) return false;
+  }
+  return true;
 }
 
 let sharedStdout: LogDestination | undefined;

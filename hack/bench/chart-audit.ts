@@ -30,18 +30,24 @@ interface AuditLogValues {
   readonly compress: boolean;
 }
 
+/** The chart's default audit policy, written into `dir`; returns the file's path. */
+export function chartAuditPolicyFile(dir: string): string {
+  const rendered = join(repoRoot(), 'deploy', '05-configmap-platform-apiserver-audit-policy.yaml');
+  const configMap = parseYaml(readFileSync(rendered, 'utf8')) as { data?: Record<string, string> };
+  const policy = configMap.data?.['policy.yaml'];
+  if (!policy) throw new Error(`${rendered}: no data.policy.yaml`);
+  const policyFile = join(dir, 'chart-audit-policy.yaml');
+  writeFileSync(policyFile, policy);
+  return policyFile;
+}
+
 /**
  * Flags that make a server audit as the chart's defaults do, its events written to
  * `logFile`; the policy file is written into `dir`.
  */
 export function chartAuditArgs(dir: string, logFile: string): string[] {
   const root = repoRoot();
-  const rendered = join(root, 'deploy', '05-configmap-platform-apiserver-audit-policy.yaml');
-  const configMap = parseYaml(readFileSync(rendered, 'utf8')) as { data?: Record<string, string> };
-  const policy = configMap.data?.['policy.yaml'];
-  if (!policy) throw new Error(`${rendered}: no data.policy.yaml`);
-  const policyFile = join(dir, 'chart-audit-policy.yaml');
-  writeFileSync(policyFile, policy);
+  const policyFile = chartAuditPolicyFile(dir);
   const values = parseYaml(
     readFileSync(join(root, 'charts', 'platform-apiserver', 'values.yaml'), 'utf8'),
   ) as {

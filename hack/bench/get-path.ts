@@ -54,12 +54,12 @@
 // is audited, as the bench server has no policy file.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
+import { chartAuditPolicyFile } from './chart-audit.js';
 import { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
 import type { AllocationSummary } from './heap-sampling.js';
@@ -112,13 +112,14 @@ const { values: args } = parseArgs({
 const caller = args['limiter-ab'] ? 'reader' : args.caller;
 const NO_LIMITER = ['--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0'];
 
-/** The chart's default audit set-up (`--audit`), its policy file written into `dir`. */
+/**
+ * The chart's default audit set-up (`--audit`), its policy file written into `dir`:
+ * events to stdout, the chart's default destination (the harness's audited row writes
+ * them to a file instead: chartAuditArgs).
+ */
 function auditArgs(dir: string): string[] {
-  const rendered = join(process.cwd(), 'deploy', '05-configmap-platform-apiserver-audit-policy.yaml');
-  const configMap = parseYaml(readFileSync(rendered, 'utf8')) as { data: Record<string, string> };
-  const file = join(dir, 'audit-policy.yaml');
-  writeFileSync(file, configMap.data['policy.yaml'] ?? '');
-  return ['--audit-policy-file', file, '--audit-log-mode', 'blocking', '--audit-log-path', '-'];
+  const policyFile = chartAuditPolicyFile(dir);
+  return ['--audit-policy-file', policyFile, '--audit-log-mode', 'blocking', '--audit-log-path', '-'];
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'getpath-bench-'));

@@ -1,7 +1,7 @@
 // node dist/hack/bench/async-context-cost.js [--ops N] [--rounds R] [--depth D]
 //
-// What an AsyncLocalStorage costs every promise on this Node (issue 17, "The storage
-// deadline without AsyncLocalStorage" in docs/performance.md). Until that change the
+// What an AsyncLocalStorage costs every promise on this Node (issue 17,
+// docs/performance/storage-deadline-without-asynclocalstorage.md). Until that change the
 // storage deadline travelled in one (pkg/storage/deadline.ts ran each request under
 // als.run), and once a store is in use Node 20 turns on promise hooks for every promise
 // in the process, the request's or not. One process, one promise-heavy loop: each op is

@@ -3,7 +3,7 @@
 // The audit event of an audited get (the chart's default policy: Metadata level, the
 // ResponseComplete stage), encoded two ways in one process, rounds alternating:
 //   snapshot  JSON.stringify(snapshotEvent(ev)), the ordered copy the log backend
-//             stringified before (docs/performance.md, "Audited gets")
+//             stringified before (docs/performance/audited-gets.md)
 //   encode    encodeEvent(ev) (pkg/audit/encode.ts): the event as built by newEvent
 //             and the audit filter is already in upstream's order, so it is
 //             JSON.stringify of itself, with no copy

@@ -1,7 +1,7 @@
 // node dist/hack/bench/create-etcd-cost.js [--seconds S] [--rounds R] [--callers 64]
 //
 // What etcd itself spends per create, and what each watch stream that sees the
-// create adds (issue 17, "The create path, third pass" in docs/performance.md). The
+// create adds (issue 17, docs/performance/create-path-third-pass.md). The
 // server, the load and etcd share the machine's two cores, so etcd's CPU per create
 // counts against the create row as much as the server's does, and the raw-put
 // baseline pays etcd for one put and nothing else.

@@ -1,14 +1,14 @@
 // node dist/hack/bench/etcd-client.js [--seconds S] [--rounds R] [--events N] [--profile DIR]
 //
-// What the etcd client costs per call (issue 17, "The etcd client" in
-// docs/performance.md): the `etcd3` package, configured and called as
+// What the etcd client costs per call (issue 17,
+// docs/performance/etcd-client.md): the `etcd3` package, configured and called as
 // pkg/storage/etcd3 used it until the lean client replaced it (one attempt per
 // call, a deadline per request, responses converted to the KV contract's
 // KeyValues), against the lean client (pkg/storage/etcd3/grpc-client.ts and
 // codecs.ts) through Etcd3KV, for the three calls the server makes: its unary calls
 // (Range, Txn) written directly on node:http2 (http2-unary.ts), its watches on
 // grpc-js. The package sends its unary calls through grpc-js too, so this is also
-// the A/B of "Unary calls on node:http2" in docs/performance.md. (The lean client's
+// the A/B of docs/performance/unary-calls-on-node-http2.md. (The lean client's
 // own switch to send its unary calls through grpc-js, which that section's table
 // measured, was removed from the server's code: only this script used it.)
 //

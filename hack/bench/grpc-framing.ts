@@ -2,7 +2,7 @@
 //
 // What writing a gRPC unary request as one stream write saves on node:http2, against
 // writing its 5-byte prefix and its message as two (what http2-unary.ts did before
-// "The create path, second pass" in docs/performance.md). One process: a node:http2
+// docs/performance/create-path-second-pass.md). One process: a node:http2
 // server that answers every POST as etcd does (response headers, the request's
 // message echoed back, grpc-status in trailers) and a client session making calls
 // the way http2-unary.ts makes them (the same headers and listeners), at 1 and 64

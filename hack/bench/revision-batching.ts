@@ -27,8 +27,9 @@ const VARIANTS: Record<string, ((read: () => Promise<number>) => RevisionReader)
   batched: undefined,
   'one per get': (read) => ({ current: () => read() }),
   // Batched, but each reader's deadline an AbortSignal.timeout of its own with an abort
-  // listener, as before the batcher took deadlines as times (docs/performance.md, "A get
-  // on etcd3"); the batcher no longer takes a signal, so the wait is raced against it here.
+  // listener, as before the batcher took deadlines as times
+  // (docs/performance/get-on-etcd3.md); the batcher no longer takes a signal, so the wait
+  // is raced against it here.
   'signal per get': (read) => {
     const batcher = new RevisionBatcher(read);
     return {

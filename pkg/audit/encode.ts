@@ -2,7 +2,7 @@
 // (k8s.io/apiserver pkg/apis/audit/v1 Event, as its encoder writes it), without the
 // ordered copy snapshotEvent makes: an audited get paid for a copy of the user, its
 // groups and extra, the object reference and the annotations on every event
-// (docs/performance.md, "Audited gets"). An event built by newEvent and the audit filter
+// (docs/performance/audited-gets.md). An event built by newEvent and the audit filter
 // is already in that order and form, and is JSON.stringify of itself; any other is
 // written piece by piece. Either way the output is byte for byte
 // JSON.stringify(snapshotEvent(ev)), which encode.test.ts checks over generated events;

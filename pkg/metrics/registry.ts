@@ -13,10 +13,11 @@ export const registry = new Registry();
  * How often the event-loop delay histogram behind nodejs_eventloop_lag_{min,max,mean,
  * stddev,p50,p90,p99}_seconds samples the loop. prom-client's default, 10 ms, is a libuv
  * timer that wakes an idle server 100 times a second: 6-7 of the 8 ms of CPU an idle
- * server burnt per second (hack/bench/idle-cpu.ts, docs/performance.md "An idle
- * server's timers"). Every gauge still updates at each scrape, and a stall still shows
- * as the lateness of the tick it delays, to within one interval: at 100 ms a stall of
- * 300 ms reads 200-300 ms, and one shorter than 100 ms may fall between two ticks.
+ * server burnt per second (hack/bench/idle-cpu.ts,
+ * docs/performance/idle-server-timers.md). Every gauge still updates at each scrape,
+ * and a stall still shows as the lateness of the tick it delays, to within one
+ * interval: at 100 ms a stall of 300 ms reads 200-300 ms, and one shorter than 100 ms
+ * may fall between two ticks.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 

@@ -10,7 +10,7 @@
 // cache's list-and-watch loop, a revision read shared by concurrent requests, the
 // server's own controllers) simply passes none. It is not carried implicitly in an
 // AsyncLocalStorage: on Node 20 that turns on promise hooks for every promise in the
-// process (docs/performance.md, "The storage deadline without AsyncLocalStorage").
+// process (docs/performance/storage-deadline-without-asynclocalstorage.md).
 
 export class StorageDeadline {
   /** Writes sent to storage whose outcome is not known yet (see BoundedKV). */

@@ -18,7 +18,7 @@
 // that costs one timer per batcher, armed for the earliest deadline waiting, not an
 // AbortSignal.timeout per read: on a get served from the watch cache, a timer, a weak
 // reference and an abort listener per request were a tenth of the server's CPU over
-// etcd (docs/performance.md, "A get on etcd3"). The read itself is made with no
+// etcd (docs/performance/get-on-etcd3.md). The read itself is made with no
 // request's deadline: it serves every reader of its round.
 
 /** A reader waiting for a round. Settled once: by the round or by its deadline. */

@@ -1,11 +1,11 @@
 // A lean etcd v3 gRPC client: per endpoint, one node:http2 session for the unary
 // calls (http2-unary.ts: grpc-js's per-call layers cost more than the stream,
-// docs/performance.md "Unary calls on node:http2") and one @grpc/grpc-js client for
+// docs/performance/unary-calls-on-node-http2.md) and one @grpc/grpc-js client for
 // the Watch streams; the messages encoded and decoded by codecs.ts, and nothing
 // else on the call path. It replaces the etcd3 package, whose per-call layers (proto-loader
 // reflection into default-filled objects with int64s as strings, a retry policy, a
 // circuit breaker, a shuffled host generator, call-option resolution) cost more CPU
-// than the gRPC call itself (docs/performance.md, "The etcd client").
+// than the gRPC call itself (docs/performance/etcd-client.md).
 //
 // Failover, as etcd's own clients do it: calls go to one member while it answers;
 // a call that fails for want of a connection (UNAVAILABLE) or that the member did

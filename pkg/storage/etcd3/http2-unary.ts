@@ -1,6 +1,6 @@
 // Unary gRPC calls to one etcd member, written directly on a node:http2 session
-// instead of through @grpc/grpc-js (docs/performance.md, "Unary calls on
-// node:http2"): grpc-js's per-call layers (call stream objects, filters, metadata,
+// instead of through @grpc/grpc-js (docs/performance/unary-calls-on-node-http2.md):
+// grpc-js's per-call layers (call stream objects, filters, metadata,
 // the resolving/load-balancing channel) cost more server CPU than the HTTP/2 stream
 // under them. The Watch streams stay on grpc-js (grpc-client.ts).
 //

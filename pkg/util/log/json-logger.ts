@@ -101,8 +101,8 @@ export class JsonLogger implements Logger {
    * A line whose fields pino may serialize as they are (plain message, no field that
    * line() would change or move: see passesThrough) goes without line()'s copy of them:
    * the message and the time reach pino as its timestamp text, in the place line() gave
-   * them. The request log writes one line per request (docs/performance.md, "Audited
-   * gets"). The output is byte for byte line()'s (json-logger.test.ts).
+   * them. The request log writes one line per request (docs/performance/audited-gets.md).
+   * The output is byte for byte line()'s (json-logger.test.ts).
    */
   private write(level: LogLevel, msg: string, fields: Record<string, unknown> | undefined): void {
     if (this.passThrough && fields !== undefined && isPlainJsonString(msg) && passesThrough(fields)) {
@@ -176,8 +176,8 @@ export interface GatheredSink {
  * sonic-boom appends each write to its pending buffer with `+=` after measuring that
  * buffer with Buffer.byteLength, which flattens it: with ~30 request lines gathered
  * per system call, every line copied the whole pending buffer again (~5 KB of garbage
- * per get, a sixth of what a get allocated; docs/performance.md, "The request path of
- * a get, fourth pass"). Joined here, the sink measures and copies each line once.
+ * per get, a sixth of what a get allocated; docs/performance/get-path-fourth-pass.md).
+ * Joined here, the sink measures and copies each line once.
  * Nothing is lost at exit: the hook below passes what is gathered on and has the sink
  * write it synchronously, as pino's own exit hook does.
  */

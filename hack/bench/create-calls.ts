@@ -105,14 +105,21 @@ observe(AdmissionChain.prototype, 'admit', 'admission', false);
 
 // The request's arrival and the response's end, on the HTTPS server the assembly makes.
 const emit = https.Server.prototype.emit;
-https.Server.prototype.emit = function (this: https.Server, event: string | symbol, ...a: unknown[]): boolean {
+https.Server.prototype.emit = function (
+  this: https.Server,
+  event: string | symbol,
+  ...a: unknown[]
+): boolean {
   if (event === 'request') mark('request received');
   return emit.apply(this, [event, ...a] as Parameters<typeof emit>);
 } as typeof emit;
 
 // The handler's end() of the response (the bytes then go to TLS and the socket).
 const end = http.ServerResponse.prototype.end;
-http.ServerResponse.prototype.end = function (this: http.ServerResponse, ...a: unknown[]): http.ServerResponse {
+http.ServerResponse.prototype.end = function (
+  this: http.ServerResponse,
+  ...a: unknown[]
+): http.ServerResponse {
   mark('response end()');
   return end.apply(this, a as Parameters<typeof end>);
 } as typeof end;
@@ -140,8 +147,11 @@ observe(api.authenticator, 'authenticate', 'authentication', false);
 observe(api.authorizer, 'authorize', 'authorization', false);
 const running = await startServer(config);
 const adminToken =
-  (parseYaml(readFileSync(join(dir, ADMIN_KUBECONFIG_FILE), 'utf8')) as { users: { user: { token: string } }[] })
-    .users[0]?.user.token ?? '';
+  (
+    parseYaml(readFileSync(join(dir, ADMIN_KUBECONFIG_FILE), 'utf8')) as {
+      users: { user: { token: string } }[];
+    }
+  ).users[0]?.user.token ?? '';
 // The serving certificate is self-signed for the loopback bench (as load.ts's clients accept it).
 const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
 
@@ -212,18 +222,34 @@ const kinds: Kind[] = [
   { label: 'User (admin)', token: adminToken, path: 'users', body: (n) => userBody(n) },
   { label: 'Team (admin)', token: adminToken, path: 'teams', body: (n) => teamBody(n, []) },
   // A member's User gets the team in its status: the identity controller's write, after the response.
-  { label: 'Team with a member (admin)', token: adminToken, path: 'teams', body: (n) => teamBody(n, ['reader']) },
+  {
+    label: 'Team with a member (admin)',
+    token: adminToken,
+    path: 'teams',
+    body: (n) => teamBody(n, ['reader']),
+  },
   {
     label: 'SharedSecret (admin)',
     token: adminToken,
     path: `namespaces/${SECRETS_NAMESPACE}/sharedsecrets`,
     body: (n) => sharedSecretBody(n),
   },
-  { label: "User's key (admin)", token: adminToken, path: 'ownedaccesskeys', body: (n) => accessKeyBody(n, 'reader') },
-  { label: 'own key (plain user)', token: readerKey, path: 'ownedaccesskeys', body: (n) => accessKeyBody(n, 'reader') },
+  {
+    label: "User's key (admin)",
+    token: adminToken,
+    path: 'ownedaccesskeys',
+    body: (n) => accessKeyBody(n, 'reader'),
+  },
+  {
+    label: 'own key (plain user)',
+    token: readerKey,
+    path: 'ownedaccesskeys',
+    body: (n) => accessKeyBody(n, 'reader'),
+  },
 ];
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 interface KindResult {
   readonly kind: string;
@@ -236,7 +262,8 @@ interface KindResult {
 
 async function measureKind(kind: Kind, n: number): Promise<KindResult> {
   // Warm-up: JIT, the kind's cache, the connection.
-  for (let i = 0; i < 50; i++) await mustPost(kind.token, kind.path, kind.body(`warm-${kind.path.length}-${i}-${kinds.indexOf(kind)}`));
+  for (let i = 0; i < 50; i++)
+    await mustPost(kind.token, kind.path, kind.body(`warm-${kind.path.length}-${i}-${kinds.indexOf(kind)}`));
   counts.clear();
   const offsets = new Map<string, number[]>();
   const latencies: number[] = [];
@@ -280,7 +307,12 @@ try {
 const out = (s: string): boolean => process.stderr.write(s + '\n');
 for (const r of results) {
   out(`\n${r.kind}: ${r.creates} serial creates over HTTPS, p50 ${r.p50Ms.toFixed(2)} ms`);
-  out('  calls per create: ' + Object.entries(r.perCreate).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', '));
+  out(
+    '  calls per create: ' +
+      Object.entries(r.perCreate)
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+        .join(', '),
+  );
   out('  timeline (median µs after the request reached the server):');
   for (const s of r.timeline) out(`    ${s.us.toFixed(0).padStart(7)}  ${s.step}`);
 }

@@ -421,10 +421,16 @@ describe('OwnedAccessKey generation and owner from one read of the User', () => 
       keyOwner: u.keyOwner,
       tokenGenerationOf: () => Promise.resolve(7),
     });
-    assert.equal((await simulateCreate(fromOption, key('alice'))).stored.metadata.annotations?.[annotation], '7');
+    assert.equal(
+      (await simulateCreate(fromOption, key('alice'))).stored.metadata.annotations?.[annotation],
+      '7',
+    );
     // The server's own Stores (the collector, migrations) pass only keyOwner: no generation.
     const bare = ownedAccessKeyStrategy(GROUP, { keyOwner: u.keyOwner });
-    assert.equal((await simulateCreate(bare, key('alice'))).stored.metadata.annotations?.[annotation], undefined);
+    assert.equal(
+      (await simulateCreate(bare, key('alice'))).stored.metadata.annotations?.[annotation],
+      undefined,
+    );
   });
 });
 

@@ -25,6 +25,11 @@
 // taken round by round (neighbours in time see the same load) and its median printed.
 // `--server-flags=--max-semi-space-size=64` starts this build's server with more node
 // flags (with `--base` naming this same build: an A/B of the flags alone).
+// `--server-args='--log-level warn'` gives this build's server more apiserver flags
+// (with `--base` naming this same build: an A/B of the flags alone).
+// `--kind keys` creates OwnedAccessKeys of one User instead of Users (load.ts's
+// 'create-access-keys', the administrator's token): a key's create also reads its
+// owner (create-calls.ts counts the calls of each kind).
 // `--profile DIR` writes a V8 CPU profile of each server's last window at each client
 // count (summarise with profile-summary.js).
 
@@ -38,6 +43,10 @@ import type { GcStats } from './gc-stats.js';
 import { etcdPidsOfThisProcess, processCpuMicros } from './process-cpu.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
 import type { HostStarted } from './server-host.js';
+import { API_PATH, userBody } from './objects.js';
+
+/** The User whose keys `--kind keys` creates. */
+const KEY_OWNER = 'bench-key-owner';
 
 /** Stored size of one bench User (objects.ts aims at ~1 KiB), as the harness puts it raw. */
 const VALUE_SIZE = 1024;
@@ -51,8 +60,12 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     'no-raw': { type: 'boolean', default: false },
     'server-flags': { type: 'string' },
+    'server-args': { type: 'string' },
+    kind: { type: 'string', default: 'users' },
   },
 });
+
+const keys = args.kind === 'keys';
 
 interface Side {
   readonly label: string;
@@ -100,7 +113,13 @@ async function ownEtcd(): Promise<RunningEtcd> {
   return running;
 }
 
-async function serverSide(label: string, benchDir?: string, nodeFlags?: readonly string[]): Promise<Side> {
+async function serverSide(
+  load: Child,
+  label: string,
+  benchDir?: string,
+  nodeFlags?: readonly string[],
+  serverArgs: readonly string[] = [],
+): Promise<Side> {
   const etcd = await ownEtcd();
   const host = Child.start(label, 'server-host', {
     logFile: join(dir, `${label}.log`),
@@ -109,21 +128,31 @@ async function serverSide(label: string, benchDir?: string, nodeFlags?: readonly
   });
   children.push(host);
   const storage = ['--storage-backend', 'etcd3', '--etcd-servers', etcd.instance.endpoint];
-  const args = ['--secure-port', '0', '--data-dir', join(dir, label), ...storage];
+  const args = ['--secure-port', '0', '--data-dir', join(dir, label), ...storage, ...serverArgs];
   const started = await host.call<HostStarted>({ start: { args } });
   const target: HttpTarget = { origin: started.origin, token: started.token };
+  if (keys) {
+    const path = `${API_PATH}/users`;
+    await load.call<LoadResult>({
+      job: { kind: 'request', target, method: 'POST', path, body: userBody(KEY_OWNER) },
+    });
+  }
   return {
     label,
     etcd,
     host,
-    job: (concurrency, ms, round) => ({
-      kind: 'create-users',
-      target,
-      namePrefix: `${label}-${concurrency}-r${round}`,
-      concurrency,
-      warmupMs: 0,
-      durationMs: ms,
-    }),
+    job: (concurrency, ms, round) => {
+      const common = {
+        target,
+        namePrefix: `${label}-${concurrency}-r${round}`,
+        concurrency,
+        warmupMs: 0,
+        durationMs: ms,
+      };
+      return keys
+        ? { kind: 'create-access-keys', user: KEY_OWNER, ...common }
+        : { kind: 'create-users', ...common };
+    },
   };
 }
 
@@ -169,9 +198,10 @@ async function main(): Promise<void> {
     const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
     children.push(load);
     const sides: Side[] = [];
-    if (args.base) sides.push(await serverSide('base', args.base));
+    if (args.base) sides.push(await serverSide(load, 'base', args.base));
     const flags = args['server-flags']?.split(' ').filter((f) => f !== '');
-    sides.push(await serverSide('server', undefined, flags));
+    const serverArgs = args['server-args']?.split(' ').filter((f) => f !== '');
+    sides.push(await serverSide(load, 'server', undefined, flags, serverArgs));
     if (!args['no-raw']) {
       const etcd = await ownEtcd();
       sides.push({
@@ -210,7 +240,8 @@ async function main(): Promise<void> {
       }
       process.stderr.write(`round ${round + 1}/${rounds} done\n`);
     }
-    console.log(`creates of ~1 KiB Users over HTTPS (etcd3), ${rounds} rounds of ${args.seconds} s, median:`);
+    const what = args.kind === 'keys' ? `OwnedAccessKeys of one User` : '~1 KiB Users';
+    console.log(`creates of ${what} over HTTPS (etcd3), ${rounds} rounds of ${args.seconds} s, median:`);
     console.log(
       'side        clients  per second   p50 ms   p99 ms   etcd CPU µs/op (by round)   server CPU µs/op (by round)',
     );

@@ -17,7 +17,7 @@ import {
   keyRevisionAnnotation,
   tokenGenerationAnnotation,
 } from '../apis/management/v1/owned-access-key.js';
-import { IdentityServices, userTokenGeneration } from '../identity/index.js';
+import { IdentityServices } from '../identity/index.js';
 import type { Store } from '../registry/generic/store.js';
 import { managementKinds, resourcesWhere } from '../registry/management/index.js';
 import type { KubeObject } from '../apis/meta/types.js';
@@ -180,11 +180,10 @@ export async function buildServerConfig(
       admission: authorization.admission,
       filter: authorization.filter,
       identity: accessKeys.cache,
-      // Read from storage, not the cache: a key must record the generation as it is now.
-      tokenGenerationOf: async (name, deadline) => {
-        const user = await storage.get(prefixOf('users') + name, { ignoreNotFound: true }, deadline);
-        return user ? userTokenGeneration(user) : undefined;
-      },
+      // A key records its User's generation as stored now, from the same consistent read
+      // of the User that gives its ownerReference the uid (keyOwner, above): one read per
+      // write, not one per question.
+      generationFromKeyOwner: true,
       virtualClusterInstances: {
         options: { projectNamespacePrefix: options.projectNamespacePrefix },
         kubeConfig: (instances) => tokens.kubeConfigSubresource(instances),

@@ -21,6 +21,8 @@ export interface ResourceWiring extends Omit<InstallOptions, 'kinds'> {
   readonly tokenGenerationOf?: (name: string, deadline?: StorageDeadline) => Promise<number | undefined>;
   /** The User or Team a key names, for the ownerReference every stored key carries. */
   readonly keyOwner?: KeyOwnerLookup;
+  /** Keys record the generation of the User keyOwner reads (one read for both; see the strategy). */
+  readonly generationFromKeyOwner?: boolean;
   /** Wraps each stored resource (lists and watches filtered to what the caller may see). */
   readonly filter?: (storage: RESTStorage) => RESTStorage;
   /** Serves `selves` from it. */
@@ -46,6 +48,7 @@ export function buildResources(
     accessKeys: {
       ...(wiring.tokenGenerationOf ? { tokenGenerationOf: wiring.tokenGenerationOf } : {}),
       ...(wiring.keyOwner ? { keyOwner: wiring.keyOwner } : {}),
+      ...(wiring.generationFromKeyOwner ? { generationFromKeyOwner: true } : {}),
     },
     ...(vciOptions || kubeConfig
       ? { virtualClusterInstances: { ...vciOptions, ...(kubeConfig ? { kubeConfig } : {}) } }

@@ -39,6 +39,22 @@ export type KeyOwnerLookup = (
   deadline?: StorageDeadline,
 ) => Promise<KubeObject | undefined>;
 
+/**
+ * `lookup` for one write: each owner is read once however often the write asks (its
+ * generation and its reference both need the User). Made per write and dropped with
+ * it, so no answer outlives the request that read it: the next write reads the owner
+ * as it is then.
+ */
+export function readingOnce(lookup: KeyOwnerLookup): KeyOwnerLookup {
+  const read = new Map<string, Promise<KubeObject | undefined>>();
+  return (kind, name, deadline) => {
+    const id = `${kind}/${name}`;
+    let owner = read.get(id);
+    if (!owner) read.set(id, (owner = lookup(kind, name, deadline)));
+    return owner;
+  };
+}
+
 /** The owner a key's spec names: spec.user, else spec.team (subject keys have none). */
 export function keyOwnerOf(key: KubeObject): { kind: KeyOwnerKind; name: string } | undefined {
   const spec = specOf(key);

@@ -355,6 +355,85 @@ describe('OwnedAccessKey groups and scope', () => {
   });
 });
 
+describe('OwnedAccessKey generation and owner from one read of the User', () => {
+  const annotation = tokenGenerationAnnotation(GROUP);
+  /** A store of Users whose reads are counted: each stands for a consistent read on etcd. */
+  function users(): {
+    reads: string[];
+    stored: Record<string, KubeObject>;
+    keyOwner: (kind: string, name: string) => Promise<KubeObject | undefined>;
+  } {
+    const reads: string[] = [];
+    const stored: Record<string, KubeObject> = {};
+    const keyOwner = (kind: string, name: string): Promise<KubeObject | undefined> => {
+      reads.push(`${kind}/${name}`);
+      return Promise.resolve(stored[`${kind}/${name}`]);
+    };
+    return { reads, stored, keyOwner };
+  }
+  const alice = (uid: string, tokenGeneration: number): KubeObject => ({
+    apiVersion: `${GROUP}/v1`,
+    kind: 'User',
+    metadata: { name: 'alice', uid },
+    spec: { tokenGeneration },
+  });
+
+  it("a create reads its User once, for both the generation and the reference's uid", async () => {
+    const u = users();
+    u.stored['User/alice'] = alice('u-1', 3);
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner: u.keyOwner, generationFromKeyOwner: true });
+    const { errors, stored } = await simulateCreate(strategy, key('alice'));
+    assert.deepEqual(errors, []);
+    assert.deepEqual(u.reads, ['User/alice']);
+    assert.equal(stored.metadata.annotations?.[annotation], '3');
+    assert.deepEqual(stored.metadata.ownerReferences, [
+      { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'u-1' },
+    ]);
+    const none = await simulateCreate(strategy, key('nobody'));
+    assert.equal(none.stored.metadata.annotations?.[annotation], undefined);
+    assert.equal(none.stored.metadata.ownerReferences, undefined);
+  });
+
+  it('every write reads the User as it is then: a revocation or a re-created User is seen by the next key', async () => {
+    const u = users();
+    u.stored['User/alice'] = alice('u-1', 3);
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner: u.keyOwner, generationFromKeyOwner: true });
+    const first = await simulateCreate(strategy, key('alice'));
+    u.stored['User/alice'] = alice('u-2', 4);
+    const second = await simulateCreate(strategy, key('alice'));
+    assert.equal(first.stored.metadata.annotations?.[annotation], '3');
+    assert.equal(second.stored.metadata.annotations?.[annotation], '4');
+    assert.equal(second.stored.metadata.ownerReferences?.[0]?.uid, 'u-2');
+    // A rotation records the generation of the User read by that update, once.
+    u.reads.length = 0;
+    u.stored['User/alice'] = alice('u-2', 5);
+    const rotated = read(strategy, second.stored);
+    spec(rotated)['key'] = 'a-new-key-value';
+    const update = await simulateUpdate(strategy, rotated, second.stored);
+    assert.equal(update.stored.metadata.annotations?.[annotation], '5');
+    assert.deepEqual(u.reads, ['User/alice']);
+  });
+
+  it('without generationFromKeyOwner the generation comes from tokenGenerationOf, and none without it', async () => {
+    const u = users();
+    u.stored['User/alice'] = alice('u-1', 3);
+    const fromOption = ownedAccessKeyStrategy(GROUP, {
+      keyOwner: u.keyOwner,
+      tokenGenerationOf: () => Promise.resolve(7),
+    });
+    assert.equal(
+      (await simulateCreate(fromOption, key('alice'))).stored.metadata.annotations?.[annotation],
+      '7',
+    );
+    // The server's own Stores (the collector, migrations) pass only keyOwner: no generation.
+    const bare = ownedAccessKeyStrategy(GROUP, { keyOwner: u.keyOwner });
+    assert.equal(
+      (await simulateCreate(bare, key('alice'))).stored.metadata.annotations?.[annotation],
+      undefined,
+    );
+  });
+});
+
 describe('OwnedAccessKey owner reference', () => {
   const owners: Record<string, KubeObject> = {
     'User/alice': { apiVersion: `${GROUP}/v1`, kind: 'User', metadata: { name: 'alice', uid: 'u-alice' } },

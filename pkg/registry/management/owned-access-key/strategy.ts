@@ -18,6 +18,7 @@ import {
 } from '../../../apis/meta/field-errors.js';
 import { isObject, type KubeObject } from '../../../apis/meta/types.js';
 import type { StorageDeadline } from '../../../storage/deadline.js';
+import { userTokenGeneration } from '../../../identity/token-generation.js';
 import {
   generateAccessKey,
   hashAccessKey,
@@ -40,7 +41,12 @@ import {
   validateNonNegative,
 } from '../common.js';
 import { KeyReveals } from './key-reveals.js';
-import { ensureKeyOwnerReference, keepFormerOwner, type KeyOwnerLookup } from './owner-reference.js';
+import {
+  ensureKeyOwnerReference,
+  keepFormerOwner,
+  readingOnce,
+  type KeyOwnerLookup,
+} from './owner-reference.js';
 import { validateScope } from './scope-validation.js';
 
 /** Bearer tokens travel in a header: visible ASCII only, of sensible length. */
@@ -77,6 +83,14 @@ export interface OwnedAccessKeyStrategyOptions {
    * ownerReference to its owner (see owner-reference.ts); without it, none is set.
    */
   readonly keyOwner?: KeyOwnerLookup;
+  /**
+   * Take the generation from the User that `keyOwner` reads (in place of
+   * tokenGenerationOf): a write then reads its User once, and that one read gives
+   * both the generation it records and the uid its ownerReference names. On etcd
+   * each read is a consistent read with a round trip of its own, so a key's create
+   * made two before.
+   */
+  readonly generationFromKeyOwner?: boolean;
 }
 
 /**
@@ -120,16 +134,33 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
   const generateKey = options.generateKey ?? generateAccessKey;
   const generationAnnotation = tokenGenerationAnnotation(group);
 
+  /** The generation of the User named `name` as stored now (undefined: no such User, or none asked for). */
+  async function generationOf(
+    name: string,
+    owners: KeyOwnerLookup | undefined,
+    deadline: StorageDeadline | undefined,
+  ): Promise<number | undefined> {
+    if (name === '') return undefined;
+    if (options.generationFromKeyOwner && owners) {
+      const user = await owners('User', name, deadline);
+      return user ? userTokenGeneration(user) : undefined;
+    }
+    return options.tokenGenerationOf ? options.tokenGenerationOf(name, deadline) : undefined;
+  }
+
   /** Records the generation of the key's user (user keys and subject keys of a User). */
-  async function recordGeneration(obj: KubeObject, deadline: StorageDeadline | undefined): Promise<void> {
+  async function recordGeneration(
+    obj: KubeObject,
+    owners: KeyOwnerLookup | undefined,
+    deadline: StorageDeadline | undefined,
+  ): Promise<void> {
     const spec = specOf(obj);
     const owner = nonEmptyString(spec['user'])
       ? spec['user']
       : nonEmptyString(spec['subject'])
         ? spec['subject']
         : '';
-    const generation =
-      owner && options.tokenGenerationOf ? await options.tokenGenerationOf(owner, deadline) : undefined;
+    const generation = await generationOf(owner, owners, deadline);
     const annotations = { ...(obj.metadata.annotations ?? {}) };
     delete annotations[generationAnnotation];
     if (generation !== undefined) annotations[generationAnnotation] = String(generation);
@@ -218,13 +249,12 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
     status: {},
 
     async prepareForCreate(ctx: RequestContext, obj: KubeObject): Promise<void> {
+      const owners = options.keyOwner && readingOnce(options.keyOwner);
       dropStatus(obj);
-      await recordGeneration(obj, ctx.deadline);
+      await recordGeneration(obj, owners, ctx.deadline);
       setRevision(obj, true);
       keepFormerOwner(group, obj);
-      const refused =
-        options.keyOwner &&
-        (await ensureKeyOwnerReference(group, options.keyOwner, obj, undefined, ctx.deadline));
+      const refused = owners && (await ensureKeyOwnerReference(group, owners, obj, undefined, ctx.deadline));
       if (refused) droppedOwners.set(obj, refused);
       if (obj['spec'] === undefined) obj['spec'] = {};
       const spec = obj['spec'];
@@ -239,8 +269,8 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
       keepGeneration(obj, old);
       setRevision(obj, false, old);
       keepFormerOwner(group, obj, old);
-      const dropped =
-        options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline));
+      const owners = options.keyOwner && readingOnce(options.keyOwner);
+      const dropped = owners && (await ensureKeyOwnerReference(group, owners, obj, old, ctx.deadline));
       if (dropped) droppedOwners.set(obj, dropped);
       const spec = obj['spec'];
       if (!isObject(spec)) return;
@@ -255,7 +285,7 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
         storeHashOf(ctx, obj, spec, key);
         // A rotated key is a new credential, made under the user's current generation,
         // and a new value: tokens and certificates made with the old one end.
-        await recordGeneration(obj, ctx.deadline);
+        await recordGeneration(obj, owners, ctx.deadline);
         setRevision(obj, true);
       }
       // connectorData is never returned, so an update that leaves it out keeps it.

@@ -33,7 +33,10 @@ COPY --from=build /src/dist ./dist
 # 65532 is distroless's "nonroot"; the Helm chart runs the pod as the same uid.
 USER 65532:65532
 EXPOSE 8443
-# The image's node binary runs the server; flags (docker run ... --flag, or the
-# pod's args) follow. In a container the server must listen on all interfaces.
-ENTRYPOINT ["/nodejs/bin/node", "/app/dist/cmd/apiserver/main.js"]
+# The image's node binary runs the server with the server's node flags
+# (pkg/server/node-flags.ts: a fixed 16 MiB young generation); the server's flags
+# (docker run ... --flag, or the pod's args) follow. The chart sets args only, never
+# command, so this entry point is how every pod starts. In a container the server must
+# listen on all interfaces.
+ENTRYPOINT ["/nodejs/bin/node", "--min-semi-space-size=16", "--max-semi-space-size=16", "/app/dist/cmd/apiserver/main.js"]
 CMD ["--bind-address=0.0.0.0"]

@@ -19,6 +19,7 @@ import { runCommand, startCommand } from './commands.js';
 import type { BackgroundCommand, CommandOptions, CommandResult } from './commands.js';
 import { apiRequest, openWatch } from './https-client.js';
 import type { ApiResponse, HttpsTarget, RawWatch, RequestBody } from './https-client.js';
+import { SERVER_NODE_FLAGS } from '../pkg/server/node-flags.js';
 
 export type Backend = 'sqlite' | 'etcd3';
 
@@ -134,10 +135,16 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), compiled ? '..
  * the tests themselves run from dist/, else the TypeScript source through tsx
  * (`npx tsx --test e2e/...` while developing).
  */
-function serverCommand(): string[] {
+export function serverCommand(): string[] {
+  // The server's node flags (pkg/server/node-flags.ts), as npm start and the image run it.
   if (compiled)
-    return [process.execPath, '--enable-source-maps', join(repoRoot, 'dist', 'cmd', 'apiserver', 'main.js')];
-  return [process.execPath, '--import', 'tsx', join(repoRoot, 'cmd', 'apiserver', 'main.ts')];
+    return [
+      process.execPath,
+      ...SERVER_NODE_FLAGS,
+      '--enable-source-maps',
+      join(repoRoot, 'dist', 'cmd', 'apiserver', 'main.js'),
+    ];
+  return [process.execPath, ...SERVER_NODE_FLAGS, '--import', 'tsx', join(repoRoot, 'cmd', 'apiserver', 'main.ts')];
 }
 
 // $1 directory to remove afterwards; rest: the command. EOF on stdin (the test

@@ -1,7 +1,7 @@
 // The process contract: bad flags exit 2 with one line and no stack trace, --help
 // exits 0, and a started server logs where it serves and exits 0 on SIGTERM.
 
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { SERVER_NODE_FLAGS } from '../../pkg/server/node-flags.js';
 
 // Runs from dist/ (compiled main.js) and from the sources under tsx (main.ts).
 const here = fileURLToPath(import.meta.url);
@@ -47,12 +48,20 @@ test('--help prints the usage and exits 0', () => {
   assert.equal(r.stderr, '');
 });
 
-test('a started server logs JSON lines with its URL and exits 0 on SIGTERM', async (t) => {
+/** Starts the server with `nodeFlags`, waits for "serving", stops it with SIGTERM: its log lines up to "serving". */
+async function startAndStop(
+  t: TestContext,
+  nodeFlags: readonly string[],
+): Promise<{ lines: Record<string, unknown>[]; serving: Record<string, unknown> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'main-test-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, [...nodeArgs, '--secure-port', '0', '--data-dir', dataDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, ...nodeArgs, '--secure-port', '0', '--data-dir', dataDir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
@@ -69,11 +78,27 @@ test('a started server logs JSON lines with its URL and exits 0 on SIGTERM', asy
     });
     void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
   });
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, stderr);
+  return { lines, serving };
+}
+
+const nodeFlagsWarning = (lines: readonly Record<string, unknown>[]): Record<string, unknown> | undefined =>
+  lines.find((l) => l.level === 'warn' && /node flags/.test(String(l.msg)));
+
+test('a started server logs JSON lines with its URL and exits 0 on SIGTERM', async (t) => {
+  const { lines, serving } = await startAndStop(t, SERVER_NODE_FLAGS);
   assert.match(String(serving.url), /^https:\/\/127\.0\.0\.1:\d+$/);
   for (const entry of lines) {
     assert.equal(typeof entry.level, 'string');
     assert.equal(typeof entry.time, 'string');
   }
-  child.kill('SIGTERM');
-  assert.equal(await exited, 0, stderr);
+  assert.equal(nodeFlagsWarning(lines), undefined);
+});
+
+test("a server started without the server's node flags warns, naming them", async (t) => {
+  const { lines } = await startAndStop(t, []);
+  const warning = nodeFlagsWarning(lines);
+  assert.ok(warning, JSON.stringify(lines));
+  assert.equal(warning.nodeFlags, SERVER_NODE_FLAGS.join(' '));
 });

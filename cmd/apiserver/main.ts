@@ -4,7 +4,7 @@
 // wires the process to them: exit codes, signals, and last-resort error handling.
 
 import { ServerOptions, parseFlags, usage } from '../../pkg/apiserver/options/index.js';
-import { run, type RunningServer } from '../../pkg/server/index.js';
+import { SERVER_NODE_FLAGS, run, youngGeneration, type RunningServer } from '../../pkg/server/index.js';
 import { JsonLogger, isLogLevel } from '../../pkg/util/log/index.js';
 
 /** Invalid command line: one line on stderr, exit 2 (as Go's flag package does). */
@@ -29,6 +29,18 @@ async function main(): Promise<void> {
     logger.error(msg, { error: err });
     process.exit(1);
   };
+  // V8 sized the young generation before this script ran: only the launcher's node
+  // flags set it (pkg/server/node-flags.ts). A launcher that left them out is told so.
+  const young = youngGeneration();
+  if (!young.minimumGiven) {
+    logger.warn(
+      "started without the server's node flags: V8 sizes the young generation by the process's history",
+      {
+        nodeFlags: SERVER_NODE_FLAGS.join(' '),
+        semiSpaceMiB: young.semiSpaceMiB,
+      },
+    );
+  }
   process.on('uncaughtException', (err) => fail('uncaught exception', err));
   process.on('unhandledRejection', (err) => fail('unhandled promise rejection', err));
 

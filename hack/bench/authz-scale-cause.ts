@@ -28,7 +28,9 @@
 // the sides in a rotated order; medians of the rounds and of the round-by-round
 // ratios against a. `--profile DIR` profiles a and b in the last round and prints the
 // difference of their self time per get by function and by area (profile-summary.ts).
-// `--node-flags` passes V8 flags to every server; `--flags-side "<flags>"` adds a side f,
+// Every server runs with the server's own node flags (SERVER_NODE_FLAGS, a fixed young
+// generation: see children.ts); `--node-flags="--min-semi-space-size=0 --max-semi-space-size=0"` gives them V8's
+// own sizing back, as before that was the default. `--node-flags` passes V8 flags to every server; `--flags-side "<flags>"` adds a side f,
 // an unseeded server started with those flags (an A/B of a V8 setting, such as the
 // young generation's size, against a and e in the same run). Each server also reports
 // its young generation's capacity at the end of every window (V8 grows and shrinks it).

@@ -5,8 +5,33 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../../pkg/server/node-flags.js';
 
 const fromSource = import.meta.url.endsWith('.ts');
+
+export interface ChildOptions {
+  logFile?: string;
+  gc?: boolean;
+  maxOldSpaceMb?: number;
+  fromDir?: string;
+  /**
+   * More node/V8 flags for the child (e.g. an A/B of a heap setting). A server host
+   * runs with the server's own flags first (SERVER_NODE_FLAGS, as every launcher of
+   * the server does), so these override them: the last of a V8 flag wins.
+   */
+  nodeFlags?: readonly string[];
+}
+
+/** The node flags a forked `module` runs with. */
+export function execArgvOf(module: string, options: ChildOptions = {}): string[] {
+  return [
+    ...(fromSource ? ['--import', 'tsx'] : []),
+    ...(options.gc ? ['--expose-gc'] : []),
+    ...(options.maxOldSpaceMb ? [`--max-old-space-size=${options.maxOldSpaceMb}`] : []),
+    ...(module === 'server-host' ? SERVER_NODE_FLAGS : []),
+    ...(options.nodeFlags ?? []),
+  ];
+}
 
 export class Child {
   private nextId = 1;
@@ -36,27 +61,11 @@ export class Child {
    * stderr. `dir` forks the module of that name from another build's hack/bench folder
    * instead (an A/B of two builds: see get-path.ts).
    */
-  static start(
-    name: string,
-    module: string,
-    options: {
-      logFile?: string;
-      gc?: boolean;
-      maxOldSpaceMb?: number;
-      fromDir?: string;
-      /** More node/V8 flags for the child (e.g. an A/B of a heap setting). */
-      nodeFlags?: readonly string[];
-    } = {},
-  ): Child {
+  static start(name: string, module: string, options: ChildOptions = {}): Child {
     // fromDir: another build's hack/bench directory (an A/B of two builds in one run).
     const base = options.fromDir ? pathToFileURL(`${options.fromDir}/`) : new URL('./', import.meta.url);
     const file = fileURLToPath(new URL(`./${module}${fromSource ? '.ts' : '.js'}`, base));
-    const execArgv = [
-      ...(fromSource ? ['--import', 'tsx'] : []),
-      ...(options.gc ? ['--expose-gc'] : []),
-      ...(options.maxOldSpaceMb ? [`--max-old-space-size=${options.maxOldSpaceMb}`] : []),
-      ...(options.nodeFlags ?? []),
-    ];
+    const execArgv = execArgvOf(module, options);
     let fd: number | 'ignore' = 'ignore';
     if (options.logFile) fd = openSync(options.logFile, 'a');
     const proc = fork(file, [], { execArgv, stdio: ['ignore', fd, fd, 'ipc'] });

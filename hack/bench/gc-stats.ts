@@ -17,6 +17,12 @@ export interface GcStats {
   readonly spaces: Record<string, number>;
   /** The young generation's current capacity (new_space's size): V8 grows and shrinks it. */
   readonly newSpaceBytes: number;
+  /**
+   * One semi-space's capacity (new_space's used + available bytes): what the young
+   * generation holds between scavenges. newSpaceBytes counts both semi-spaces once the
+   * second is committed, so it reads twice this after the first scavenge.
+   */
+  readonly semiSpaceBytes: number;
 }
 
 const KINDS: Record<number, string> = {
@@ -45,9 +51,13 @@ export function gcStats(): GcStats {
   const heap = getHeapStatistics();
   const spaces: Record<string, number> = {};
   let newSpaceBytes = 0;
+  let semiSpaceBytes = 0;
   for (const s of getHeapSpaceStatistics()) {
     spaces[s.space_name] = s.space_used_size;
-    if (s.space_name === 'new_space') newSpaceBytes = s.space_size;
+    if (s.space_name === 'new_space') {
+      newSpaceBytes = s.space_size;
+      semiSpaceBytes = s.space_used_size + s.space_available_size;
+    }
   }
   return {
     counts: { ...counts },
@@ -56,5 +66,6 @@ export function gcStats(): GcStats {
     totalHeapBytes: heap.total_heap_size,
     spaces,
     newSpaceBytes,
+    semiSpaceBytes,
   };
 }

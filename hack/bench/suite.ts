@@ -350,6 +350,10 @@ export class Suite {
     // windows once both have settled: the row compares stores, not moments. (It
     // compared two windows of one server minutes apart, before and after seeding,
     // and read 0.76-1.13x with the same code.) The seeded one serves the rows after.
+    // Both run with the server's node flags (children.ts: as every launcher starts the
+    // server), whose fixed young generation is what made the pair fair: with V8's own
+    // sizing the seeding grew the seeded server's young generation and the unseeded one
+    // stayed small, and the row followed that (docs/performance/younggen.md).
     const unseeded = await this.startServer(['--storage-backend', 'sqlite']);
     const readers = [await this.plainUser(target), await this.plainUser(unseeded.target)];
     const { users, keys, teams } = s.authz;

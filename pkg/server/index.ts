@@ -6,3 +6,4 @@ export { run, startServer } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
 export { MANAGEMENT_PATH_PREFIX, API_VERSION } from './constants.js';
 export { ADMIN_KUBECONFIG_FILE } from './bootstrap.js';
+export { SERVER_NODE_FLAGS, SERVER_MIN_SEMI_SPACE_MIB, youngGeneration } from './node-flags.js';

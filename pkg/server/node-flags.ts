@@ -1,0 +1,45 @@
+// The node (V8) flags the server process runs with, in one place. V8 reads its heap
+// sizing before any JavaScript runs (v8.setFlagsFromString is too late for it, and
+// NODE_OPTIONS refuses --min-semi-space-size), so every launcher must put them on the
+// command line: `npm start` (package.json), the image's ENTRYPOINT (Dockerfile; the
+// chart and deploy/ run the image's entrypoint and only add arguments), the e2e
+// harness and the bench's server host. hack/launchers.test.ts checks that each of them
+// carries exactly these.
+//
+// Why a fixed young generation: V8 (11.3, Node 20) sizes a semi-space by the
+// process's history. It starts at 1 MiB, doubles at a collection once more bytes have
+// survived since the last growth than it holds (up to 16 MiB on 64-bit), and a full
+// collection made at low allocation throughput or by the memory reducer once the
+// process idles shrinks it back. So two like servers serving the same gets scavenged
+// 2 to 39 times per 1,000 gets, by what each had done before (seeding, idling).
+// Fixing it at 16 MiB, V8's own maximum, gives every process the state a loaded one
+// reaches anyway: the same scavenges per request from the first request after start-up
+// or an idle spell, and no more resident memory than a default process that has served
+// load (it had grown to 16 MiB and kept the pages). Pinning the maximum too keeps that
+// size when a later Node changes its default. Measured in docs/performance/younggen.md;
+// see docs/design.md ("The server's node flags").
+
+import { getHeapSpaceStatistics } from 'node:v8';
+
+/** The flags, in order, between `node` and the server's script. */
+export const SERVER_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16', '--max-semi-space-size=16'];
+
+/** The semi-space size the flags fix, MiB. */
+export const SERVER_MIN_SEMI_SPACE_MIB = 16;
+
+export interface YoungGeneration {
+  /** One semi-space's capacity now, MiB (what the young generation holds between scavenges). */
+  readonly semiSpaceMiB: number;
+  /** Whether the process was started with a --min-semi-space-size of its own (any value). */
+  readonly minimumGiven: boolean;
+}
+
+/** This process's young generation and whether its launcher set its minimum. */
+export function youngGeneration(execArgv: readonly string[] = process.execArgv): YoungGeneration {
+  const space = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+  const bytes = space ? space.space_used_size + space.space_available_size : 0;
+  return {
+    semiSpaceMiB: Math.round(bytes / 2 ** 20),
+    minimumGiven: execArgv.some((a) => /^--min[-_]semi[-_]space[-_]size(=|$)/.test(a)),
+  };
+}

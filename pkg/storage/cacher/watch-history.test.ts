@@ -120,6 +120,22 @@ describe('watch cache history window', () => {
     }
   });
 
+  it('holds no copy of the current state: the latest event and a read hand out the same object', async () => {
+    const { storage, write } = await fakeClockStore();
+    try {
+      const [created] = await write('shared', 1, 0);
+      const updated = await storage.guaranteedUpdate(`${DIR}shared-0`, (cur) => ({ ...cur!, spec: { size: 2 } }));
+      const watch = await storage.watch(DIR, { resourceVersion: created!.metadata.resourceVersion! });
+      const [event] = await new EventReader(watch).take(1);
+      watch.stop();
+      const read = await storage.get(`${DIR}shared-0`);
+      assert.deepEqual(read, updated);
+      assert.equal(event!.object, read, 'the history event and the cached state share one object');
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('shrinks back to 100 events once writes slow down after a burst', async () => {
     const { storage, cacher, write } = await fakeClockStore();
     try {

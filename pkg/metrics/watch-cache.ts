@@ -2,7 +2,8 @@
 // (pkg/storage/cacher/metrics: the revision each resource's cache has applied, by
 // group and resource), and the platform's own lag, the revisions a cache is behind
 // the newest revision storage reports, 0 once it has applied (or can prove it has)
-// everything up to it. A cache lagging for long serves stale lists and delays
+// everything up to it; and upstream's watch_cache_capacity, the size of each cache's
+// history window. A cache lagging for long serves stale lists and delays
 // watches: the lag is what an alert watches. Read when scraped, bounded in time.
 
 import { Gauge } from 'prom-client';
@@ -16,6 +17,8 @@ export interface WatchCacheState {
   readonly revision: number;
   /** Revisions behind the newest revision storage reports; -1 when storage did not answer. */
   readonly lag: number;
+  /** How many events the cache's history window holds before it resizes or drops one. */
+  readonly capacity?: number;
 }
 
 /** What the storage layer tells the scrape. */
@@ -41,8 +44,8 @@ function states(): Promise<readonly WatchCacheState[]> {
   return s ? last.get(() => s.watchCaches()) : Promise.resolve([]);
 }
 
-/** A gauge by group and resource of one figure of each cache. */
-function cacheGauge(name: string, help: string, figure: (c: WatchCacheState) => number): void {
+/** A gauge by group and resource of one figure of each cache (none for a cache without it). */
+function cacheGauge(name: string, help: string, figure: (c: WatchCacheState) => number | undefined): void {
   new Gauge({
     name,
     help,
@@ -50,7 +53,10 @@ function cacheGauge(name: string, help: string, figure: (c: WatchCacheState) => 
     registers: [registry],
     async collect() {
       this.reset();
-      for (const c of await states()) this.set({ group: c.group, resource: c.resource }, figure(c));
+      for (const c of await states()) {
+        const value = figure(c);
+        if (value !== undefined) this.set({ group: c.group, resource: c.resource }, value);
+      }
     },
   });
 }
@@ -64,4 +70,11 @@ cacheGauge(
   'platform_watch_cache_resource_version_lag',
   'Revisions each watch cache is behind the newest revision storage reports (0 when current; -1 when storage did not answer).',
   (c) => c.lag,
+);
+// Upstream's watch_cache_capacity (no apiserver_ prefix there either): the history
+// window's current size, which grows through bursts and shrinks back (event-history.ts).
+cacheGauge(
+  'watch_cache_capacity',
+  'Total capacity of watch cache broken by resource type.',
+  (c) => c.capacity,
 );

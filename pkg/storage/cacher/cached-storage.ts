@@ -191,19 +191,25 @@ export class CachedStorage implements Storage {
   }
 
   /**
-   * Each running cache's prefix, the revision it has applied, and how far it is
-   * behind storage's current revision (-1 when storage did not answer).
+   * Each running cache's prefix, the revision it has applied, how far it is behind
+   * storage's current revision (-1 when storage did not answer), and its history
+   * window's capacity.
    */
-  async cacheLags(): Promise<{ prefix: string; revision: number; lag: number }[]> {
+  async cacheLags(): Promise<{ prefix: string; revision: number; lag: number; capacity: number }[]> {
     const cachers = [...this.cachers.values()];
     let newest: number;
     try {
       newest = await this.revisions.current();
     } catch {
-      return cachers.map((c) => ({ prefix: c.prefix, revision: c.revision, lag: -1 }));
+      return cachers.map((c) => ({ prefix: c.prefix, revision: c.revision, lag: -1, capacity: c.history.capacity }));
     }
     return Promise.all(
-      cachers.map(async (c) => ({ prefix: c.prefix, revision: c.revision, lag: await c.lagBehind(newest) })),
+      cachers.map(async (c) => ({
+        prefix: c.prefix,
+        revision: c.revision,
+        lag: await c.lagBehind(newest),
+        capacity: c.history.capacity,
+      })),
     );
   }
 

@@ -8,6 +8,9 @@ import { describe, it } from 'node:test';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { SqliteKV } from '../sqlite/sqlite-kv.js';
 import { KVStorage } from '../store.js';
+import { exposition } from '../../metrics/registry.js';
+import { sample } from '../../metrics/testing.js';
+import { setWatchCacheSource } from '../../metrics/watch-cache.js';
 import { EventReader, widget } from '../testing/index.js';
 import { CachedStorage, prefixAtDepth } from './index.js';
 import { WatchCache, CacheEntry } from './watch-cache.js';
@@ -136,14 +139,27 @@ describe('watch cache history window', () => {
     }
   });
 
-  it('shrinks back to 100 events once writes slow down after a burst', async () => {
+  it('shrinks back to 100 events once writes slow down after a burst, as /metrics shows', async () => {
     const { storage, cacher, write } = await fakeClockStore();
+    /** A scrape, as the server wires the source (pkg/server/storage.ts), without the group/resource split. */
+    const capacity = async (): Promise<number | undefined> => {
+      // Set anew each time: a scrape reuses the caches' states read within the last second.
+      setWatchCacheSource({
+        watchCaches: async () =>
+          (await storage.cacheLags()).map((c) => ({ group: 'test.dev', resource: 'widgets', ...c })),
+      });
+      return sample((await exposition()).body, 'watch_cache_capacity', { group: 'test.dev', resource: 'widgets' });
+    };
     try {
+      assert.equal(await capacity(), 100);
       await write('burst', 400, 0);
       assert.deepEqual(cacher.history, { length: 400, capacity: 400 });
+      assert.equal(await capacity(), 400);
       await write('later', 5, 100_000);
       assert.deepEqual(cacher.history, { length: 100, capacity: 100 });
+      assert.equal(await capacity(), 100);
     } finally {
+      setWatchCacheSource(undefined);
       await storage.close();
     }
   });

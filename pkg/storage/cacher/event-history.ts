@@ -78,6 +78,7 @@ export class EventHistory<E extends { readonly rev: number }> {
   private head = 0;
   private len = 0;
   private evicted = false;
+  private evictedRevision = 0;
   private readonly lowerBound: number;
   private readonly upperBound: number;
 
@@ -106,6 +107,11 @@ export class EventHistory<E extends { readonly rev: number }> {
     return this.evicted;
   }
 
+  /** The newest revision an event left the ring at since the last clear (0 when none). */
+  get lastEvictedRevision(): number {
+    return this.evictedRevision;
+  }
+
   /** The i-th event, oldest first. */
   at(i: number): E {
     return this.events[(this.head + i) % this.cap] as E;
@@ -116,10 +122,10 @@ export class EventHistory<E extends { readonly rev: number }> {
     const now = this.sizing.now();
     if (this.len === this.cap) this.resize(now);
     if (this.len === this.cap) {
+      this.noteEvicted(this.at(0));
       this.events[this.head] = undefined;
       this.head = (this.head + 1) % this.cap;
       this.len--;
-      this.evicted = true;
     }
     const i = (this.head + this.len) % this.cap;
     this.events[i] = event;
@@ -155,6 +161,7 @@ export class EventHistory<E extends { readonly rev: number }> {
     this.head = 0;
     this.len = 0;
     this.evicted = false;
+    this.evictedRevision = 0;
   }
 
   /** upstream's resizeCacheLocked, for a full ring and an event recorded at `now`. */
@@ -173,6 +180,11 @@ export class EventHistory<E extends { readonly rev: number }> {
     }
   }
 
+  private noteEvicted(event: E): void {
+    this.evicted = true;
+    if (event.rev > this.evictedRevision) this.evictedRevision = event.rev;
+  }
+
   private timeAt(i: number): number {
     return this.times[(this.head + i) % this.cap] as number;
   }
@@ -181,7 +193,7 @@ export class EventHistory<E extends { readonly rev: number }> {
   private reallocate(capacity: number): void {
     const keep = Math.min(this.len, capacity);
     const skip = this.len - keep;
-    if (skip > 0) this.evicted = true;
+    if (skip > 0) this.noteEvicted(this.at(skip - 1));
     const events = new Array<E | undefined>(capacity);
     const times = new Float64Array(capacity);
     for (let i = 0; i < keep; i++) {

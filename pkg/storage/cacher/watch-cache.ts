@@ -179,13 +179,15 @@ export class WatchCache {
    * held. Upstream's getAllEventsSinceLocked: the list's revision while no event has
    * left the window since it, else one below the oldest event held (a watch from an
    * older revision gets "too old resource version: X (windowStart)"); never before
-   * what storage compacted.
+   * what storage compacted, nor before the last event dropped (the same revision as
+   * the oldest held only if one storage transaction changed two keys, which
+   * kube-apiserver never does and an operator's etcdctl txn might).
    */
   get windowStart(): number {
     const history = this.history;
-    const start =
-      history.evictedSinceClear && history.length > 0 ? history.at(0).rev - 1 : this.listRevision;
-    return Math.max(start, this.compactedRevision);
+    if (!history.evictedSinceClear) return Math.max(this.listRevision, this.compactedRevision);
+    const belowOldest = history.length > 0 ? history.at(0).rev - 1 : 0;
+    return Math.max(belowOldest, history.lastEvictedRevision, this.compactedRevision);
   }
 
   /** Events the window holds, and how many it can hold before it resizes or drops one (tests, metrics). */

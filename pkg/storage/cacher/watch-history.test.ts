@@ -199,4 +199,17 @@ describe('watch cache window start', () => {
     assert.equal(cache.windowStart, 40, 'a relist starts the window at the list');
     assert.equal(cache.historyCapacity, 8);
   });
+
+  it('never starts after a dropped event, even one that shares its revision with the oldest kept', () => {
+    const cache = new WatchCache({ lowerBound: 2, upperBound: 2, freshMs: 75_000, now: () => 0 });
+    cache.replace([], 10);
+    // One storage transaction changing two keys at revision 12 (etcdctl txn; never the server).
+    cache.apply('a', 11, entry('a', 11));
+    cache.apply('b', 12, entry('b', 12));
+    cache.apply('c', 12, entry('c', 12));
+    assert.equal(cache.eventsAfter(0)[0]!.rev, 12);
+    assert.equal(cache.windowStart, 11, 'one below the oldest kept');
+    cache.apply('d', 13, entry('d', 13)); // drops b at 12; c at 12 is the oldest kept
+    assert.equal(cache.windowStart, 12, 'not 11: a watch from 11 would miss b');
+  });
 });

@@ -3,10 +3,10 @@
 // group and resource), and the platform's own lag, the revisions a cache is behind
 // the newest revision storage reports, 0 once it has applied (or can prove it has)
 // everything up to it; and upstream's watch_cache_capacity, the size of each cache's
-// history window. A cache lagging for long serves stale lists and delays
+// history window, with the counts of its resizes. A cache lagging for long serves stale lists and delays
 // watches: the lag is what an alert watches. Read when scraped, bounded in time.
 
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 import { registry, ScrapeRead } from './registry.js';
 
@@ -19,6 +19,9 @@ export interface WatchCacheState {
   readonly lag: number;
   /** How many events the cache's history window holds before it resizes or drops one. */
   readonly capacity?: number;
+  /** How many times the window doubled, and halved, since the cache started. */
+  readonly capacityIncreases?: number;
+  readonly capacityDecreases?: number;
 }
 
 /** What the storage layer tells the scrape. */
@@ -77,4 +80,32 @@ cacheGauge(
   'watch_cache_capacity',
   'Total capacity of watch cache broken by resource type.',
   (c) => c.capacity,
+);
+
+/** A counter by group and resource that each cache counts itself, read at scrape time. */
+function cacheCounter(name: string, help: string, figure: (c: WatchCacheState) => number | undefined): void {
+  new Counter({
+    name,
+    help,
+    labelNames: ['group', 'resource'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const c of await states()) {
+        const value = figure(c);
+        if (value !== undefined) this.inc({ group: c.group, resource: c.resource }, value);
+      }
+    },
+  });
+}
+
+cacheCounter(
+  'watch_cache_capacity_increase_total',
+  'Total number of watch cache capacity increase events broken by resource type.',
+  (c) => c.capacityIncreases,
+);
+cacheCounter(
+  'watch_cache_capacity_decrease_total',
+  'Total number of watch cache capacity decrease events broken by resource type.',
+  (c) => c.capacityDecreases,
 );

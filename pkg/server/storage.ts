@@ -119,10 +119,10 @@ export async function openStorage(
   void cached.warm(prefixes);
   setWatchCacheSource({
     watchCaches: async () =>
-      (await cached.cacheLags()).map(({ prefix, revision, lag, capacity }) => {
+      (await cached.cacheLags()).map(({ prefix, ...state }) => {
         // <etcd prefix>/<group>/<resource>/
         const [group = '', resource = ''] = prefix.split('/').filter(Boolean).slice(-2);
-        return { group, resource, revision, lag, capacity };
+        return { group, resource, ...state };
       }),
   });
   return cached;

@@ -75,6 +75,16 @@ export interface CachedStorageOptions {
   readonly revisionReader?: (read: () => Promise<number>) => RevisionReader;
 }
 
+/** One running cache as CachedStorage.cacheLags() reports it. */
+export interface CacheState {
+  readonly prefix: string;
+  readonly revision: number;
+  readonly lag: number;
+  readonly capacity: number;
+  readonly capacityIncreases: number;
+  readonly capacityDecreases: number;
+}
+
 /**
  * Resource prefixes `depth` path segments below `root`: with root "/registry" and
  * depth 2, "/registry/<group>/<resource>/..." is cached per "/registry/<group>/<resource>/".
@@ -193,22 +203,24 @@ export class CachedStorage implements Storage {
   /**
    * Each running cache's prefix, the revision it has applied, how far it is behind
    * storage's current revision (-1 when storage did not answer), and its history
-   * window's capacity.
+   * window's capacity and how often it doubled and halved.
    */
-  async cacheLags(): Promise<{ prefix: string; revision: number; lag: number; capacity: number }[]> {
+  async cacheLags(): Promise<CacheState[]> {
     const cachers = [...this.cachers.values()];
-    let newest: number;
+    let newest: number | undefined;
     try {
       newest = await this.revisions.current();
     } catch {
-      return cachers.map((c) => ({ prefix: c.prefix, revision: c.revision, lag: -1, capacity: c.history.capacity }));
+      newest = undefined;
     }
     return Promise.all(
       cachers.map(async (c) => ({
         prefix: c.prefix,
         revision: c.revision,
-        lag: await c.lagBehind(newest),
+        lag: newest === undefined ? -1 : await c.lagBehind(newest),
         capacity: c.history.capacity,
+        capacityIncreases: c.historyResizes.increases,
+        capacityDecreases: c.historyResizes.decreases,
       })),
     );
   }

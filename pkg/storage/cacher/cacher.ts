@@ -186,6 +186,11 @@ export class Cacher {
     return { length: this.cache.historyLength, capacity: this.cache.historyCapacity };
   }
 
+  /** How many times the window doubled, and halved (metrics). */
+  get historyResizes(): { readonly increases: number; readonly decreases: number } {
+    return this.cache.historyResizes;
+  }
+
   get openWatchers(): number {
     return this.watchers.size;
   }

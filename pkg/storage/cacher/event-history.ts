@@ -79,6 +79,8 @@ export class EventHistory<E extends { readonly rev: number }> {
   private len = 0;
   private evicted = false;
   private evictedRevision = 0;
+  private grown = 0;
+  private shrunk = 0;
   private readonly lowerBound: number;
   private readonly upperBound: number;
 
@@ -105,6 +107,11 @@ export class EventHistory<E extends { readonly rev: number }> {
    */
   get evictedSinceClear(): boolean {
     return this.evicted;
+  }
+
+  /** How many times the ring doubled, and halved (upstream's capacity_increase/decrease_total). */
+  get resizes(): { readonly increases: number; readonly decreases: number } {
+    return { increases: this.grown, decreases: this.shrunk };
   }
 
   /** The newest revision an event left the ring at since the last clear (0 when none). */
@@ -191,6 +198,8 @@ export class EventHistory<E extends { readonly rev: number }> {
 
   /** Moves the newest `capacity` events (all of them when growing) into a ring of that size. */
   private reallocate(capacity: number): void {
+    if (capacity > this.cap) this.grown++;
+    else this.shrunk++;
     const keep = Math.min(this.len, capacity);
     const skip = this.len - keep;
     if (skip > 0) this.noteEvicted(this.at(skip - 1));

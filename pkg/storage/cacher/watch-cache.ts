@@ -199,6 +199,11 @@ export class WatchCache {
     return this.history.capacity;
   }
 
+  /** How many times the window doubled, and halved. */
+  get historyResizes(): { readonly increases: number; readonly decreases: number } {
+    return this.history.resizes;
+  }
+
   get size(): number {
     return this.store.size;
   }

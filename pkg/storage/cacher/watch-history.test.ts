@@ -142,22 +142,28 @@ describe('watch cache history window', () => {
   it('shrinks back to 100 events once writes slow down after a burst, as /metrics shows', async () => {
     const { storage, cacher, write } = await fakeClockStore();
     /** A scrape, as the server wires the source (pkg/server/storage.ts), without the group/resource split. */
-    const capacity = async (): Promise<number | undefined> => {
+    const scrape = async (): Promise<(number | undefined)[]> => {
       // Set anew each time: a scrape reuses the caches' states read within the last second.
       setWatchCacheSource({
         watchCaches: async () =>
           (await storage.cacheLags()).map((c) => ({ group: 'test.dev', resource: 'widgets', ...c })),
       });
-      return sample((await exposition()).body, 'watch_cache_capacity', { group: 'test.dev', resource: 'widgets' });
+      const { body } = await exposition();
+      const labels = { group: 'test.dev', resource: 'widgets' };
+      return [
+        sample(body, 'watch_cache_capacity', labels),
+        sample(body, 'watch_cache_capacity_increase_total', labels),
+        sample(body, 'watch_cache_capacity_decrease_total', labels),
+      ];
     };
     try {
-      assert.equal(await capacity(), 100);
+      assert.deepEqual(await scrape(), [100, 0, 0]);
       await write('burst', 400, 0);
       assert.deepEqual(cacher.history, { length: 400, capacity: 400 });
-      assert.equal(await capacity(), 400);
+      assert.deepEqual(await scrape(), [400, 2, 0]);
       await write('later', 5, 100_000);
       assert.deepEqual(cacher.history, { length: 100, capacity: 100 });
-      assert.equal(await capacity(), 100);
+      assert.deepEqual(await scrape(), [100, 2, 2]);
     } finally {
       setWatchCacheSource(undefined);
       await storage.close();

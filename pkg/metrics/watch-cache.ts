@@ -47,19 +47,41 @@ function states(): Promise<readonly WatchCacheState[]> {
   return s ? last.get(() => s.watchCaches()) : Promise.resolve([]);
 }
 
-/** A gauge by group and resource of one figure of each cache (none for a cache without it). */
-function cacheGauge(name: string, help: string, figure: (c: WatchCacheState) => number | undefined): void {
+type Figure = (c: WatchCacheState) => number | undefined;
+type Labels = { group: string; resource: string };
+
+/** Hands `record` each cache's figure by group and resource (none for a cache without it). */
+async function eachFigure(figure: Figure, record: (labels: Labels, value: number) => void): Promise<void> {
+  for (const c of await states()) {
+    const value = figure(c);
+    if (value !== undefined) record({ group: c.group, resource: c.resource }, value);
+  }
+}
+
+const LABELS = { labelNames: ['group', 'resource'], registers: [registry] };
+
+/** A gauge of one figure of each cache. */
+function cacheGauge(name: string, help: string, figure: Figure): void {
   new Gauge({
     name,
     help,
-    labelNames: ['group', 'resource'],
-    registers: [registry],
+    ...LABELS,
     async collect() {
       this.reset();
-      for (const c of await states()) {
-        const value = figure(c);
-        if (value !== undefined) this.set({ group: c.group, resource: c.resource }, value);
-      }
+      await eachFigure(figure, (labels, value) => this.set(labels, value));
+    },
+  });
+}
+
+/** A counter that each cache keeps itself, read at scrape time. */
+function cacheCounter(name: string, help: string, figure: Figure): void {
+  new Counter({
+    name,
+    help,
+    ...LABELS,
+    async collect() {
+      this.reset();
+      await eachFigure(figure, (labels, value) => this.inc(labels, value));
     },
   });
 }
@@ -81,23 +103,6 @@ cacheGauge(
   'Total capacity of watch cache broken by resource type.',
   (c) => c.capacity,
 );
-
-/** A counter by group and resource that each cache counts itself, read at scrape time. */
-function cacheCounter(name: string, help: string, figure: (c: WatchCacheState) => number | undefined): void {
-  new Counter({
-    name,
-    help,
-    labelNames: ['group', 'resource'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const c of await states()) {
-        const value = figure(c);
-        if (value !== undefined) this.inc({ group: c.group, resource: c.resource }, value);
-      }
-    },
-  });
-}
 
 cacheCounter(
   'watch_cache_capacity_increase_total',

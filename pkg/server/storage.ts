@@ -12,7 +12,7 @@ import { MeteredKV } from '../storage/metered-kv.js';
 import { setWatchCacheSource } from '../metrics/watch-cache.js';
 import { setStorageStatsSource, type ObjectCount } from '../metrics/storage.js';
 import type { Storage } from '../storage/interfaces.js';
-import { CachedStorage, prefixAtDepth } from '../storage/cacher/index.js';
+import { CachedStorage, eventFreshMs, prefixAtDepth } from '../storage/cacher/index.js';
 import { managementStrategies } from '../registry/management/index.js';
 import { rewriteStaleValues, TransformedKV } from '../storage/transformed-kv.js';
 import type { Encryption } from './encryption.js';
@@ -111,16 +111,18 @@ export async function openStorage(
     storage,
     kv,
     resourcePrefix: prefixAtDepth(options.etcdPrefix, 2),
+    // As kube-apiserver: the history outlives the slowest list a request may make.
+    historyWindowMs: eventFreshMs(options.requestTimeoutMs),
     logger,
   });
   // Every kind's cache starts now, so the first request to one need not wait for its list.
   void cached.warm(prefixes);
   setWatchCacheSource({
     watchCaches: async () =>
-      (await cached.cacheLags()).map(({ prefix, revision, lag }) => {
+      (await cached.cacheLags()).map(({ prefix, ...state }) => {
         // <etcd prefix>/<group>/<resource>/
         const [group = '', resource = ''] = prefix.split('/').filter(Boolean).slice(-2);
-        return { group, resource, revision, lag };
+        return { group, resource, ...state };
       }),
   });
   return cached;

@@ -68,7 +68,7 @@ export const etcdOptions = {
       field: 'watchCache',
       kind: 'bool',
       usage:
-        'Serve gets, lists and watches from memory, kept current by one storage watch per resource. --watch-cache=false reads storage for every request.',
+        'Serve gets, lists and watches from memory, kept current by one storage watch per resource; each resource also keeps its changes of the last 75 s (or --request-timeout + 15 s, if longer) for watches to resume from: at least 100, at most 102,400 (more for a longer window). --watch-cache=false reads storage for every request.',
       default: true,
     },
   ],

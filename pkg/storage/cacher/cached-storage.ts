@@ -29,6 +29,7 @@ import type { KV } from '../kv.js';
 import type { Logger } from '../../util/log/index.js';
 import { RevisionBatcher, type RevisionReader } from '../revision-batcher.js';
 import { Cacher, directoryOf, type CacherOptions } from './cacher.js';
+import { defaultHistorySizing, fixedHistorySizing } from './event-history.js';
 import { GlobalProgress } from './global-progress.js';
 
 export interface CachedStorageOptions {
@@ -42,8 +43,21 @@ export interface CachedStorageOptions {
    * prefix, or at warm().
    */
   readonly resourcePrefix: (key: string) => string | undefined;
-  /** Changes each cache keeps for resuming watches and reading past revisions. Default 10 000. */
+  /**
+   * How long each cache keeps the changes it saw, for resuming watches and reading
+   * past revisions (upstream's EventsHistoryWindow; see event-history.ts). Default 75 s;
+   * the server passes eventFreshMs(--request-timeout). The window holds 100 to
+   * 102,400 changes (more for a longer window), resized as events arrive.
+   */
+  readonly historyWindowMs?: number;
+  /**
+   * A window of exactly this many changes that never resizes, instead of the above:
+   * for tests that reach the window's edge within a few writes (kube-apiserver has no
+   * such setting: --watch-cache-sizes only turns a cache off).
+   */
   readonly historyCapacity?: number;
+  /** The clock the windows stamp events with (ms). Default Date.now; tests pass a fake one. */
+  readonly now?: () => number;
   /** Keys per storage read while a cache lists its prefix. Default 1000. */
   readonly pagingBatchSize?: number;
   /** Default interval between periodic BOOKMARK events (ms). Default one minute. */
@@ -59,6 +73,16 @@ export interface CachedStorageOptions {
    * arrived before it began). Benchmarks pass one read per reader to measure that.
    */
   readonly revisionReader?: (read: () => Promise<number>) => RevisionReader;
+}
+
+/** One running cache as CachedStorage.cacheLags() reports it. */
+export interface CacheState {
+  readonly prefix: string;
+  readonly revision: number;
+  readonly lag: number;
+  readonly capacity: number;
+  readonly capacityIncreases: number;
+  readonly capacityDecreases: number;
 }
 
 /**
@@ -98,7 +122,10 @@ export class CachedStorage implements Storage {
     // Used only by caches whose storage watch cannot answer progress requests (older etcd).
     this.globalProgress = new GlobalProgress(options.kv, options.resourcePrefix, options.logger);
     this.cacherOptions = {
-      historyCapacity: options.historyCapacity ?? 10_000,
+      history:
+        options.historyCapacity !== undefined
+          ? fixedHistorySizing(options.historyCapacity, options.now)
+          : defaultHistorySizing(options.historyWindowMs, options.now),
       pagingBatchSize: Math.max(1, options.pagingBatchSize ?? 1000),
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       watchQueueCapacity: Math.max(1, options.watchQueueCapacity ?? 100_000),
@@ -174,19 +201,27 @@ export class CachedStorage implements Storage {
   }
 
   /**
-   * Each running cache's prefix, the revision it has applied, and how far it is
-   * behind storage's current revision (-1 when storage did not answer).
+   * Each running cache's prefix, the revision it has applied, how far it is behind
+   * storage's current revision (-1 when storage did not answer), and its history
+   * window's capacity and how often it doubled and halved.
    */
-  async cacheLags(): Promise<{ prefix: string; revision: number; lag: number }[]> {
+  async cacheLags(): Promise<CacheState[]> {
     const cachers = [...this.cachers.values()];
-    let newest: number;
+    let newest: number | undefined;
     try {
       newest = await this.revisions.current();
     } catch {
-      return cachers.map((c) => ({ prefix: c.prefix, revision: c.revision, lag: -1 }));
+      newest = undefined;
     }
     return Promise.all(
-      cachers.map(async (c) => ({ prefix: c.prefix, revision: c.revision, lag: await c.lagBehind(newest) })),
+      cachers.map(async (c) => ({
+        prefix: c.prefix,
+        revision: c.revision,
+        lag: newest === undefined ? -1 : await c.lagBehind(newest),
+        capacity: c.history.capacity,
+        capacityIncreases: c.historyResizes.increases,
+        capacityDecreases: c.historyResizes.decreases,
+      })),
     );
   }
 

@@ -49,6 +49,7 @@ import type { Logger } from '../../util/log/index.js';
 import { Reflector, type WatchEnd } from '../../util/reflector.js';
 import { settlesWithin } from '../../util/within.js';
 import { CacheWatcher, type CacheWatcherConfig } from './cache-watcher.js';
+import type { HistorySizing } from './event-history.js';
 import type { GlobalProgress } from './global-progress.js';
 import { CacheEntry, deepFreeze, WatchCache, type Snapshot, type TypeMeta } from './watch-cache.js';
 
@@ -56,8 +57,8 @@ import { CacheEntry, deepFreeze, WatchCache, type Snapshot, type TypeMeta } from
 const WRITTEN_SWEEP_MIN = 256;
 
 export interface CacherOptions {
-  /** Changes kept for watches to resume from and lists at past revisions. */
-  readonly historyCapacity: number;
+  /** How the window of changes kept for resuming watches and lists at past revisions sizes itself. */
+  readonly history: HistorySizing;
   /** Keys per storage read while listing. */
   readonly pagingBatchSize: number;
   readonly bookmarkIntervalMs: number;
@@ -134,7 +135,7 @@ export class Cacher {
     private readonly revisions: RevisionReader,
     private readonly options: CacherOptions,
   ) {
-    this.cache = new WatchCache(options.historyCapacity);
+    this.cache = new WatchCache(options.history);
     this.reflector = new Reflector({
       listerWatcher: {
         list: () => this.relist(),
@@ -178,6 +179,16 @@ export class Cacher {
   /** Objects cached (for tests and metrics). */
   get size(): number {
     return this.cache.size;
+  }
+
+  /** Changes the window holds, and how many it holds before it resizes (tests and metrics). */
+  get history(): { readonly length: number; readonly capacity: number } {
+    return { length: this.cache.historyLength, capacity: this.cache.historyCapacity };
+  }
+
+  /** How many times the window doubled, and halved (metrics). */
+  get historyResizes(): { readonly increases: number; readonly decreases: number } {
+    return this.cache.historyResizes;
   }
 
   get openWatchers(): number {

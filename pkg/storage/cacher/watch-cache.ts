@@ -1,7 +1,8 @@
 // The state one resource's cache holds (k8s.io/apiserver storage/cacher
 // watch_cache.go): every object under the prefix as of `revision`, and the
-// changes of a bounded window before it. The window is what lets a watch resume
-// from a recent revision and a list read the state at one, without storage.
+// changes of a window before it. The window is what lets a watch resume from a
+// recent revision and a list read the state at one, without storage; it holds at
+// least the last 75 s of changes, 100 to 102,400 of them (event-history.ts).
 //
 // Objects are decoded once, frozen, and shared: a list hands out the same
 // objects the next list hands out, and every watcher receives the same event.
@@ -11,6 +12,7 @@ import type { KubeObject } from '../../apis/meta/types.js';
 import { EventMemo } from '../interfaces.js';
 import type { StorageWatchEvent } from '../interfaces.js';
 import { formatResourceVersion } from '../resource-version.js';
+import { EventHistory, type HistorySizing } from './event-history.js';
 import { OrderedMap } from './ordered-map.js';
 
 /** Freezes a decoded JSON value all the way down, so a shared object cannot be changed by accident. */
@@ -128,67 +130,6 @@ export class CacheEvent {
   }
 }
 
-/** A fixed-size ring of events in revision order: the window. */
-class History {
-  private buf: (CacheEvent | undefined)[];
-  private head = 0;
-  private len = 0;
-
-  constructor(readonly capacity: number) {
-    this.buf = new Array<CacheEvent | undefined>(capacity);
-  }
-
-  get length(): number {
-    return this.len;
-  }
-
-  at(i: number): CacheEvent {
-    return this.buf[(this.head + i) % this.capacity] as CacheEvent;
-  }
-
-  /** Appends; returns the oldest event when it had to make room. */
-  push(event: CacheEvent): CacheEvent | undefined {
-    let evicted: CacheEvent | undefined;
-    if (this.len === this.capacity) {
-      evicted = this.buf[this.head];
-      this.buf[this.head] = undefined;
-      this.head = (this.head + 1) % this.capacity;
-      this.len--;
-    }
-    this.buf[(this.head + this.len) % this.capacity] = event;
-    this.len++;
-    return evicted;
-  }
-
-  /** The index of the first event with a revision above `revision` (length when none). */
-  firstAfter(revision: number): number {
-    let lo = 0;
-    let hi = this.len;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.at(mid).rev <= revision) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** Drops the events at or below `revision`. */
-  dropThrough(revision: number): void {
-    const n = this.firstAfter(revision);
-    for (let i = 0; i < n; i++) {
-      this.buf[this.head] = undefined;
-      this.head = (this.head + 1) % this.capacity;
-    }
-    this.len -= n;
-  }
-
-  clear(): void {
-    this.buf = new Array<CacheEvent | undefined>(this.capacity);
-    this.head = 0;
-    this.len = 0;
-  }
-}
-
 /** The state at one revision. Read it synchronously: the cache moves on at the next event. */
 export interface Snapshot {
   readonly revision: number;
@@ -206,14 +147,17 @@ export interface TypeMeta {
 
 export class WatchCache {
   private readonly store = new OrderedMap<CacheEntry>();
-  private readonly history: History;
+  private readonly history: EventHistory<CacheEvent>;
   private currentRevision = 0;
   private eventRevision = 0;
-  private oldestRevision = 0;
+  /** The revision of the last list: the window starts there until an event leaves it. */
+  private listRevision = 0;
+  /** Storage compacted through this revision: no window reaches before it. */
+  private compactedRevision = 0;
   private seenType: TypeMeta | undefined;
 
-  constructor(historyCapacity: number) {
-    this.history = new History(Math.max(1, historyCapacity));
+  constructor(sizing: HistorySizing) {
+    this.history = new EventHistory<CacheEvent>(sizing);
   }
 
   /** Every change up to this revision has been applied. */
@@ -230,9 +174,34 @@ export class WatchCache {
     return this.eventRevision;
   }
 
-  /** A watch may resume from this revision or any later one: every event after it is held. */
+  /**
+   * A watch may resume from this revision or any later one: every event after it is
+   * held. Upstream's getAllEventsSinceLocked: the list's revision while no event has
+   * left the window since it, else one below the oldest event held (a watch from an
+   * older revision gets "too old resource version: X (windowStart)"); never before
+   * what storage compacted, nor before the last event dropped (the same revision as
+   * the oldest held only if one storage transaction changed two keys, which
+   * kube-apiserver never does and an operator's etcdctl txn might).
+   */
   get windowStart(): number {
-    return this.oldestRevision;
+    const history = this.history;
+    if (!history.evictedSinceClear) return Math.max(this.listRevision, this.compactedRevision);
+    const belowOldest = history.length > 0 ? history.at(0).rev - 1 : 0;
+    return Math.max(belowOldest, history.lastEvictedRevision, this.compactedRevision);
+  }
+
+  /** Events the window holds, and how many it can hold before it resizes or drops one (tests, metrics). */
+  get historyLength(): number {
+    return this.history.length;
+  }
+
+  get historyCapacity(): number {
+    return this.history.capacity;
+  }
+
+  /** How many times the window doubled, and halved. */
+  get historyResizes(): { readonly increases: number; readonly decreases: number } {
+    return this.history.resizes;
   }
 
   get size(): number {
@@ -254,7 +223,8 @@ export class WatchCache {
     }
     this.currentRevision = revision;
     this.eventRevision = revision;
-    this.oldestRevision = revision;
+    this.listRevision = revision;
+    this.compactedRevision = 0;
   }
 
   /**
@@ -272,10 +242,7 @@ export class WatchCache {
       this.store.delete(key);
       event = new CacheEvent(rev, key, 'DELETED', undefined, prev);
     }
-    if (event) {
-      const evicted = this.history.push(event);
-      if (evicted && evicted.rev > this.oldestRevision) this.oldestRevision = evicted.rev;
-    }
+    if (event) this.history.push(event);
     if (rev > this.currentRevision) this.currentRevision = rev;
     if (rev > this.eventRevision) this.eventRevision = rev;
     return event;
@@ -290,8 +257,8 @@ export class WatchCache {
 
   /** Storage dropped its history before `revision`: so does the window. */
   compact(revision: number): void {
-    if (revision <= this.oldestRevision) return;
-    this.oldestRevision = revision;
+    if (revision <= this.compactedRevision) return;
+    this.compactedRevision = revision;
     this.history.dropThrough(revision);
   }
 

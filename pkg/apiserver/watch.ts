@@ -35,20 +35,34 @@ export interface WatchServerOptions {
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
 const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
-/** The memo key under which a shared event keeps its encoded line. */
-const EVENT_LINE = {};
-/** The memo key under which a shared event keeps its line framed as one HTTP/1.1 chunk. */
-const EVENT_CHUNK = {};
-const CRLF = Buffer.from('\r\n');
+/**
+ * The memo key under which a shared event keeps its encoding: its line framed as one
+ * HTTP/1.1 chunk, with the line itself a view into those bytes. One copy, not two: the
+ * memo lives as long as the event stays in the watch cache's history, which may hold
+ * up to 102,400 events of a burst.
+ */
+const EVENT_ENCODING = {};
 
-/** `line` as one chunk of a chunked body, as Node's response frames it: size in hex, CRLF, bytes, CRLF. */
-function chunkOf(line: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${line.length.toString(16)}\r\n`, 'latin1'), line, CRLF]);
+interface EventEncoding {
+  /** The line as one chunk of a chunked body, as Node's response frames it: size in hex, CRLF, bytes, CRLF. */
+  readonly chunk: Buffer;
+  /** The encoded line alone: a view into `chunk`. */
+  readonly line: Buffer;
 }
 
-/** A shared event's encoded line, made once for every watcher it goes to. */
-function sharedLine(shared: NonNullable<StorageWatchEvent['shared']>, event: StorageWatchEvent): Buffer {
-  return shared.memo(EVENT_LINE, () => Buffer.from(watchEventLine(event.type, event.object)));
+function encodingOf(line: string): EventEncoding {
+  const size = Buffer.byteLength(line);
+  const head = `${size.toString(16)}\r\n`;
+  const chunk = Buffer.allocUnsafe(head.length + size + 2);
+  chunk.write(head, 0, 'latin1');
+  chunk.write(line, head.length);
+  chunk.write('\r\n', head.length + size, 'latin1');
+  return { chunk, line: chunk.subarray(head.length, head.length + size) };
+}
+
+/** A shared event's encoding, made once for every watcher it goes to. */
+function sharedEncoding(shared: NonNullable<StorageWatchEvent['shared']>, event: StorageWatchEvent): EventEncoding {
+  return shared.memo(EVENT_ENCODING, () => encodingOf(watchEventLine(event.type, event.object)));
 }
 
 function uncork(socket: Socket): void {
@@ -342,7 +356,7 @@ class ActiveWatch implements WatchReceiver {
         !res.writableEnded &&
         res.writableLength === socket.writableLength
       ) {
-        const chunk = shared.memo(EVENT_CHUNK, () => chunkOf(sharedLine(shared, event)));
+        const chunk = sharedEncoding(shared, event).chunk;
         if (!socket.writableCorked) {
           socket.cork();
           process.nextTick(uncork, socket);
@@ -352,7 +366,7 @@ class ActiveWatch implements WatchReceiver {
       }
     }
     this.drainSource = res;
-    return res.write(shared ? sharedLine(shared, event) : this.encode(event));
+    return res.write(shared ? sharedEncoding(shared, event).line : this.encode(event));
   }
 
   private encode(event: StorageWatchEvent): string {

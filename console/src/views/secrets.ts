@@ -14,6 +14,7 @@ import {
   facts,
   liveDetail,
   livePage,
+  nameCell,
   splitList,
   textForm,
   validationMessages,
@@ -88,7 +89,10 @@ export const secretsView: View = async (ctx, main) => {
     if (items.length === 0) return [h('p', {}, 'No Global Secrets you may see.')];
     const rows = items.map((s) => [
       s.metadata.namespace ?? '',
-      h('a', { href: link('secrets', s.metadata.namespace ?? '', s.metadata.name) }, s.metadata.name),
+      nameCell(
+        h('a', { href: link('secrets', s.metadata.namespace ?? '', s.metadata.name) }, s.metadata.name),
+        s.metadata,
+      ),
       dash(s.spec?.displayName),
       String(Object.keys(s.spec?.data ?? {}).length),
     ]);
@@ -201,7 +205,8 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
             valueInput.value = decodeValue(data[key] ?? '');
             valueInput.focus();
           },
-          { 'aria-label': `Edit ${key}` },
+          // It fills the form: an edit, turned off while the secret is being deleted.
+          { 'aria-label': `Edit ${key}`, 'data-edit': true },
         );
         const remove = confirmButton(
           'Remove',

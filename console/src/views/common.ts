@@ -423,6 +423,9 @@ export async function liveDetail<T extends Versioned>(
   /** While a delete waits for finalizers: the notice, and the page's edits turned off. */
   const showDeletion = (): void => {
     const object = newest;
+    if (object && isBeingDeleted(object.metadata)) disableEdits(body);
+    // A "Remove finalizer?" question open in the notice is the user's: the next version shown redraws it.
+    if (deleting.querySelector(`[${CONFIRMING}]`)) return;
     if (!object || !isBeingDeleted(object.metadata)) {
       deleting.hidden = true;
       replace(deleting);
@@ -438,7 +441,6 @@ export async function liveDetail<T extends Versioned>(
       ),
     );
     deleting.hidden = false;
-    disableEdits(body);
   };
   const show = (object: T): void => {
     current = object;

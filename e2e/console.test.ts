@@ -459,9 +459,17 @@ describe('console in chromium', { skip }, () => {
         0,
         'a value shows before Reveal',
       );
-      // Its description and owner are edited on the page (a PUT carrying the shown resourceVersion).
+      // Its description and owner are edited on the page; a key added elsewhere meanwhile neither
+      // refuses the save nor is undone by it (only the changed fields are saved, each tested).
       await page.getByLabel('Description').fill('Holds the registry login');
       await page.getByLabel('Owner: user').fill('admin');
+      await mergePatch('namespaces/console-e2e/sharedsecrets/live-secret', {
+        spec: { data: { third: Buffer.from('third-value').toString('base64') } },
+      });
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'was changed since this page showed it' })
+        .waitFor({ timeout: WAIT_MS });
       await page.getByRole('button', { name: 'Update details' }).click();
       await fact('Holds the registry login').waitFor({ timeout: WAIT_MS });
       await fact('user admin').waitFor({ timeout: WAIT_MS });
@@ -470,7 +478,7 @@ describe('console in chromium', { skip }, () => {
         .spec;
       assert.equal(detailedSpec.description, 'Holds the registry login');
       assert.deepEqual(detailedSpec.owner, { user: 'admin' });
-      assert.deepEqual(Object.keys(detailedSpec.data ?? {}).sort(), ['first', 'second']);
+      assert.deepEqual(Object.keys(detailedSpec.data ?? {}).sort(), ['first', 'second', 'third']);
       assert.equal(
         await page.evaluate<boolean>('window.stillTheSamePage === true'),
         true,

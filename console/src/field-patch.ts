@@ -33,6 +33,8 @@ export interface FieldChange {
    * whose meaning does not depend on what it was). Default: guarded.
    */
   readonly guard?: boolean;
+  /** A secret value: a conflict's message names the field, never its value. */
+  readonly secret?: boolean;
 }
 
 export type JsonPatchOperation =

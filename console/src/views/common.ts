@@ -276,8 +276,10 @@ export function shownEditor<T extends Versioned>(
             'Not saved: it was deleted and created again since this page showed it. Reload to see it.',
           );
         if (refusal.kind === 'changed') {
-          const now = refusal.fields.map(
-            (f) => `${f.label} is now ${describeValue(valueAt(current, f.path))}`,
+          const now = refusal.fields.map((f) =>
+            f.secret
+              ? `${f.label} was changed`
+              : `${f.label} is now ${describeValue(valueAt(current, f.path))}`,
           );
           throw conflict(
             `Not saved: changed on the server since this page showed it: ${now.join('; ')}. Your edit is kept; reload to start from the current values.`,

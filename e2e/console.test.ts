@@ -4,25 +4,29 @@
 // (no dialog ever fires), a secret's value revealed on demand, a team edited, and
 // logging out; detail pages that follow their object live (a change shown without a
 // reload, reconnection after a refused watch, an edit kept against a concurrent change
-// and refused with 409, a deletion, and the watch closed on the server when the page
-// is left). A screenshot of each
+// of the same field and refused (which field, and its value now), a save that goes
+// through a change of other fields and a key's status.lastActivity write, a deletion,
+// and the watch closed on the server when the page is left); an object held by a
+// finalizer shown as being deleted (its page read-only, a mark in the list) until the
+// page removes the finalizer. A screenshot of each
 // page is written to test-artifacts/console/ when the test fails. CONSOLE_SCREENSHOT=<path> also saves the Global Secrets page there
 // (the README's picture, docs/console.png).
 //
 // Skipped only when /usr/bin/chromium is absent (hack/ensure-test-deps.sh installs it).
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { createAccessKey } from './access-keys.js';
+import { launchChromium, skipWithoutChromium } from './chromium.js';
 import { eventually } from './eventually.js';
 import { apiRequest } from './https-client.js';
 import { GROUP, GROUP_VERSION, startServer, type TestServer } from './harness.js';
+import { expectOpenWatches as expectOpenWatchesOn } from './open-watches.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TEST = { timeout: 240_000 };
 const V1 = `/apis/${GROUP}/v1`;
 /** Generous: the machine is shared; these bound waits for the page, they time nothing. */
@@ -35,9 +39,7 @@ const SCRIPT = '<script>alert(1)</script>';
 const IMG = '"><img src=x onerror=alert(1)>';
 const HOSTILE = `${SCRIPT} ${IMG}`;
 
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is absent: run bash hack/ensure-test-deps.sh to install Debian's chromium`;
+const skip = skipWithoutChromium;
 
 describe('console in chromium', { skip }, () => {
   let server: TestServer;
@@ -54,7 +56,7 @@ describe('console in chromium', { skip }, () => {
   const shots = new Map<string, Buffer>();
   /** Browser tests that ran to their end; fewer than BROWSER_TESTS means one failed. */
   let passed = 0;
-  const BROWSER_TESTS = 3;
+  const BROWSER_TESTS = 4;
 
   async function shot(step: string): Promise<void> {
     shots.set(step, await page.screenshot({ fullPage: true }));
@@ -64,24 +66,8 @@ describe('console in chromium', { skip }, () => {
     await page.getByRole('alert').filter({ hasText: text }).first().waitFor({ timeout: WAIT_MS });
   }
 
-  /** Watches of `resource` the server has open now (its apiserver_longrunning_requests gauge). */
-  async function openWatches(resource: string): Promise<number> {
-    const res = await server.api('GET', '/metrics');
-    assert.equal(res.status, 200, res.text);
-    let open = 0;
-    for (const line of res.text.split('\n')) {
-      if (!line.startsWith('apiserver_longrunning_requests{')) continue;
-      if (line.includes(`resource="${resource}"`) && line.includes('verb="WATCH"'))
-        open += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-    return open;
-  }
-
   async function expectOpenWatches(resource: string, count: number): Promise<void> {
-    await eventually(
-      async () => assert.equal(await openWatches(resource), count, `open ${resource} watches`),
-      WAIT_MS,
-    );
+    await expectOpenWatchesOn(server, resource, count, WAIT_MS);
   }
 
   /** Creates an object through the API as the admin; it must be created. */
@@ -117,12 +103,7 @@ describe('console in chromium', { skip }, () => {
 
   before(async () => {
     server = await startServer({ backend: 'sqlite' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Containers often run as root, where chromium's sandbox cannot start.
-      args: ['--no-sandbox'],
-    });
+    browser = await launchChromium();
     // The server's certificate is from the test's own CA, which chromium does not know.
     context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1100, height: 720 } });
     page = await context.newPage();
@@ -428,9 +409,11 @@ describe('console in chromium', { skip }, () => {
       assert.equal(await page.getByLabel('Description').inputValue(), 'My edit', 'the edit was overwritten');
       assert.equal(await fact('Changed meanwhile').count(), 0);
       await shot('team-changed-while-editing');
-      // Saving the edit made on the old version: the server's 409, with its message.
+      // Saving the edit of a field changed meanwhile: refused (its JSON Patch test fails), and the
+      // page says which field and what it holds now; the edit stays in the form.
       await page.getByRole('button', { name: 'Save' }).click();
-      await alertText(/the object has been modified/);
+      await alertText('Description is now "Changed meanwhile"');
+      assert.equal(await page.getByLabel('Description').inputValue(), 'My edit', 'the edit was lost');
       const kept = await server.api('GET', `${V1}/teams/live-team`);
       assert.equal(kept.json<{ spec: { description?: string } }>().spec.description, 'Changed meanwhile');
       // "Reload" shows the team as it is now; an edit of that version saves.
@@ -439,12 +422,18 @@ describe('console in chromium', { skip }, () => {
       assert.equal(await page.getByLabel('Description').inputValue(), 'Changed meanwhile');
       await page.getByLabel('Description').fill('Saved after reload');
       await page.getByLabel('Cluster roles (comma separated)').fill('view, edit');
+      // A change elsewhere to a field this edit leaves alone: no conflict, and not undone by the save.
+      await mergePatch('teams/live-team', { spec: { groups: ['changed-elsewhere'] } });
+      await changed.waitFor({ timeout: WAIT_MS });
       await page.getByRole('button', { name: 'Save' }).click();
       await fact('Saved after reload').waitFor({ timeout: WAIT_MS });
       const saved = await server.api('GET', `${V1}/teams/live-team`);
-      const savedSpec = saved.json<{ spec: { description?: string; clusterRoles?: unknown[] } }>().spec;
+      const savedSpec = saved.json<{
+        spec: { description?: string; clusterRoles?: unknown[]; groups?: string[] };
+      }>().spec;
       assert.equal(savedSpec.description, 'Saved after reload');
       assert.deepEqual(savedSpec.clusterRoles, [{ name: 'view' }, { name: 'edit' }]);
+      assert.deepEqual(savedSpec.groups, ['changed-elsewhere'], 'the save undid a change it did not make');
 
       // Deleted elsewhere: the page says so, shows nothing of it any more, and stops watching.
       const gone = await server.api('DELETE', `${V1}/teams/live-team`);
@@ -470,9 +459,17 @@ describe('console in chromium', { skip }, () => {
         0,
         'a value shows before Reveal',
       );
-      // Its description and owner are edited on the page (a PUT carrying the shown resourceVersion).
+      // Its description and owner are edited on the page; a key added elsewhere meanwhile neither
+      // refuses the save nor is undone by it (only the changed fields are saved, each tested).
       await page.getByLabel('Description').fill('Holds the registry login');
       await page.getByLabel('Owner: user').fill('admin');
+      await mergePatch('namespaces/console-e2e/sharedsecrets/live-secret', {
+        spec: { data: { third: Buffer.from('third-value').toString('base64') } },
+      });
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'was changed since this page showed it' })
+        .waitFor({ timeout: WAIT_MS });
       await page.getByRole('button', { name: 'Update details' }).click();
       await fact('Holds the registry login').waitFor({ timeout: WAIT_MS });
       await fact('user admin').waitFor({ timeout: WAIT_MS });
@@ -481,7 +478,7 @@ describe('console in chromium', { skip }, () => {
         .spec;
       assert.equal(detailedSpec.description, 'Holds the registry login');
       assert.deepEqual(detailedSpec.owner, { user: 'admin' });
-      assert.deepEqual(Object.keys(detailedSpec.data ?? {}).sort(), ['first', 'second']);
+      assert.deepEqual(Object.keys(detailedSpec.data ?? {}).sort(), ['first', 'second', 'third']);
       assert.equal(
         await page.evaluate<boolean>('window.stillTheSamePage === true'),
         true,
@@ -499,6 +496,27 @@ describe('console in chromium', { skip }, () => {
       await page.getByRole('heading', { name: 'Access key live-key' }).waitFor({ timeout: WAIT_MS });
       await fact('Live key').waitFor({ timeout: WAIT_MS });
       await fact('active').waitFor({ timeout: WAIT_MS });
+      // The key in use while its page is being edited: the server writes its status.lastActivity
+      // (a new resourceVersion), and the save still goes through: nobody changed its description.
+      await page.getByLabel('Description').fill('Used by the release job');
+      const asLiveKey = { baseUrl: server.apiBase, ca: server.ca, token: liveKey };
+      const used = await apiRequest(asLiveKey, 'POST', `${V1}/selves`, {
+        apiVersion: GROUP_VERSION,
+        kind: 'Self',
+        spec: {},
+      });
+      assert.equal(used.status, 201, used.text);
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'was changed since this page showed it' })
+        .waitFor({ timeout: WAIT_MS });
+      await page.getByRole('button', { name: 'Save' }).click();
+      await fact('Used by the release job').waitFor({ timeout: WAIT_MS });
+      const inUse = await server.api('GET', `${V1}/ownedaccesskeys/live-key`);
+      const inUseKey = inUse.json<{ spec: { description?: string }; status?: { lastActivity?: string } }>();
+      assert.equal(inUseKey.spec.description, 'Used by the release job');
+      assert.ok(inUseKey.status?.lastActivity, 'the status write was undone');
+      assert.equal(await page.getByRole('alert').filter({ hasText: /\S/ }).count(), 0, 'a failure is shown');
       await mergePatch('ownedaccesskeys/live-key', { spec: { disabled: true } });
       await fact('disabled').waitFor({ timeout: WAIT_MS });
       assert.ok(!(await page.content()).includes(liveKey), "the key's page shows the key");
@@ -598,6 +616,65 @@ describe('console in chromium', { skip }, () => {
     assert.deepEqual(dialogs, []);
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(foreign, [], 'the console made a third-party request');
+    passed++;
+  });
+  it('shows an object being deleted as such until its finalizers are gone', TEST, async () => {
+    const FINALIZER = 'example.com/hold';
+    const res = await server.api('POST', `${V1}/teams`, {
+      apiVersion: GROUP_VERSION,
+      kind: 'Team',
+      metadata: { name: 'held-team', finalizers: [FINALIZER] },
+      spec: { displayName: 'Held team' },
+    });
+    assert.equal(res.status, 201, res.text);
+    await page.setViewportSize({ width: 1100, height: 720 });
+    await logInAsAdmin();
+    await page.goto(`${server.url}/console/#/teams/held-team`);
+    const main = page.getByRole('main');
+    await main.getByRole('definition').filter({ hasText: 'Held team' }).first().waitFor({ timeout: WAIT_MS });
+    await main.getByText('Live', { exact: true }).waitFor({ timeout: WAIT_MS });
+
+    // Deleted elsewhere: the finalizer holds it (kubectl still lists it), and the page says so live.
+    const asked = await server.api('DELETE', `${V1}/teams/held-team`);
+    assert.ok(asked.status === 200 || asked.status === 202, asked.text);
+    const held = await server.api('GET', `${V1}/teams/held-team`);
+    assert.ok(held.json<{ metadata: { deletionTimestamp?: string } }>().metadata.deletionTimestamp);
+    const notice = page.getByRole('status').filter({ hasText: 'Team held-team is being deleted' });
+    await notice.waitFor({ timeout: WAIT_MS });
+    await notice.getByText(FINALIZER, { exact: true }).waitFor({ timeout: WAIT_MS });
+    // Still shown, but no longer editable.
+    assert.equal(await main.getByRole('definition').filter({ hasText: 'Held team' }).count(), 1);
+    assert.equal(await page.getByRole('button', { name: 'Save' }).isDisabled(), true, 'Save is still on');
+    assert.equal(await page.getByLabel('Description').isDisabled(), true, 'the form is still on');
+    await shot('team-being-deleted');
+
+    // The list marks it beside its name.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Teams' }).click();
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: 'held-team', exact: true }) });
+    await row.getByText('Deleting', { exact: true }).waitFor({ timeout: WAIT_MS });
+    assert.equal(
+      await page.getByRole('row').filter({ hasText: 'platform' }).getByText('Deleting').count(),
+      0,
+      'a team not being deleted is marked',
+    );
+
+    // Its page removes the finalizer (a JSON Patch that tests it first): the server then deletes the
+    // team, and the DELETED event turns the page into "deleted".
+    await row.getByRole('link', { name: 'held-team', exact: true }).click();
+    await notice.waitFor({ timeout: WAIT_MS });
+    await notice.getByRole('button', { name: `Remove finalizer ${FINALIZER}` }).click();
+    await notice.getByRole('button', { name: 'Confirm remove finalizer' }).click();
+    await alertText('Team held-team was deleted.');
+    assert.equal(await main.getByRole('definition').count(), 0, 'the deleted team is still shown');
+    const gone = await server.api('GET', `${V1}/teams/held-team`);
+    assert.equal(gone.status, 404, gone.text);
+    await expectOpenWatches('teams', 0);
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Access key').waitFor({ timeout: WAIT_MS });
+    assert.deepEqual(pageErrors, []);
     passed++;
   });
 });

@@ -1,6 +1,7 @@
 // The console's only way to the server: the public API, with the caller's own access
 // key as a bearer token. Failures become ApiError carrying the Kubernetes Status.
 
+import type { JsonPatchOperation } from './field-patch.js';
 import { readWatchStream, type WatchEvent } from './watch-stream.js';
 
 export interface Status {
@@ -32,6 +33,9 @@ export interface ObjectMeta {
   resourceVersion?: string;
   uid?: string;
   creationTimestamp?: string | null;
+  /** Set once a delete was asked for; the object stays until its finalizers are gone. */
+  deletionTimestamp?: string | null;
+  finalizers?: string[];
   annotations?: Record<string, string>;
 }
 
@@ -84,6 +88,11 @@ export class ApiClient {
 
   mergePatch<T>(path: string, body: unknown): Promise<T> {
     return this.request<T>('PATCH', path, body, 'application/merge-patch+json');
+  }
+
+  /** RFC 6902 (`application/json-patch+json`): applied whole, or refused whole (422) when a `test` fails. */
+  jsonPatch<T>(path: string, operations: readonly JsonPatchOperation[]): Promise<T> {
+    return this.request<T>('PATCH', path, operations, 'application/json-patch+json');
   }
 
   delete(path: string): Promise<unknown> {

@@ -11,9 +11,12 @@ import {
   confirmButton,
   dash,
   facts,
+  isBeingDeleted,
   liveDetail,
   livePage,
+  nameCell,
   shownEditor,
+  specField,
   splitList,
   textForm,
   when,
@@ -226,12 +229,13 @@ export const accessKeysView: View = async (ctx, main) => {
         k.spec?.disabled
           ? confirmButton('Enable', `Enable ${name}?`, setDisabled(false), fail)
           : confirmButton('Disable', `Disable ${name}?`, setDisabled(true), fail),
-        ' ',
-        confirmButton('Delete', `Delete ${name}?`, remove, fail),
+        // A key already being deleted is not deleted again.
+        isBeingDeleted(k.metadata) ? null : ' ',
+        isBeingDeleted(k.metadata) ? null : confirmButton('Delete', `Delete ${name}?`, remove, fail),
       );
       return [
         dash(k.spec?.displayName),
-        h('a', { href: link('keys', name) }, name),
+        nameCell(h('a', { href: link('keys', name) }, name), k.metadata),
         ownerOf(k.spec),
         dash(k.spec?.type),
         scopeSummary(k.spec?.scope),
@@ -275,7 +279,8 @@ export const accessKeyView: View = async (ctx, main, [name = '']) => {
     name,
     render: (shown) => {
       const key = shown.object;
-      const { alert, patch, fail } = shownEditor(ctx, path, shown);
+      const { alert, save, fail } = shownEditor(ctx, path, shown);
+      const state = (disabled: boolean) => save([specField('disabled', 'State', disabled, false)]);
       const remove = async () => {
         await ctx.api.delete(path);
         ctx.go(link('keys'));
@@ -298,19 +303,19 @@ export const accessKeyView: View = async (ctx, main, [name = '']) => {
             { id: 'key-edit-description', label: 'Description', value: key.spec?.description ?? '' },
           ],
           'Save',
+          // Guarded field by field: the server's status.lastActivity writes do not conflict.
           (v) =>
-            patch({
-              displayName: v['key-edit-display-name'],
-              // null removes the field (a merge patch).
-              description: v['key-edit-description'] || null,
-            })(),
+            save([
+              specField('displayName', 'Display name', v['key-edit-display-name'] || null),
+              specField('description', 'Description', v['key-edit-description'] || null),
+            ])(),
         ),
         h(
           'div',
           { class: 'actions' },
           key.spec?.disabled
-            ? confirmButton('Enable', `Enable ${name}?`, patch({ disabled: false }), fail)
-            : confirmButton('Disable', `Disable ${name}?`, patch({ disabled: true }), fail),
+            ? confirmButton('Enable', `Enable ${name}?`, state(false), fail)
+            : confirmButton('Disable', `Disable ${name}?`, state(true), fail),
           ' ',
           confirmButton('Delete', `Delete ${name}?`, remove, fail),
         ),

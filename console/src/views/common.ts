@@ -3,7 +3,15 @@
 import { ApiError, messageOf, type List, type ObjectMeta } from '../api.js';
 import type { Context } from '../context.js';
 import { follow, type FollowState } from '../follow.js';
-import { alertBox, button, field, h, replace, type Child } from '../dom.js';
+import { alertBox, button, field, h, replace, type Attrs, type Child } from '../dom.js';
+import {
+  changedFields,
+  describeValue,
+  guardedPatch,
+  refusalOf,
+  valueAt,
+  type FieldChange,
+} from '../field-patch.js';
 
 /** A page's frame: a heading with actions, an alert for failures, and the body. */
 export function shell(
@@ -64,30 +72,36 @@ export function confirmButton(
   question: string,
   action: () => Promise<void>,
   onError: (err: unknown) => void,
+  attrs: Attrs = {},
 ): HTMLElement {
-  const wrap = h('span', { class: 'confirm' });
-  const start = button(label, () => {
-    const yes = button(
-      `Confirm ${label.toLowerCase()}`,
-      () => {
-        group.removeAttribute(CONFIRMING);
-        action().catch(onError);
-      },
-      { class: 'danger' },
-    );
-    const no = button('Cancel', () => replace(wrap, start));
-    const group = h(
-      'span',
-      { role: 'group', 'aria-label': question, [CONFIRMING]: true },
-      question,
-      ' ',
-      yes,
-      ' ',
-      no,
-    );
-    replace(wrap, group);
-    yes.focus();
-  });
+  // Every confirmed action changes something: turned off on an object being deleted.
+  const wrap = h('span', { class: 'confirm', [EDIT]: true });
+  const start = button(
+    label,
+    () => {
+      const yes = button(
+        `Confirm ${label.toLowerCase()}`,
+        () => {
+          group.removeAttribute(CONFIRMING);
+          action().catch(onError);
+        },
+        { class: 'danger' },
+      );
+      const no = button('Cancel', () => replace(wrap, start));
+      const group = h(
+        'span',
+        { role: 'group', 'aria-label': question, [CONFIRMING]: true },
+        question,
+        ' ',
+        yes,
+        ' ',
+        no,
+      );
+      replace(wrap, group);
+      yes.focus();
+    },
+    attrs,
+  );
   wrap.append(start);
   return wrap;
 }
@@ -191,27 +205,31 @@ interface Versioned {
   readonly metadata: ObjectMeta;
 }
 
-/**
- * The `metadata` of a merge patch that only applies to the version shown: the server
- * refuses it with 409 Conflict when the object changed meanwhile (as upstream does
- * for a patch carrying a resourceVersion).
- */
-export function precondition(object: Versioned): { resourceVersion?: string } {
-  return { resourceVersion: object.metadata.resourceVersion };
-}
-
 /** What a detail page's renderer can do with the object it shows. */
 export interface Shown<T> {
-  /** The object as shown: edits start from it and carry its resourceVersion. */
+  /** The object as shown: edits start from it and are tested against it. */
   readonly object: T;
   /** The server's answer to a save: shown at once as the new version. */
   saved(object: T): void;
 }
 
+/** A field of `spec` as a form edits it (`guard: false` for a switch such as "Disable"). */
+export function specField(name: string, label: string, value: unknown, guard = true): FieldChange {
+  return { path: ['spec', name], value, label, guard };
+}
+
+/** How many times a save is made again after a change beside an edited field that was not set. */
+const SAVE_ATTEMPTS = 4;
+
 /**
- * A detail page's edits: `patch(spec)` makes an action that merge-patches the object
- * with the shown resourceVersion (so a concurrent change answers 409) and shows the
- * server's answer; `fail` shows a failed action's message in `alert`.
+ * A detail page's edits: `save(edits)` makes an action that sends the changed fields
+ * as a guarded JSON Patch (field-patch.ts: a test of each one's shown value, then the
+ * change), so a write to anything else (a key's status.lastActivity) does not make it
+ * fail and a concurrent change of an edited field does; it shows the server's answer.
+ * A refused save (422 for a failed `test`, as upstream answers; 409; 404) is explained
+ * from the object as the server holds it now: which edited field changed and to what,
+ * or, when only something beside a field that was not set moved, the save is made
+ * again from that object. `fail` shows a failed action's message in `alert`.
  */
 export function shownEditor<T extends Versioned>(
   ctx: Context,
@@ -219,17 +237,155 @@ export function shownEditor<T extends Versioned>(
   shown: Shown<T>,
 ): {
   alert: ReturnType<typeof alertBox>;
-  patch: (spec: Record<string, unknown>) => () => Promise<void>;
+  save: (edits: readonly FieldChange[]) => () => Promise<void>;
   fail: (err: unknown) => void;
 } {
   const alert = alertBox();
+  const conflict = (message: string) => new ApiError(409, { reason: 'Conflict', code: 409, message });
   return {
     alert,
-    patch: (spec) => async () => {
-      shown.saved(await ctx.api.mergePatch<T>(path, { metadata: precondition(shown.object), spec }));
+    save: (edits) => async () => {
+      const original = shown.object;
+      // What the user changed from the page: a field left as shown is never sent, even when a
+      // save made again from a newer version would see it differ.
+      const mine = changedFields(original, edits);
+      let base: unknown = original;
+      for (let attempt = 1; ; attempt++) {
+        const operations = guardedPatch(base, mine);
+        if (operations.length === 0) return;
+        let refused: unknown;
+        try {
+          shown.saved(await ctx.api.jsonPatch<T>(path, operations));
+          return;
+        } catch (err) {
+          if (!(err instanceof ApiError) || ![404, 409, 422].includes(err.code)) throw err;
+          refused = err;
+        }
+        let current: unknown;
+        try {
+          current = await ctx.api.get<unknown>(path);
+        } catch (readErr) {
+          if (readErr instanceof ApiError && readErr.code === 404)
+            throw conflict('Not saved: it was deleted meanwhile.');
+          throw refused;
+        }
+        const refusal = refusalOf(original, current, mine, base);
+        if (refusal.kind === 'none') throw refused;
+        if (refusal.kind === 'replaced')
+          throw conflict(
+            'Not saved: it was deleted and created again since this page showed it. Reload to see it.',
+          );
+        if (refusal.kind === 'changed') {
+          const now = refusal.fields.map((f) =>
+            f.secret
+              ? `${f.label} was changed`
+              : `${f.label} is now ${describeValue(valueAt(current, f.path))}`,
+          );
+          throw conflict(
+            `Not saved: changed on the server since this page showed it: ${now.join('; ')}. Your edit is kept; reload to start from the current values.`,
+          );
+        }
+        if (attempt >= SAVE_ATTEMPTS)
+          throw conflict('Not saved: it keeps changing on the server. Try again.');
+        base = current;
+      }
     },
     fail: (err) => alert.show(messageOf(err)),
   };
+}
+
+/** kubectl's "Terminating": a delete was asked for and finalizers still hold the object. */
+export function isBeingDeleted(meta: ObjectMeta): boolean {
+  return !!meta.deletionTimestamp;
+}
+
+/** The mark a list shows beside the name of an object being deleted. */
+export function deletionMark(meta: ObjectMeta): Child {
+  if (!isBeingDeleted(meta)) return null;
+  const holders = meta.finalizers?.length ? `; waiting for ${meta.finalizers.join(', ')}` : '';
+  return h(
+    'span',
+    { class: 'badge deleting', title: `Deleting since ${when(meta.deletionTimestamp)}${holders}` },
+    'Deleting',
+  );
+}
+
+/** A list's name cell: the link to the object's page, and the deletion mark. */
+export function nameCell(link: HTMLElement, meta: ObjectMeta): Child {
+  const mark = deletionMark(meta);
+  return mark ? h('span', {}, link, ' ', mark) : link;
+}
+
+/** Marks an action that changes the object: turned off while the object is being deleted. */
+const EDIT = 'data-edit';
+
+/**
+ * What the server still accepts while finalizers hold the object is any update that
+ * adds no finalizer (k8s.io/apiserver ValidateObjectMetaUpdate; our Store likewise),
+ * but a change to an object on its way out is lost with it, and a second delete does
+ * nothing: the page offers only the removal of a finalizer.
+ */
+function disableEdits(root: HTMLElement): void {
+  for (const el of root.querySelectorAll<
+    HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement
+  >(`form input, form textarea, form select, form button, [${EDIT}] button, button[${EDIT}]`))
+    el.disabled = true;
+}
+
+/** The notice of an object being deleted: since when, and each finalizer with a way to remove it. */
+function deletionNotice(
+  noun: string,
+  meta: ObjectMeta,
+  remove: (index: number) => Promise<void>,
+  onError: (err: unknown) => void,
+): Child[] {
+  const finalizers = meta.finalizers ?? [];
+  return [
+    h(
+      'p',
+      {},
+      `${noun} is being deleted (since ${when(meta.deletionTimestamp)}). `,
+      finalizers.length
+        ? 'It stays until these finalizers are removed; it can no longer be edited.'
+        : 'It can no longer be edited.',
+    ),
+    finalizers.length
+      ? h(
+          'ul',
+          { class: 'plain', 'aria-label': 'Finalizers' },
+          ...finalizers.map((name, i) =>
+            h(
+              'li',
+              {},
+              h('code', {}, name),
+              ' ',
+              confirmButton('Remove finalizer', `Remove finalizer ${name}?`, () => remove(i), onError, {
+                'aria-label': `Remove finalizer ${name}`,
+              }),
+            ),
+          ),
+        )
+      : null,
+  ];
+}
+
+/**
+ * Removes one finalizer as `kubectl patch --type json` would: a test that it is still
+ * the one at that place (and that the object is the one shown), then its removal;
+ * the last one gone, the server deletes the object.
+ */
+function removeFinalizer<T extends Versioned>(
+  ctx: Context,
+  path: string,
+  object: T,
+  index: number,
+): Promise<unknown> {
+  const at = `/metadata/finalizers/${index}`;
+  return ctx.api.jsonPatch<unknown>(path, [
+    { op: 'test', path: '/metadata/uid', value: object.metadata.uid },
+    { op: 'test', path: at, value: object.metadata.finalizers?.[index] },
+    { op: 'remove', path: at },
+  ]);
 }
 
 /**
@@ -261,13 +417,40 @@ export async function liveDetail<T extends Versioned>(
   const done = new AbortController();
   ctx.signal.addEventListener('abort', () => done.abort());
   const changed = h('div', { role: 'status', class: 'card notice', hidden: true });
+  // Says that the object is being deleted, from the newest version seen (even while an edit is kept).
+  const deleting = h('div', { role: 'status', class: 'card notice deleting', hidden: true });
   let current: T | undefined;
+  let newest: T | undefined;
 
+  /** While a delete waits for finalizers: the notice, and the page's edits turned off. */
+  const showDeletion = (): void => {
+    const object = newest;
+    if (object && isBeingDeleted(object.metadata)) disableEdits(body);
+    // A "Remove finalizer?" question open in the notice is the user's: the next version shown redraws it.
+    if (deleting.querySelector(`[${CONFIRMING}]`)) return;
+    if (!object || !isBeingDeleted(object.metadata)) {
+      deleting.hidden = true;
+      replace(deleting);
+      return;
+    }
+    replace(
+      deleting,
+      ...deletionNotice(
+        noun,
+        object.metadata,
+        (index) => removeFinalizer(ctx, objectPath, object, index).then((answer) => arrived(answer as T)),
+        (err) => alert.show(messageOf(err)),
+      ),
+    );
+    deleting.hidden = false;
+  };
   const show = (object: T): void => {
     current = object;
+    newest = object;
     changed.hidden = true;
     replace(changed);
     replace(body, ...options.render({ object, saved: show }));
+    showDeletion();
   };
   const arrived = (object: T): void => {
     if (done.signal.aborted) return;
@@ -277,13 +460,15 @@ export async function liveDetail<T extends Versioned>(
       show(object);
       return;
     }
+    newest = object;
+    showDeletion();
     // The user's edit is theirs: say that the object moved on, and let them choose.
     replace(
       changed,
       h(
         'p',
         {},
-        `${noun} was changed since this page showed it. Your edit is kept; saving it will be refused.`,
+        `${noun} was changed since this page showed it. Your edit is kept; saving it is refused if a field you changed was changed there too.`,
       ),
       button('Reload', () => show(object)),
     );
@@ -292,8 +477,10 @@ export async function liveDetail<T extends Versioned>(
   const deleted = (): void => {
     done.abort();
     current = undefined;
+    newest = undefined;
     live.show(undefined);
     changed.hidden = true;
+    deleting.hidden = true;
     replace(body, h('p', { role: 'alert', class: 'alert' }, `${noun} was deleted.`));
   };
   const read = async (): Promise<string> => {
@@ -312,6 +499,7 @@ export async function liveDetail<T extends Versioned>(
   };
   const { body, alert } = shell(main, options.title, [live.el, ...options.back, button('Refresh', refresh)]);
   main.insertBefore(changed, body);
+  main.insertBefore(deleting, body);
   let from: string;
   try {
     from = await read();

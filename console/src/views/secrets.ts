@@ -1,12 +1,14 @@
 // Global Secrets (SharedSecret): every one the caller may see across namespaces, and a
 // secret's page with its details (display name, description, owner: editable), its
 // keys, values hidden until "Reveal", and adding, editing and
-// removing key-value pairs (a full PUT of the object as shown, so a concurrent change
-// answers 409 instead of being overwritten). The page follows the secret live.
+// removing key-value pairs (only what changed is saved, each field and each key tested
+// against its shown value, so a concurrent change of the same one is refused instead of
+// overwritten, and a change elsewhere is neither). The page follows the secret live.
 
 import { messageOf, type KubeObject } from '../api.js';
 import type { View } from '../context.js';
 import { alertBox, button, field, h, replace, table } from '../dom.js';
+import type { FieldChange } from '../field-patch.js';
 import { link } from '../router.js';
 import {
   confirmButton,
@@ -14,6 +16,9 @@ import {
   facts,
   liveDetail,
   livePage,
+  nameCell,
+  shownEditor,
+  specField,
   splitList,
   textForm,
   validationMessages,
@@ -57,6 +62,25 @@ export function encodeValue(text: string): string {
   return btoa(binary);
 }
 
+/** What a form changed, field by field: each key of `data` apart, values never named in a message. */
+function specChanges(before: SecretSpec, after: SecretSpec): FieldChange[] {
+  const edits: FieldChange[] = [];
+  const labels: Record<string, string> = {
+    displayName: 'Display name',
+    description: 'Description',
+    owner: 'Owner',
+    access: 'Access rules',
+  };
+  for (const [field, label] of Object.entries(labels)) {
+    edits.push(specField(field, label, (after as Record<string, unknown>)[field] ?? null));
+  }
+  const data = after.data ?? {};
+  for (const key of new Set([...Object.keys(before.data ?? {}), ...Object.keys(data)])) {
+    edits.push({ path: ['spec', 'data', key], value: data[key] ?? null, label: `Key ${key}`, secret: true });
+  }
+  return edits;
+}
+
 function ownerText(owner: SecretSpec['owner']): string {
   if (owner?.user) return `user ${owner.user}`;
   if (owner?.team) return `team ${owner.team}`;
@@ -88,7 +112,10 @@ export const secretsView: View = async (ctx, main) => {
     if (items.length === 0) return [h('p', {}, 'No Global Secrets you may see.')];
     const rows = items.map((s) => [
       s.metadata.namespace ?? '',
-      h('a', { href: link('secrets', s.metadata.namespace ?? '', s.metadata.name) }, s.metadata.name),
+      nameCell(
+        h('a', { href: link('secrets', s.metadata.namespace ?? '', s.metadata.name) }, s.metadata.name),
+        s.metadata,
+      ),
       dash(s.spec?.displayName),
       String(Object.keys(s.spec?.data ?? {}).length),
     ]);
@@ -110,15 +137,16 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
       replace(formAlert, ...lines.map((l) => h('p', {}, l)));
       formAlert.hidden = lines.length === 0;
     };
+    const { save } = shownEditor(ctx, path, { object: secret, saved });
     /**
-     * Changes the spec of the secret as shown and PUTs it back whole, with the shown
-     * resourceVersion: a change made meanwhile answers 409 instead of being overwritten.
+     * Changes the spec of the secret as shown and saves what changed, each field
+     * guarded by its shown value (a key of `data` on its own, so that keys added or
+     * changed elsewhere meanwhile neither refuse the save nor are undone by it).
      */
     const changeSpec = async (edit: (spec: SecretSpec) => void) => {
-      const next = structuredClone(secret);
-      next.spec = next.spec ?? {};
-      edit(next.spec);
-      saved(await ctx.api.put<SharedSecret>(path, next));
+      const next: SecretSpec = structuredClone(secret.spec ?? {});
+      edit(next);
+      await save(specChanges(secret.spec ?? {}, next))();
     };
     const change = (edit: (data: Record<string, string>) => void) =>
       changeSpec((spec) => {
@@ -201,7 +229,8 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
             valueInput.value = decodeValue(data[key] ?? '');
             valueInput.focus();
           },
-          { 'aria-label': `Edit ${key}` },
+          // It fills the form: an edit, turned off while the secret is being deleted.
+          { 'aria-label': `Edit ${key}`, 'data-edit': true },
         );
         const remove = confirmButton(
           'Remove',

@@ -1,7 +1,8 @@
 // Teams and Users: the lists the caller may see, and detail pages (members, groups,
-// the teams a user is in from status.teams). Edits (including cluster roles) are merge
-// patches of the fields the form shows, carrying the resourceVersion shown; the server
-// decides who may make them and says why not. Detail pages follow their object live.
+// the teams a user is in from status.teams). Edits (including cluster roles) send only
+// the fields changed in the form, each tested against its value as shown (a guarded
+// JSON Patch, field-patch.ts); the server decides who may make them and says why not.
+// Detail pages follow their object live.
 
 import type { KubeObject } from '../api.js';
 import type { View } from '../context.js';
@@ -14,7 +15,9 @@ import {
   list,
   liveDetail,
   livePage,
+  nameCell,
   shownEditor,
+  specField,
   splitList,
   textForm,
 } from './common.js';
@@ -59,6 +62,17 @@ function clusterRolesFrom(value: string | undefined): ClusterRoles | null {
 }
 type User = KubeObject<UserSpec, { teams?: string[] }>;
 
+/** A comma-separated list as the form holds it; none removes the field. */
+function listOrNull(value: string | undefined): string[] | null {
+  const items = splitList(value ?? '');
+  return items.length ? items : null;
+}
+
+/** "Disable" and "Enable" set the switch whatever it holds now. */
+function state(disabled: boolean) {
+  return specField('disabled', 'State', disabled, false);
+}
+
 export const teamsView: View = async (ctx, main) => {
   const body = h('div', {});
   const create = textForm(
@@ -80,7 +94,7 @@ export const teamsView: View = async (ctx, main) => {
   await livePage<Team>(ctx, body, 'Teams', '/teams', (items) => {
     if (items.length === 0) return [h('p', {}, 'No teams you may see.')];
     const rows = items.map((t) => [
-      h('a', { href: link('teams', t.metadata.name) }, t.metadata.name),
+      nameCell(h('a', { href: link('teams', t.metadata.name) }, t.metadata.name), t.metadata),
       dash(t.spec?.displayName),
       String(t.spec?.users?.length ?? 0),
       (t.spec?.groups ?? []).join(', ') || '—',
@@ -98,7 +112,7 @@ export const teamView: View = async (ctx, main, [name = '']) => {
     name,
     render: (shown) => {
       const team = shown.object;
-      const { patch } = shownEditor(ctx, path, shown);
+      const { save } = shownEditor(ctx, path, shown);
       const form = textForm(
         'Edit team',
         [
@@ -117,16 +131,14 @@ export const teamView: View = async (ctx, main, [name = '']) => {
           clusterRolesField('team-cluster-roles', team.spec?.clusterRoles),
         ],
         'Save',
-        async (v) => {
-          const spec = {
-            displayName: v['team-display-name'],
-            description: v['team-description'],
-            users: splitList(v['team-users'] ?? ''),
-            groups: splitList(v['team-groups'] ?? ''),
-            clusterRoles: clusterRolesFrom(v['team-cluster-roles']),
-          };
-          await patch(spec)();
-        },
+        (v) =>
+          save([
+            specField('displayName', 'Display name', v['team-display-name'] || null),
+            specField('description', 'Description', v['team-description'] || null),
+            specField('users', 'Members', listOrNull(v['team-users'])),
+            specField('groups', 'Groups', listOrNull(v['team-groups'])),
+            specField('clusterRoles', 'Cluster roles', clusterRolesFrom(v['team-cluster-roles'])),
+          ])(),
       );
       return [
         facts([
@@ -168,7 +180,7 @@ export const usersView: View = async (ctx, main) => {
   await livePage<User>(ctx, body, 'Users', '/users', (items) => {
     if (items.length === 0) return [h('p', {}, 'No users you may see.')];
     const rows = items.map((u) => [
-      h('a', { href: link('users', u.metadata.name) }, u.metadata.name),
+      nameCell(h('a', { href: link('users', u.metadata.name) }, u.metadata.name), u.metadata),
       dash(u.spec?.displayName),
       dash(u.spec?.email),
       (u.status?.teams ?? []).join(', ') || '—',
@@ -189,7 +201,7 @@ export const userView: View = async (ctx, main, [name = '']) => {
     name,
     render: (shown) => {
       const user = shown.object;
-      const { alert, patch, fail } = shownEditor(ctx, path, shown);
+      const { alert, save, fail } = shownEditor(ctx, path, shown);
       return [
         facts([
           ['Display name', dash(user.spec?.displayName)],
@@ -214,25 +226,25 @@ export const userView: View = async (ctx, main, [name = '']) => {
           ],
           'Save',
           (v) =>
-            patch({
-              displayName: v['user-display-name'],
-              // null removes the field (a merge patch).
-              email: v['user-email'] || null,
-              groups: splitList(v['user-groups'] ?? ''),
-              clusterRoles: clusterRolesFrom(v['user-cluster-roles']),
-            })(),
+            save([
+              specField('displayName', 'Display name', v['user-display-name'] || null),
+              specField('email', 'Email', v['user-email'] || null),
+              specField('groups', 'Groups', listOrNull(v['user-groups'])),
+              specField('clusterRoles', 'Cluster roles', clusterRolesFrom(v['user-cluster-roles'])),
+            ])(),
         ),
         h(
           'div',
           { class: 'actions' },
           user.spec?.disabled
-            ? confirmButton('Enable', `Enable user ${name}?`, patch({ disabled: false }), fail)
-            : confirmButton('Disable', `Disable user ${name}?`, patch({ disabled: true }), fail),
+            ? confirmButton('Enable', `Enable user ${name}?`, save([state(false)]), fail)
+            : confirmButton('Disable', `Disable user ${name}?`, save([state(true)]), fail),
           ' ',
           confirmButton(
             'Sign out everywhere',
             `End every access key of ${name}?`,
-            patch({ tokenGeneration: (user.spec?.tokenGeneration ?? 0) + 1 }),
+            // Guarded: two sign-outs from one version raise the generation once, not twice.
+            save([specField('tokenGeneration', 'Token generation', (user.spec?.tokenGeneration ?? 0) + 1)]),
             fail,
           ),
         ),

@@ -242,7 +242,8 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
       for (let i = 0; i < 40; i++)
         ops.push({ op: 'copy', from: '/spec', path: `/metadata/annotations/d${i}` } as never);
       const status = await refused(422, 'PATCH', `${ROOT}/teams/seed`, JSON.stringify(ops), JSON_PATCH);
-      assert.match(JSON.stringify(status), /accumulated size increase of copy/);
+      // Upstream's generic 422: patch.go keeps no cause for a patch that fails to apply.
+      assert.equal(status.message, 'the server rejected our request due to an error in our request');
     });
 
     it('refuses YAML alias cycles and alias bombs with 400', async () => {

@@ -64,19 +64,15 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 /** The generic 422 for a JSON patch that does not apply; the detail goes in the cause. */
-function rejected(detail: string): ApiError {
-  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {
-    causes: [{ reason: 'FieldValueInvalid', message: detail }],
-  });
-}
-
-function jsonPatchDetail(err: unknown): string {
-  if (err instanceof jsonpatch.JsonPatchError) {
-    const op = isObject(err.operation) ? JSON.stringify(err.operation) : '';
-    const first = err.message.split('\n')[0] ?? err.message;
-    return op ? `${first}: ${op}` : first;
-  }
-  return err instanceof Error ? err.message : String(err);
+/**
+ * A JSON Patch that fails to apply: upstream's generic 422 (patch.go answers
+ * NewGenericServerResponse(422, ..., err.Error(), 0, false)), which keeps no cause. The
+ * failure's text is dropped as upstream drops it: a failed `test` quotes the operation's
+ * value, which on a Global Secret is a secret value, and no secret may reach an error
+ * or an audit event.
+ */
+function rejected(): ApiError {
+  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
 }
 
 /** Applies a prepared patch to (a copy of) `current`; `schema` drives strategic merges. */
@@ -123,9 +119,7 @@ function applyJSONPatch(
         if (operation.op === 'copy') {
           copied += Buffer.byteLength(JSON.stringify(value) ?? '');
           if (copied > MAX_JSON_PATCH_COPY_BYTES) {
-            throw rejected(
-              `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`,
-            );
+            throw rejected();
           }
           placed = pointerDepth(operation.path) + nestingDepth(value);
         } else {
@@ -141,7 +135,7 @@ function applyJSONPatch(
     }
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw rejected(jsonPatchDetail(err));
+    throw rejected();
   }
   return document;
 }

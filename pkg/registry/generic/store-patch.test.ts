@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
+import { ApiError } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
 import { CREATE, PATCH, newFixture, rejectsWith, widget, type Fixture } from './testing/fixtures.js';
 
@@ -54,6 +55,19 @@ describe('Store.patch', () => {
         f.store.patch(f.ctx(), 'w1', 'json', [{ op: 'remove', path: '/spec/nothing' }], PATCH),
         { code: 422 },
       );
+    });
+
+    it('never echoes a failed test operation or its value (on a Global Secret it is a secret)', async () => {
+      const failed = await f.store
+        .patch(f.ctx(), 'w1', 'json', [{ op: 'test', path: '/spec/size', value: 'czNjcjN0LXZhbHVl' }], PATCH)
+        .then(
+          () => assert.fail('the patch applied'),
+          (err: unknown) => err,
+        );
+      assert.ok(failed instanceof ApiError);
+      const status = JSON.stringify(failed.toStatus());
+      assert.doesNotMatch(status, /czNjcjN0LXZhbHVl|\/spec\/size/);
+      assert.deepEqual(failed.toStatus().details ?? {}, {});
     });
 
     it('answers 400 for a body that is not a list of operations', async () => {

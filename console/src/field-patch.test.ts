@@ -168,6 +168,36 @@ describe('guardedPatch', () => {
   });
 });
 
+describe('an exact field (a Global Secret key, where \'\' is a value)', () => {
+  const secret = {
+    metadata: { name: 's', uid: 'u-2', resourceVersion: '5' },
+    spec: { data: { a: '', b: 'eA==' } },
+  };
+  const key = (name: string, value: unknown): FieldChange => ({
+    path: ['spec', 'data', name],
+    value,
+    label: `Key ${name}`,
+    secret: true,
+    exact: true,
+  });
+
+  it("adds a key whose value is ''", () => {
+    const ops = guardedPatch(secret, [key('empty', '')]);
+    assert.ok(ops.length > 0, 'nothing would be sent');
+    assert.deepEqual((apply(secret, ops) as typeof secret).spec.data, { a: '', b: 'eA==', empty: '' });
+  });
+
+  it("removes a key that holds ''", () => {
+    const ops = guardedPatch(secret, [key('a', null)]);
+    assert.ok(ops.length > 0, 'nothing would be sent');
+    assert.deepEqual((apply(secret, ops) as typeof secret).spec.data, { b: 'eA==' });
+  });
+
+  it('still sends nothing for a key left as it was', () => {
+    assert.deepEqual(guardedPatch(secret, [key('a', ''), key('b', 'eA=='), key('c', null)]), []);
+  });
+});
+
 describe('an unguarded switch', () => {
   it('sets the field whatever it holds now, still only on the same object', () => {
     const disable: FieldChange = { path: ['spec', 'disabled'], value: true, label: 'State', guard: false };

@@ -35,6 +35,11 @@ export interface FieldChange {
   readonly guard?: boolean;
   /** A secret value: a conflict's message names the field, never its value. */
   readonly secret?: boolean;
+  /**
+   * '' is a value here, not an empty form field: setting '' where nothing was set, or
+   * removing a member that holds '', is a change (a Global Secret's key may hold '').
+   */
+  readonly exact?: boolean;
 }
 
 export type JsonPatchOperation =
@@ -83,7 +88,7 @@ function isEmpty(value: unknown): boolean {
 /** Whether saving `value` would change what `original` holds at `path`. */
 function changes(original: unknown, change: FieldChange): boolean {
   const before = valueAt(original, change.path);
-  if (isEmpty(before) && isEmpty(change.value)) return false;
+  if (!change.exact && isEmpty(before) && isEmpty(change.value)) return false;
   return !deepEqual(before, change.value ?? undefined);
 }
 

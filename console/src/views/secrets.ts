@@ -76,7 +76,13 @@ function specChanges(before: SecretSpec, after: SecretSpec): FieldChange[] {
   }
   const data = after.data ?? {};
   for (const key of new Set([...Object.keys(before.data ?? {}), ...Object.keys(data)])) {
-    edits.push({ path: ['spec', 'data', key], value: data[key] ?? null, label: `Key ${key}`, secret: true });
+    edits.push({
+      path: ['spec', 'data', key],
+      value: data[key] ?? null,
+      label: `Key ${key}`,
+      secret: true,
+      exact: true,
+    });
   }
   return edits;
 }
@@ -178,11 +184,14 @@ export const secretView: View = async (ctx, main, [ns = '', name = '']) => {
         changeSpec((spec) => {
           spec.displayName = v['secret-edit-display-name'] || undefined;
           spec.description = v['secret-edit-description'] || undefined;
-          const owner = {
-            user: v['secret-edit-owner-user'] || undefined,
-            team: v['secret-edit-owner-team'] || undefined,
-          };
-          spec.owner = owner.user || owner.team ? owner : undefined;
+          // Only the members set: {user: 'bob'} is what the server holds, and an
+          // undefined team beside it would read as a change of the owner to test and save.
+          const owner: NonNullable<SecretSpec['owner']> = {};
+          const user = v['secret-edit-owner-user'];
+          const team = v['secret-edit-owner-team'];
+          if (user) owner.user = user;
+          if (team) owner.team = team;
+          spec.owner = user || team ? owner : undefined;
         }),
     );
     const addRule = textForm(

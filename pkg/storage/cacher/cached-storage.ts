@@ -56,7 +56,7 @@ export interface CachedStorageOptions {
    * such setting: --watch-cache-sizes only turns a cache off).
    */
   readonly historyCapacity?: number;
-  /** The clock the windows stamp events with (ms). Default Date.now; tests pass a fake one. */
+  /** The clock the windows stamp events with (ms). Default monotonic (performance.now); tests pass a fake one. */
   readonly now?: () => number;
   /** Keys per storage read while a cache lists its prefix. Default 1000. */
   readonly pagingBatchSize?: number;

@@ -58,13 +58,23 @@ export function capacityUpperBound(freshMs: number): number {
   return DEFAULT_UPPER_BOUND * 2 ** exponent;
 }
 
+/**
+ * The clock events are stamped with: monotonic, as Go's time.Time readings are in
+ * upstream's Sub. A wall clock stepped forward by NTP would otherwise make a burst's
+ * events seem old and shrink the window to its lower bound (410 for watches that
+ * kube-apiserver serves); stepped back, it would hold the window at its upper bound.
+ */
+export function monotonicNow(): number {
+  return performance.now();
+}
+
 /** The sizing kube-apiserver uses for a fresh duration, on the wall clock. */
-export function defaultHistorySizing(freshMs = DEFAULT_EVENT_FRESH_MS, now: () => number = Date.now): HistorySizing {
+export function defaultHistorySizing(freshMs = DEFAULT_EVENT_FRESH_MS, now: () => number = monotonicNow): HistorySizing {
   return { lowerBound: DEFAULT_LOWER_BOUND, upperBound: capacityUpperBound(freshMs), freshMs, now };
 }
 
 /** A window of exactly `capacity` events that never resizes (tests that need its edge within a few writes). */
-export function fixedHistorySizing(capacity: number, now: () => number = Date.now): HistorySizing {
+export function fixedHistorySizing(capacity: number, now: () => number = monotonicNow): HistorySizing {
   const bound = Math.max(1, Math.floor(capacity));
   return { lowerBound: bound, upperBound: bound, freshMs: DEFAULT_EVENT_FRESH_MS, now };
 }

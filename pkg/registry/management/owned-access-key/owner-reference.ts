@@ -16,6 +16,14 @@
 // writes it): the uid of a reference of its owner's kind and name that names
 // another object, or UNKNOWN_FORMER_OWNER when it references no owner and is older
 // than the current one.
+//
+// The record can be wrong: a key Helm applied before its User, stored before keys
+// carried a revision, is older than that User and recorded as UNKNOWN_FORMER_OWNER
+// although it was made for it. An administrator re-adopts such a key deliberately by
+// setting the record to the current owner's uid (which nothing sets by accident: an
+// update that leaves the annotation out, or sets anything else, keeps the record);
+// the key then references that owner and authenticates as it. The access-key
+// admission refuses that change to anyone else (pkg/authorization/admission).
 
 import { forbidden, type FieldError } from '../../../apis/meta/field-errors.js';
 import { FieldPath } from '../../../apis/meta/field-errors.js';
@@ -59,6 +67,21 @@ function hasReference(obj: KubeObject, uid: string): boolean {
 /** The uid of the owner the key lost to an orphaning delete, if it did. */
 export function formerOwnerUid(group: string, key: KubeObject): string | undefined {
   return key.metadata.annotations?.[formerOwnerAnnotation(group)];
+}
+
+/**
+ * The uid an update asks the stored record to become (`old` has one, the body sets
+ * the annotation to another value that is not UNKNOWN_FORMER_OWNER), else
+ * undefined. Read before keepFormerOwner restores the record; whether it is the
+ * current owner's uid, and so a re-adoption, ensureKeyOwnerReference decides.
+ */
+export function requestedFormerOwner(group: string, obj: KubeObject, old: KubeObject): string | undefined {
+  const stored = formerOwnerUid(group, old);
+  const asked = formerOwnerUid(group, obj);
+  if (stored === undefined || asked === undefined || asked === stored || asked === UNKNOWN_FORMER_OWNER) {
+    return undefined;
+  }
+  return asked;
 }
 
 /**
@@ -135,6 +158,9 @@ function formerOwnerOfUnrecorded(
  * update whose stored object had the reference, a body without it is refused
  * instead (the error is returned for validation to report), unless the owner is
  * being deleted: an orphaning delete of the owner removes it through the collector.
+ * `readopt` (requestedFormerOwner): the uid the update set the former-owner record
+ * to; when it is the current owner's (not being deleted), the record takes it and
+ * the key is adopted (admission allows that to administrators only).
  */
 export async function ensureKeyOwnerReference(
   group: string,
@@ -142,6 +168,7 @@ export async function ensureKeyOwnerReference(
   obj: KubeObject,
   old: KubeObject | undefined,
   deadline: StorageDeadline | undefined,
+  readopt?: string,
 ): Promise<FieldError | undefined> {
   const named = keyOwnerOf(obj);
   if (!named) return undefined;
@@ -150,6 +177,10 @@ export async function ensureKeyOwnerReference(
   if (!owner || !uid) return undefined;
   const relabelled = relabelledOwnerReference(obj, named, uid);
   if (relabelled) return relabelled;
+  // Re-adopted by an administrator: the record names the current owner from now on.
+  if (readopt === uid && !owner.metadata.deletionTimestamp) {
+    obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: uid };
+  }
   if (hasReference(obj, uid)) return undefined;
   if (owner.metadata.deletionTimestamp) {
     // The key is this owner's, which is going away, and holds no reference to it: one

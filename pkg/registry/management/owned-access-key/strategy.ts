@@ -40,7 +40,12 @@ import {
   validateNonNegative,
 } from '../common.js';
 import { KeyReveals } from './key-reveals.js';
-import { ensureKeyOwnerReference, keepFormerOwner, type KeyOwnerLookup } from './owner-reference.js';
+import {
+  ensureKeyOwnerReference,
+  keepFormerOwner,
+  requestedFormerOwner,
+  type KeyOwnerLookup,
+} from './owner-reference.js';
 import { validateScope } from './scope-validation.js';
 
 /** Bearer tokens travel in a header: visible ASCII only, of sensible length. */
@@ -238,9 +243,11 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
       setRevision(obj, false, old);
+      const readopt = requestedFormerOwner(group, obj, old);
       keepFormerOwner(group, obj, old);
       const dropped =
-        options.keyOwner && (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline));
+        options.keyOwner &&
+        (await ensureKeyOwnerReference(group, options.keyOwner, obj, old, ctx.deadline, readopt));
       if (dropped) droppedOwners.set(obj, dropped);
       const spec = obj['spec'];
       if (!isObject(spec)) return;

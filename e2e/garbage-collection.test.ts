@@ -11,6 +11,8 @@ import type { TestServer } from './harness.js';
 import { readObject } from './read-object.js';
 import type { CommandResult } from './commands.js';
 import { apiRequest } from './https-client.js';
+import { runCommand } from './commands.js';
+import { readFileSync } from 'node:fs';
 
 const TEST = { timeout: 120_000 };
 const V1 = `/apis/${GROUP}/v1`;
@@ -37,6 +39,15 @@ interface KubeObject {
     deletionTimestamp?: string;
   };
   spec?: Record<string, unknown>;
+}
+
+/** README's shell command that lists the keys older than their current owner. */
+function readmeKeyReview(): string {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const from = readme.indexOf('To review by hand every key older than its current');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(from));
+  assert.ok(from >= 0 && block, 'the README shows the review');
+  return block[1]!;
 }
 
 function ok(r: CommandResult, what: string): void {
@@ -394,6 +405,15 @@ for (const backend of backends()) {
         `ownedaccesskeys.${GROUP} "gc-dan-key" is forbidden: User "gc-dan" cannot change the annotation "${annotation}": only administrators may re-adopt an access key recorded as a former owner's`,
       );
       assert.equal(await whoAmIStatus(old.spec.key), 401, 'still refused');
+
+      // README's review: every key older than its current owner, gc-dan-key among them.
+      const review = await runCommand('bash', ['-c', readmeKeyReview()], {
+        env: { ...process.env, KUBECONFIG: s.kubeconfigPath },
+      });
+      assert.equal(review.code, 0, review.stderr);
+      const listed = review.stdout.split('\n').map((l) => l.split(' ').slice(0, 2).join(' '));
+      assert.ok(listed.includes('gc-dan-key User/gc-dan'), review.stdout);
+      assert.ok(!listed.some((l) => l.startsWith('gc-dan-key-2 ')), review.stdout);
 
       // The administrator, with the README's command.
       ok(

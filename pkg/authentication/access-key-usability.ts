@@ -15,7 +15,11 @@
 
 import { ApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
-import { keyPredatesOwner, UNKNOWN_FORMER_OWNER } from '../apis/management/v1/owned-access-key.js';
+import {
+  keyAdoptedFromFormerUser,
+  keyPredatesOwner,
+  UNKNOWN_FORMER_OWNER,
+} from '../apis/management/v1/owned-access-key.js';
 import type { Logger } from '../util/log/index.js';
 import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
@@ -150,14 +154,17 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
  * reference is gone then, the annotation remembers its uid, or `unknown` when the
  * key was found older than its owner), or the key, referencing no owner, is older
  * than its owner (made for a former one of that name: keyPredatesOwner; the start-up
- * migration records it as the annotation too). Asked whether or not the owner is
- * being deleted: such a key belongs to an owner that is gone either way.
+ * migration records it as the annotation too), or the key, referencing its User, was
+ * made while a former User of the name existed and adopted by this one before
+ * adoptions were refused (keyAdoptedFromFormerUser; recorded likewise). Asked whether
+ * or not the owner is being deleted: such a key belongs to an owner that is gone
+ * either way.
  */
 export function formerOwnersKeyReason(
   key: KubeObject,
   kind: 'User' | 'Team',
   owner: KubeObject,
-  ctx: Pick<CheckContext, 'formerOwnerAnnotation' | 'revisionAnnotation'>,
+  ctx: Pick<CheckContext, 'formerOwnerAnnotation' | 'revisionAnnotation' | 'generationAnnotation'>,
 ): string | undefined {
   const former = key.metadata.annotations?.[ctx.formerOwnerAnnotation];
   if (former !== undefined && former !== owner.metadata.uid) {
@@ -169,8 +176,13 @@ export function formerOwnersKeyReason(
     (r) => r.kind === kind && r.name === owner.metadata.name,
   );
   if (ref !== undefined) {
-    return ref.uid !== owner.metadata.uid
-      ? `made for a former ${kind} of that name (its reference names uid ${ref.uid})`
+    if (ref.uid !== owner.metadata.uid) {
+      return `made for a former ${kind} of that name (its reference names uid ${ref.uid})`;
+    }
+    return former === undefined &&
+      kind === 'User' &&
+      keyAdoptedFromFormerUser(key, owner, ctx.revisionAnnotation, ctx.generationAnnotation)
+      ? 'made for a former User of that name while it existed, then adopted by this one (older than it)'
       : undefined;
   }
   return keyPredatesOwner(key, owner, ctx.revisionAnnotation)

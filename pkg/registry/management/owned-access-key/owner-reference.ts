@@ -15,7 +15,9 @@
 // before the record existed gets it on its next write (the start-up migration
 // writes it): the uid of a reference of its owner's kind and name that names
 // another object, or UNKNOWN_FORMER_OWNER when it references no owner and is older
-// than the current one.
+// than the current one, or when it references its current User but was made while a
+// former User of the name existed (keyAdoptedFromFormerUser: adopted by the re-created
+// User before adoptions were refused).
 //
 // The record can be wrong: a key Helm applied before its User, stored before keys
 // carried a revision, is older than that User and recorded as UNKNOWN_FORMER_OWNER
@@ -31,8 +33,10 @@ import type { KubeObject, OwnerReference } from '../../../apis/meta/types.js';
 import type { StorageDeadline } from '../../../storage/deadline.js';
 import {
   formerOwnerAnnotation,
+  keyAdoptedFromFormerUser,
   keyPredatesOwner,
   keyRevisionAnnotation,
+  tokenGenerationAnnotation,
   UNKNOWN_FORMER_OWNER,
 } from '../../../apis/management/v1/owned-access-key.js';
 import { specOf } from '../common.js';
@@ -154,6 +158,24 @@ function formerOwnerOfUnrecorded(
 }
 
 /**
+ * Whether the stored key, referencing its current User `owner` and recording no
+ * former owner, was adopted by it from a former User (keyAdoptedFromFormerUser).
+ */
+export function adoptedFromFormerUser(
+  group: string,
+  stored: KubeObject,
+  named: { kind: KeyOwnerKind; name: string },
+  owner: KubeObject,
+): boolean {
+  return (
+    named.kind === 'User' &&
+    formerOwnerUid(group, stored) === undefined &&
+    hasReference(stored, owner.metadata.uid ?? '') &&
+    keyAdoptedFromFormerUser(stored, owner, keyRevisionAnnotation(group), tokenGenerationAnnotation(group))
+  );
+}
+
+/**
  * Puts the reference to the key's current owner on `obj` when it lacks it. On an
  * update whose stored object had the reference, a body without it is refused
  * instead (the error is returned for validation to report), unless the owner is
@@ -181,7 +203,17 @@ export async function ensureKeyOwnerReference(
   if (readopt === uid && !owner.metadata.deletionTimestamp) {
     obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: uid };
   }
-  if (hasReference(obj, uid)) return undefined;
+  if (hasReference(obj, uid)) {
+    // Adopted from a former User before adoptions were refused: recorded now, on the
+    // key's next write (the start-up migration makes one), from the stored key.
+    if (old && formerOwnerUid(group, obj) === undefined && adoptedFromFormerUser(group, old, named, owner)) {
+      obj.metadata.annotations = {
+        ...(obj.metadata.annotations ?? {}),
+        [formerOwnerAnnotation(group)]: UNKNOWN_FORMER_OWNER,
+      };
+    }
+    return undefined;
+  }
   if (owner.metadata.deletionTimestamp) {
     // The key is this owner's, which is going away, and holds no reference to it: one
     // the collector is dropping (matched by uid, as the collector drops it: also a

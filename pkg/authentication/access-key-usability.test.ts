@@ -185,6 +185,30 @@ describe('AccessKeyUsability', () => {
     usability.check(recording('uid-alice'));
   });
 
+  it('refuses a key its User adopted from a former User of the name, judged again when the User changes', () => {
+    const ref = { apiVersion: `${GROUP}/v1`, kind: 'User', name: 'alice', uid: 'uid-alice' };
+    // No revision, a generation recorded (a User of the name existed), 10 minutes older than alice.
+    const adopted = object('OwnedAccessKey', 'k', { user: 'alice' }, 1);
+    adopted.metadata.creationTimestamp = new Date(START - 600_000).toISOString();
+    adopted.metadata.ownerReferences = [ref];
+    assert.equal(refusal(adopted), 'Unauthorized');
+    assert.equal(
+      warnings.at(-1)?.fields?.['reason'],
+      'made for a former User of that name while it existed, then adopted by this one (older than it)',
+    );
+    assert.equal(refusal(adopted), 'Unauthorized', 'the same answer the second time');
+    // The same alice as an object created before the key: the key is hers.
+    users.set('alice', {
+      ...object('User', 'alice', { tokenGeneration: 1 }),
+      metadata: {
+        name: 'alice',
+        uid: 'uid-alice',
+        creationTimestamp: new Date(START - 900_000).toISOString(),
+      },
+    });
+    usability.check(adopted);
+  });
+
   it('refuses a team key once its team is gone', () => {
     teams.delete('devs');
     assert.match(refusal(object('OwnedAccessKey', 'k', { team: 'devs' })), /team "devs" .* does not exist/);

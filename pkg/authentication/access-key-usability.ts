@@ -179,15 +179,35 @@ export function formerOwnersKeyReason(
     if (ref.uid !== owner.metadata.uid) {
       return `made for a former ${kind} of that name (its reference names uid ${ref.uid})`;
     }
-    return former === undefined &&
-      kind === 'User' &&
-      keyAdoptedFromFormerUser(key, owner, ctx.revisionAnnotation, ctx.generationAnnotation)
+    return former === undefined && kind === 'User' && adoptedFromFormerUser(key, owner, ctx)
       ? 'made for a former User of that name while it existed, then adopted by this one (older than it)'
       : undefined;
   }
   return keyPredatesOwner(key, owner, ctx.revisionAnnotation)
     ? `older than its ${kind} and stored before keys carried a revision (made for a former ${kind} of that name)`
     : undefined;
+}
+
+/**
+ * keyAdoptedFromFormerUser's answers, by the key object and its owner object: the
+ * cache replaces either object on any change (never changes one in place), so an
+ * answer holds for as long as both are the ones it was worked out for. A key stored
+ * before keys had a revision would otherwise pay two Date.parse per request.
+ */
+const adoptions = new WeakMap<KubeObject, { readonly owner: KubeObject; readonly adopted: boolean }>();
+
+function adoptedFromFormerUser(
+  key: KubeObject,
+  owner: KubeObject,
+  ctx: Pick<CheckContext, 'revisionAnnotation' | 'generationAnnotation'>,
+): boolean {
+  // Every key stored since keys carry a revision: answered without the memo.
+  if (key.metadata.annotations?.[ctx.revisionAnnotation] !== undefined) return false;
+  const known = adoptions.get(key);
+  if (known?.owner === owner) return known.adopted;
+  const adopted = keyAdoptedFromFormerUser(key, owner, ctx.revisionAnnotation, ctx.generationAnnotation);
+  adoptions.set(key, { owner, adopted });
+  return adopted;
 }
 
 /**

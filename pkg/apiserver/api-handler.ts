@@ -149,12 +149,9 @@ class Server implements ApiHandler {
     this.metrics = config.metrics === false ? undefined : new RequestMetricsFilter();
     // A request cut off by its deadline: counted as a termination (only routed
     // requests are armed, so its resource and subresource are served).
-    this.timeouts = new RequestTimeoutFilter(
-      config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-      (scope) => {
-        if (scope.info) this.metrics?.terminated(scope.req, scope.info, this.servesRequest(scope.info), 504);
-      },
-    );
+    this.timeouts = new RequestTimeoutFilter(config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, (scope) => {
+      if (scope.info) this.metrics?.terminated(scope.req, scope.info, this.servesRequest(scope.info), 504);
+    });
     this.audit = config.audit ? new AuditFilter(config.audit, config.group) : undefined;
     this.storageDeadlines = config.storageDeadlines ?? true;
     this.maxInflight = MaxInflightFilter.create({
@@ -246,11 +243,7 @@ class Server implements ApiHandler {
       return;
     }
     try {
-      scope.user = await callerOfUnauthenticatedPath(
-        this.config.authenticator,
-        scope.req,
-        this.config.logger,
-      );
+      scope.user = await callerOfUnauthenticatedPath(this.config.authenticator, scope.req, this.config.logger);
     } catch (err) {
       this.audit?.failedAuthentication(scope, info);
       throw err;

@@ -369,6 +369,8 @@ for (const backend of backends()) {
         'the key is orphaned',
         async () => (await read('ownedaccesskeys', 'gc-dan-key'))?.metadata.ownerReferences === undefined,
       );
+      // Creation times are whole seconds: the new gc-dan is created in a later one than the key.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
       const dan = await create(user('gc-dan'));
       const fresh = await createKey('gc-dan-key-2', 'gc-dan');
       await eventually('the new user can log in', async () => (await whoAmIStatus(fresh.spec.key)) === 201);

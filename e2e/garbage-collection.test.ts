@@ -11,6 +11,8 @@ import type { TestServer } from './harness.js';
 import { readObject } from './read-object.js';
 import type { CommandResult } from './commands.js';
 import { apiRequest } from './https-client.js';
+import { runCommand } from './commands.js';
+import { readFileSync } from 'node:fs';
 
 const TEST = { timeout: 120_000 };
 const V1 = `/apis/${GROUP}/v1`;
@@ -37,6 +39,15 @@ interface KubeObject {
     deletionTimestamp?: string;
   };
   spec?: Record<string, unknown>;
+}
+
+/** README's shell command that lists the keys older than their current owner. */
+function readmeKeyReview(): string {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const from = readme.indexOf('To review by hand every key older than its current');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(from));
+  assert.ok(from >= 0 && block, 'the README shows the review');
+  return block[1]!;
 }
 
 function ok(r: CommandResult, what: string): void {
@@ -271,7 +282,7 @@ for (const backend of backends()) {
       await eventually('the key is deleted', gone('ownedaccesskeys', 'gc-alice-key'));
     });
 
-    it("a key whose reference was relabelled is not adopted after an orphaning delete", TEST, async () => {
+    it('a key whose reference was relabelled is not adopted after an orphaning delete', TEST, async () => {
       const carol = await create(user('gc-carol'));
       const plain = (await createKey('gc-carol-key', 'gc-carol')).spec.key;
       await eventually('the key authenticates', async () => (await whoAmIStatus(plain)) === 201);
@@ -303,7 +314,10 @@ for (const backend of backends()) {
       });
       await create(user('gc-carol'));
       const freshKey = await createKey('gc-carol-key-2', 'gc-carol');
-      await eventually('the new user can log in', async () => (await whoAmIStatus(freshKey.spec.key)) === 201);
+      await eventually(
+        'the new user can log in',
+        async () => (await whoAmIStatus(freshKey.spec.key)) === 201,
+      );
       assert.equal(await whoAmIStatus(plain), 401, 'the old key does not speak for the new user');
     });
 
@@ -341,6 +355,88 @@ for (const backend of backends()) {
       );
       await eventually('the new user can log in', async () => (await asBob(freshKey.spec.key)) === 201);
       assert.equal(await asBob(), 401, 'the old key does not speak for the new user');
+    });
+
+    it("only an administrator re-adopts a key recorded as a former owner's", TEST, async () => {
+      await create(user('gc-dan'));
+      const old = await createKey('gc-dan-key', 'gc-dan');
+      await eventually('the key authenticates', async () => (await whoAmIStatus(old.spec.key)) === 201);
+      ok(
+        await s.kubectl(['delete', 'user', 'gc-dan', '--cascade=orphan'], { timeoutMs: 60_000 }),
+        'orphan delete',
+      );
+      await eventually(
+        'the key is orphaned',
+        async () => (await read('ownedaccesskeys', 'gc-dan-key'))?.metadata.ownerReferences === undefined,
+      );
+      // Creation times are whole seconds: the new gc-dan is created in a later one than the key.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const dan = await create(user('gc-dan'));
+      const fresh = await createKey('gc-dan-key-2', 'gc-dan');
+      await eventually('the new user can log in', async () => (await whoAmIStatus(fresh.spec.key)) === 201);
+
+      // Upstream's bare 401: the key's holder is not told that a gc-dan exists again.
+      const refused = await apiRequest({ baseUrl: s.apiBase, ca: s.ca, token: old.spec.key }, 'GET', V1);
+      assert.equal(refused.status, 401);
+      assert.equal(refused.json<{ message: string }>().message, 'Unauthorized');
+      // The log says why, naming the key, never its value.
+      await eventually('the reason is logged', async () =>
+        s
+          .logTail()
+          .split('\n')
+          .some(
+            (l) =>
+              l.includes('"accessKey":"gc-dan-key"') &&
+              l.includes('orphaned from a former User of that name'),
+          ),
+      );
+      assert.ok(!s.logTail().includes(old.spec.key), 'no key in the log');
+
+      // The re-created gc-dan may not re-adopt it, whatever he may do with his keys.
+      const annotation = `${GROUP}/former-owner-uid`;
+      const byDan = await apiRequest(
+        { baseUrl: s.apiBase, ca: s.ca, token: fresh.spec.key },
+        'PATCH',
+        `${V1}/ownedaccesskeys/gc-dan-key`,
+        { metadata: { annotations: { [annotation]: dan.metadata.uid } } },
+        { 'Content-Type': 'application/merge-patch+json' },
+      );
+      assert.equal(byDan.status, 403, byDan.text);
+      assert.equal(
+        byDan.json<{ message: string }>().message,
+        `ownedaccesskeys.${GROUP} "gc-dan-key" is forbidden: User "gc-dan" cannot change the annotation "${annotation}": only administrators may re-adopt an access key recorded as a former owner's`,
+      );
+      assert.equal(await whoAmIStatus(old.spec.key), 401, 'still refused');
+
+      // README's review: every key older than its current owner, gc-dan-key among them.
+      const review = await runCommand('bash', ['-c', readmeKeyReview()], {
+        env: { ...process.env, KUBECONFIG: s.kubeconfigPath },
+      });
+      assert.equal(review.code, 0, review.stderr);
+      const listed = review.stdout.split('\n').map((l) => l.split(' ').slice(0, 2).join(' '));
+      assert.ok(listed.includes('gc-dan-key User/gc-dan'), review.stdout);
+      assert.ok(!listed.some((l) => l.startsWith('gc-dan-key-2 ')), review.stdout);
+
+      // The administrator, with the README's command.
+      ok(
+        await s.kubectl([
+          'annotate',
+          'ownedaccesskey',
+          'gc-dan-key',
+          `${annotation}=${dan.metadata.uid ?? ''}`,
+          '--overwrite',
+        ]),
+        'kubectl annotate',
+      );
+      const adopted = await read('ownedaccesskeys', 'gc-dan-key');
+      assert.deepEqual(
+        adopted?.metadata.ownerReferences?.map((r) => r.uid),
+        [dan.metadata.uid],
+      );
+      await eventually(
+        'the key authenticates as gc-dan',
+        async () => (await whoAmIStatus(old.spec.key)) === 201,
+      );
     });
   });
 }

@@ -15,6 +15,7 @@ import type { Event } from '../pkg/audit/types.js';
 import { createAccessKey } from './access-keys.js';
 import { runCommand, type CommandOptions, type CommandResult } from './commands.js';
 import { eventually } from './eventually.js';
+import { apiRequest } from './https-client.js';
 import {
   GROUP,
   GROUP_VERSION,
@@ -224,6 +225,50 @@ describe('impersonation with kubectl', TEST, () => {
     );
     const group = await kubectl('admin', ['get', 'users', '--as', 'alice', '--as-group', 'x']);
     assert.equal(group.code, 0, 'the administrator may impersonate groups');
+  });
+
+  it('impersonation is checked on the paths served without credentials too', TEST, async () => {
+    const refusal = (who: string): string =>
+      `users "x" is forbidden: User "${who}" cannot impersonate resource "users" in API group "" at the cluster scope`;
+    for (const path of ['/healthz', '/version']) {
+      const r = await kubectl('alice', ['get', '--raw', path, '--as', 'x']);
+      assert.equal(r.code, 1, path);
+      assert.equal(r.stderr.trim(), `Error from server (Forbidden): ${refusal('alice')}`, path);
+      const plain = await kubectl('alice', ['get', '--raw', path]);
+      assert.equal(plain.code, 0, plain.stderr);
+    }
+    const asAdmin = await kubectl('admin', ['get', '--raw', '/healthz', '--as', 'x']);
+    assert.equal(asAdmin.code, 0, asAdmin.stderr);
+    assert.equal(asAdmin.stdout, 'ok');
+    // Anonymously, as curl would: kube-apiserver's anonymous user, refused alike.
+    const anonymous = { baseUrl: server.apiBase, ca: server.ca, token: '' };
+    for (const path of ['/healthz', '/livez', '/readyz', '/version', '/console/']) {
+      const refused = await apiRequest(anonymous, 'GET', path, undefined, { 'Impersonate-User': 'x' });
+      assert.equal(refused.status, 403, path);
+      assert.deepEqual(refused.json(), {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: refusal('system:anonymous'),
+        reason: 'Forbidden',
+        details: { name: 'x', kind: 'users' },
+        code: 403,
+      });
+      // The console's page is there once it is built (npm run build); refused either way.
+      if (path === '/console/') continue;
+      const served = await apiRequest(anonymous, 'GET', path);
+      assert.equal(served.status, 200, path);
+    }
+    await eventually(async () => {
+      const event = auditEvents().find(
+        (e) =>
+          e.stage === 'ResponseComplete' && e.requestURI.endsWith('/livez') && e.responseStatus?.code === 403,
+      );
+      assert.ok(event, 'the refused anonymous impersonation is audited');
+      assert.equal(event.user.username, 'system:anonymous');
+      assert.equal(event.impersonatedUser, undefined);
+    });
   });
 
   it('an access rule naming impersonate on a User lets a plain user act as that user', TEST, async () => {

@@ -24,6 +24,7 @@ import { ImpersonationAuthorizer } from '../../pkg/authorization/impersonation.j
 import { ALLOWED, type Attributes, type Authorizer } from '../../pkg/authorization/interfaces.js';
 import { ScopeAuthorizer } from '../../pkg/authorization/scope.js';
 import type { IdentityCache } from '../../pkg/identity/identity-cache.js';
+import { compareAlternating, type Variant } from './alternating-ab.js';
 
 const GROUP = 'management.platform.dev';
 const CALLS = Number(process.argv[2] ?? 500_000);
@@ -84,7 +85,6 @@ const chainWith = new AuthorizerChain([minting, impersonation, scope, allowing])
 const kubectlGet = request(KUBECTL_HEADERS);
 let sink = 0;
 
-type Variant = [string, () => void];
 const comparisons: ReadonlyArray<readonly [Variant, Variant]> = [
   [
     ['header loop, no test', () => (sink += kubectlGet.rawHeaders.length)],
@@ -111,29 +111,5 @@ const comparisons: ReadonlyArray<readonly [Variant, Variant]> = [
   ],
 ];
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-
-for (const pair of comparisons) {
-  const results = new Map<string, { cpuUs: number[]; rate: number[] }>();
-  for (const [name] of pair) results.set(name, { cpuUs: [], rate: [] });
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, fn] of round % 2 === 0 ? pair : [...pair].reverse()) {
-      const cpu = process.cpuUsage();
-      const start = performance.now();
-      for (let i = 0; i < CALLS; i++) fn();
-      const wall = performance.now() - start;
-      const used = process.cpuUsage(cpu);
-      const r = results.get(name)!;
-      r.cpuUs.push((used.user + used.system) / CALLS);
-      r.rate.push(CALLS / (wall / 1000));
-    }
-  }
-  const [a, b] = pair.map(([name]) => median(results.get(name)!.cpuUs)) as [number, number];
-  for (const [name, r] of results) {
-    console.log(
-      `${name.padEnd(40)} ${median(r.cpuUs).toFixed(4)} µs CPU per request   ${Math.round(median(r.rate)).toLocaleString('en')} requests/s`,
-    );
-  }
-  console.log(`${'  difference'.padEnd(40)} ${(b - a).toFixed(4)} µs CPU per request\n`);
-}
+compareAlternating(comparisons, CALLS, ROUNDS, 'request', 40);
 if (sink === -1) console.log(sink);

@@ -2,7 +2,8 @@
 // Kubernetes request-info resolver is the router, and each request costs a path
 // split, an authentication, an authorization and one registry call.
 //
-//   audit ID -> health, version, the console's static files (no authentication)
+//   audit ID -> health, version, the console's static files (no authentication; with
+//   Impersonate-* headers: authenticate or anonymous -> audit -> impersonation (403))
 //   -> request info -> authenticate (401, audited) -> audit -> impersonation -> max-in-flight (429)
 //   -> authorize (403) -> discovery / OpenAPI documents, or a resource verb handler, or 404
 // (docs/design.md, "The way a request travels", in upstream's DefaultBuildHandlerChain order).
@@ -14,7 +15,11 @@ import { Documents, type DocumentBuilders } from './documents.js';
 import { ConsoleFiles, defaultConsoleDir } from './console.js';
 import { attributesFor, authenticate, authorize } from './filters.js';
 import { ANONYMOUS_USER, AuditFilter, initAuditID } from './filters/audit.js';
-import { hasImpersonationHeaders, impersonate } from './filters/impersonation.js';
+import {
+  callerOfUnauthenticatedPath,
+  hasImpersonationHeaders,
+  impersonate,
+} from './filters/impersonation.js';
 import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
@@ -225,9 +230,26 @@ class Server implements ApiHandler {
     }
   }
 
-  /** Requests served without credentials are audited as kube-apiserver's anonymous user. */
-  private async auditAnonymous(scope: RequestScope, info: RequestInfo): Promise<void> {
-    await this.audit?.begin(scope, info, ANONYMOUS_USER);
+  /**
+   * Requests served without credentials are audited as kube-apiserver's anonymous user.
+   * One with Impersonate-* headers first meets what kube-apiserver runs on every
+   * request: its caller authenticated (system:anonymous when it presented nothing),
+   * audited as that caller, then WithImpersonation, whose refusal is upstream's 403
+   * (filters/impersonation.ts). Without such a header: one scan of the header names.
+   */
+  private async beginUnauthenticated(scope: RequestScope, info: RequestInfo): Promise<void> {
+    if (!hasImpersonationHeaders(scope.req)) {
+      await this.audit?.begin(scope, info, ANONYMOUS_USER);
+      return;
+    }
+    try {
+      scope.user = await callerOfUnauthenticatedPath(this.config.authenticator, scope.req, this.config.logger);
+    } catch (err) {
+      this.audit?.failedAuthentication(scope, info);
+      throw err;
+    }
+    await this.audit?.begin(scope, info, scope.user);
+    scope.user = await impersonate(this.config.authorizer, scope, this.config.logger);
   }
 
   /**
@@ -244,7 +266,7 @@ class Server implements ApiHandler {
     for (const source of sources) {
       const doc = await source.document(path, base);
       if (!doc) continue;
-      await this.auditAnonymous(
+      await this.beginUnauthenticated(
         scope,
         newRequestInfo(method, path, () => scope.query),
       );
@@ -285,14 +307,14 @@ class Server implements ApiHandler {
     const health = matchHealth(path);
     if (health) {
       const info = newRequestInfo(method, path, () => scope.query);
-      await this.auditAnonymous(scope, info);
+      await this.beginUnauthenticated(scope, info);
       // Probes are recorded as upstream's healthz handlers record them: component ''.
       this.metrics?.route(req, res, info, scope.rawQuery, '');
       await this.health.serve(res, health[0], health[1], scope.hasQuery ? scope.query : undefined);
       return;
     }
     if (path === '/version' || path === '/version/') {
-      await this.auditAnonymous(
+      await this.beginUnauthenticated(
         scope,
         newRequestInfo(method, path, () => scope.query),
       );
@@ -304,7 +326,7 @@ class Server implements ApiHandler {
     if (!isApiPath(path) && (await this.servePublicDocument(scope, path))) return;
     // The console's page and assets hold no secret; it then calls the API with the user's key.
     if (this.console.matches(path)) {
-      await this.auditAnonymous(
+      await this.beginUnauthenticated(
         scope,
         newRequestInfo(method, path, () => scope.query),
       );

@@ -51,6 +51,24 @@ describe('public documents', () => {
     }
   });
 
+  it('check Impersonate-* headers as every other path does', async () => {
+    server.authorizer.decide = (attrs) =>
+      attrs.verb === 'impersonate' ? { decision: 'deny', reason: '' } : { decision: 'allow' };
+    try {
+      const res = await call(server.url, '/.well-known/openid-configuration', {
+        token: null,
+        headers: { 'Impersonate-User': 'x' },
+      });
+      assert.equal(res.status, 403);
+      assert.equal(
+        res.json<{ message: string }>().message,
+        'users "x" is forbidden: User "system:anonymous" cannot impersonate resource "users" in API group "" at the cluster scope',
+      );
+    } finally {
+      server.authorizer.decide = () => ({ decision: 'allow' });
+    }
+  });
+
   it('refuse writes, and leave every other path to authentication', async () => {
     const post = await call(server.url, '/.well-known/openid-configuration', { method: 'POST', token: null });
     assert.equal(post.status, 405);

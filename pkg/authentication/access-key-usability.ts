@@ -6,11 +6,21 @@
 // bound for the key and for every token it minted.
 //
 // Each AccessKeyCheck is a small function that throws a 401 ApiError whose message
-// tells the person what to do; a key that passes them all is usable.
+// tells the person what to do; a key that passes them all is usable. One refusal
+// says only upstream's "Unauthorized": a key of a former owner of its owner's name
+// (orphaned from it, or recorded as older than the current owner). Its holder may be
+// anyone who kept that key, and the true reason would tell them that a User or Team
+// of the name exists again; the reason goes to the server's log, naming the key by
+// its name only, as kube-apiserver logs why it could not authenticate a request.
 
 import { ApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
-import { keyPredatesOwner } from '../apis/management/v1/owned-access-key.js';
+import {
+  keyAdoptedFromFormerUser,
+  keyPredatesOwner,
+  UNKNOWN_FORMER_OWNER,
+} from '../apis/management/v1/owned-access-key.js';
+import type { Logger } from '../util/log/index.js';
 import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
@@ -44,6 +54,8 @@ export interface CheckContext {
   readonly formerOwnerAnnotation: string;
   /** The annotation holding the key's revision: keys stored before it existed are judged by their age. */
   readonly revisionAnnotation: string;
+  /** Where a refusal whose reason the caller is not told is logged. */
+  readonly logger?: Logger;
 }
 
 /** Throws a 401 ApiError when the key must not authenticate; returns when it may. */
@@ -101,7 +113,8 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
   const subject = typeof spec['subject'] === 'string' ? spec['subject'] : '';
   if (!userName && team) {
     const owner = ctx.source.team(team);
-    if (!owner || replacedOrDeleting(key, 'Team', owner, ctx)) {
+    if (owner) refuseFormerOwners(key, 'Team', owner, ctx);
+    if (!owner || owner.metadata.deletionTimestamp) {
       throw newUnauthorized(
         `the team "${team}" of the access key "${keyName(key)}" does not exist; use another key`,
       );
@@ -117,8 +130,9 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
       `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
     );
   }
+  if (userName) refuseFormerOwners(key, 'User', user, ctx);
   // A deleted user's keys die with it, before the garbage collector has removed them.
-  if (userName && replacedOrDeleting(key, 'User', user, ctx)) {
+  if (userName && user.metadata.deletionTimestamp) {
     throw newUnauthorized(
       `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
     );
@@ -134,28 +148,86 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
 };
 
 /**
- * True when the key's owner is being deleted, or is another object than the one
- * the key's ownerReference names (deleted and re-created under the same name), or
- * than the one an orphaning delete took from the key (the reference is gone then,
- * the annotation remembers its uid), or when the key, referencing no owner, is
- * older than its owner (made for a former one of that name: keyPredatesOwner;
- * the start-up migration records it as the annotation too): either way the key
- * belongs to an owner that is gone.
+ * Why the key belongs to a former owner of its owner's name, if it does: the owner is
+ * another object than the one the key's ownerReference names (deleted and re-created
+ * under the same name), or than the one an orphaning delete took from the key (the
+ * reference is gone then, the annotation remembers its uid, or `unknown` when the
+ * key was found older than its owner), or the key, referencing no owner, is older
+ * than its owner (made for a former one of that name: keyPredatesOwner; the start-up
+ * migration records it as the annotation too), or the key, referencing its User, was
+ * made while a former User of the name existed and adopted by this one before
+ * adoptions were refused (keyAdoptedFromFormerUser; recorded likewise). Asked whether
+ * or not the owner is being deleted: such a key belongs to an owner that is gone
+ * either way.
  */
-function replacedOrDeleting(
+export function formerOwnersKeyReason(
+  key: KubeObject,
+  kind: 'User' | 'Team',
+  owner: KubeObject,
+  ctx: Pick<CheckContext, 'formerOwnerAnnotation' | 'revisionAnnotation' | 'generationAnnotation'>,
+): string | undefined {
+  const former = key.metadata.annotations?.[ctx.formerOwnerAnnotation];
+  if (former !== undefined && former !== owner.metadata.uid) {
+    return former === UNKNOWN_FORMER_OWNER
+      ? `recorded as older than its ${kind} (made for a former ${kind} of that name)`
+      : `orphaned from a former ${kind} of that name (uid ${former})`;
+  }
+  const ref = (key.metadata.ownerReferences ?? []).find(
+    (r) => r.kind === kind && r.name === owner.metadata.name,
+  );
+  if (ref !== undefined) {
+    if (ref.uid !== owner.metadata.uid) {
+      return `made for a former ${kind} of that name (its reference names uid ${ref.uid})`;
+    }
+    return former === undefined && kind === 'User' && adoptedFromFormerUser(key, owner, ctx)
+      ? 'made for a former User of that name while it existed, then adopted by this one (older than it)'
+      : undefined;
+  }
+  return keyPredatesOwner(key, owner, ctx.revisionAnnotation)
+    ? `older than its ${kind} and stored before keys carried a revision (made for a former ${kind} of that name)`
+    : undefined;
+}
+
+/**
+ * keyAdoptedFromFormerUser's answers, by the key object and its owner object: the
+ * cache replaces either object on any change (never changes one in place), so an
+ * answer holds for as long as both are the ones it was worked out for. A key stored
+ * before keys had a revision would otherwise pay two Date.parse per request.
+ */
+const adoptions = new WeakMap<KubeObject, { readonly owner: KubeObject; readonly adopted: boolean }>();
+
+function adoptedFromFormerUser(
+  key: KubeObject,
+  owner: KubeObject,
+  ctx: Pick<CheckContext, 'revisionAnnotation' | 'generationAnnotation'>,
+): boolean {
+  // Every key stored since keys carry a revision: answered without the memo.
+  if (key.metadata.annotations?.[ctx.revisionAnnotation] !== undefined) return false;
+  const known = adoptions.get(key);
+  if (known?.owner === owner) return known.adopted;
+  const adopted = keyAdoptedFromFormerUser(key, owner, ctx.revisionAnnotation, ctx.generationAnnotation);
+  adoptions.set(key, { owner, adopted });
+  return adopted;
+}
+
+/**
+ * Throws upstream's bare 401 for a key of a former owner (formerOwnersKeyReason),
+ * logging the reason by the key's name. Saying the owner "does not exist" would be
+ * false, and saying that it exists again would tell whoever kept the key.
+ */
+function refuseFormerOwners(
   key: KubeObject,
   kind: 'User' | 'Team',
   owner: KubeObject,
   ctx: CheckContext,
-): boolean {
-  if (owner.metadata.deletionTimestamp) return true;
-  const former = key.metadata.annotations?.[ctx.formerOwnerAnnotation];
-  if (former !== undefined && former !== owner.metadata.uid) return true;
-  const ref = (key.metadata.ownerReferences ?? []).find(
-    (r) => r.kind === kind && r.name === owner.metadata.name,
-  );
-  if (ref !== undefined) return ref.uid !== owner.metadata.uid;
-  return keyPredatesOwner(key, owner, ctx.revisionAnnotation);
+): void {
+  const reason = formerOwnersKeyReason(key, kind, owner, ctx);
+  if (reason === undefined) return;
+  ctx.logger?.warn("access key refused: it belongs to a former owner of its owner's name", {
+    accessKey: keyName(key),
+    reason,
+  });
+  throw newUnauthorized();
 }
 
 export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
@@ -200,6 +272,8 @@ export interface AccessKeyUsabilityOptions {
   readonly formerOwnerAnnotation: string;
   /** The annotation holding the key's revision (keyRevisionAnnotation(group)), for accessKeyDigest. */
   readonly revisionAnnotation: string;
+  /** Where the reason of a bare 401 is logged (refuseFormerOwners). */
+  readonly logger?: Logger;
 }
 
 /** The checks of a key, as one object both authenticators hold (see the file comment). */
@@ -244,6 +318,7 @@ export class AccessKeyUsability {
       formerOwnerAnnotation: this.options.formerOwnerAnnotation,
       revisionAnnotation: this.options.revisionAnnotation,
       ...(this.options.use ? { use: this.options.use } : {}),
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
     };
     for (const check of this.checks) check(key, ctx);
   }

@@ -401,7 +401,8 @@ test('a key orphaned from a deleted user does not speak for a user re-created un
   cache.start();
   const r = await authStatus(authn, 'plain-orphan');
   assert.equal(r.code, 401);
-  assert.match(r.message, /the user "alice" of the access key "orphan" does not exist/);
+  // Upstream's bare 401: alice exists (again), which the key's holder is not told.
+  assert.equal(r.message, 'Unauthorized');
   // A key stored before keys named their owner still works for the user it names.
   assert.equal((await authStatus(authn, 'plain-legacy')).code, 200);
 });

@@ -155,6 +155,8 @@ export async function buildServerConfig(
       formerOwnerAnnotation: formerOwnerAnnotation(group),
       revisionAnnotation: keyRevisionAnnotation(group),
       passUnknownTokens: hostServices.tokenReview !== undefined,
+      // The reason of a key's bare 401 (a former owner's key), by the key's name.
+      logger: log,
     });
     const tokens = await buildTokenServices({
       options,

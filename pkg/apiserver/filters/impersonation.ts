@@ -26,6 +26,16 @@
 //
 // Nearly no request carries such a header: hasImpersonationHeaders() is one pass over
 // the raw header names, comparing a first character, and nothing else runs then.
+//
+// kube-apiserver runs the filter on every request, the ones its handlers serve to
+// anyone included (/healthz, /livez, /readyz, /version: system:public-info-viewer):
+// there the caller is whoever its credentials say, or system:anonymous when it
+// presented none (anonymous auth), and it still needs the verb `impersonate`.
+// Paths this server serves without credentials (the probes, /version, the public
+// documents, the console's files) do the same when such a header comes:
+// callerOfUnauthenticatedPath() authenticates the caller as upstream's anonymous
+// authenticator completes its union (union.NewFailOnError: credentials that fail
+// are a 401, none at all is system:anonymous), then impersonate() decides.
 
 import type { IncomingMessage } from 'node:http';
 
@@ -33,11 +43,12 @@ import { newBadRequest } from '../../apis/meta/errors.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../../apis/meta/validation.js';
 import type { AuditRecorder } from '../../audit/context.js';
 import type { EventUser } from '../../audit/types.js';
+import type { Authenticator } from '../../authentication/interfaces.js';
 import type { AuthenticatedUser, UserInfo } from '../../authentication/user/user.js';
 import type { Attributes, AuthorizationResult, Authorizer } from '../../authorization/interfaces.js';
 import type { Awaitable } from '../../util/awaitable.js';
 import type { Logger } from '../../util/log/index.js';
-import { forbidden } from '../filters.js';
+import { authenticate, forbidden } from '../filters.js';
 
 const PREFIX = 'impersonate-';
 const USER_HEADER = 'impersonate-user';
@@ -52,6 +63,8 @@ const SERVICE_ACCOUNT_USERNAME_PREFIX = 'system:serviceaccount:';
 const ALL_SERVICE_ACCOUNTS_GROUP = 'system:serviceaccounts';
 const SERVICE_ACCOUNT_GROUP_PREFIX = 'system:serviceaccounts:';
 const ANONYMOUS_USER = 'system:anonymous';
+/** Who kube-apiserver's anonymous authenticator says a caller without credentials is. */
+const ANONYMOUS: AuthenticatedUser = { name: ANONYMOUS_USER, groups: ['system:unauthenticated'] };
 const ALL_AUTHENTICATED = 'system:authenticated';
 const ALL_UNAUTHENTICATED = 'system:unauthenticated';
 
@@ -75,6 +88,25 @@ export function hasImpersonationHeaders(req: IncomingMessage): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The caller of a request to a path served without credentials, asked only when it
+ * carries Impersonate-* headers: the identity its credentials prove, a 401 when they
+ * prove none (as on every other path), or system:anonymous when it presented none.
+ */
+export function callerOfUnauthenticatedPath(
+  authenticator: Authenticator,
+  req: IncomingMessage,
+  logger: Logger,
+): Awaitable<AuthenticatedUser> {
+  const orAnonymous: Authenticator = {
+    authenticate(r) {
+      const user = authenticator.authenticate(r);
+      return user instanceof Promise ? user.then((u) => u ?? ANONYMOUS) : (user ?? ANONYMOUS);
+    },
+  };
+  return authenticate(orAnonymous, req, logger);
 }
 
 /** One thing the caller asks to be (upstream builds v1.ObjectReferences). */

@@ -9,13 +9,18 @@
 //     holder to a team, or to the administrators, that its owner is not in;
 //   - a caller using a scoped key may only create or re-scope keys to exactly that
 //     scope: a scope only ever narrows, so a key cannot mint a wider one;
-//   - spec.type is '' or `User`: the other types are keys the platform manages.
+//   - spec.type is '' or `User`: the other types are keys the platform manages;
+//   - the record of the key's former owner (`<group>/former-owner-uid`) stays as
+//     stored: changing it (to the current owner's uid) re-adopts a key the server
+//     found to be a former owner's, and whoever holds it then authenticates as the
+//     current owner. Only an administrator may judge that (owner-reference.ts).
 // Administrators may give keys any owner, group (platform:admins included: that
 // is how an administrator makes another administrator's key) and type.
 
 import { newForbidden } from '../../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../../apis/meta/types.js';
 import type { AccessKeyScope } from '../../apis/management/v1/common.js';
+import { formerOwnerAnnotation } from '../../apis/management/v1/owned-access-key.js';
 import type { AuthenticatedUser } from '../../authentication/user/user.js';
 import { specString, specStrings } from '../../identity/membership.js';
 import type { Admission, RequestContext, ResourceInfo } from '../../registry/rest/interfaces.js';
@@ -39,7 +44,7 @@ export class AccessKeyAdmission implements Admission {
     const user = ctx.user;
     const caller = this.callers.resolve(user);
     if (caller.admin) return;
-    const problem = this.problem(user, obj, old);
+    const problem = this.problem(user, obj, old) ?? readoptionProblem(user, info.group, obj, old);
     if (problem) {
       throw newForbidden({ group: info.group, resource: info.resource }, obj.metadata.name ?? '', problem);
     }
@@ -79,4 +84,22 @@ export class AccessKeyAdmission implements Admission {
     }
     return undefined;
   }
+}
+
+/**
+ * A non-administrator's update that changed the stored record of the key's former
+ * owner: the strategy keeps the record unless it is set to the current owner's uid,
+ * a re-adoption. A record the server adds (an orphaning delete, a key found older
+ * than its owner) has no stored one before it, and is never refused here.
+ */
+function readoptionProblem(
+  user: AuthenticatedUser,
+  group: string,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+): string | undefined {
+  const annotation = formerOwnerAnnotation(group);
+  const stored = old?.metadata.annotations?.[annotation];
+  if (stored === undefined || obj.metadata.annotations?.[annotation] === stored) return undefined;
+  return `User ${JSON.stringify(user.name)} cannot change the annotation ${JSON.stringify(annotation)}: only administrators may re-adopt an access key recorded as a former owner's`;
 }

@@ -92,6 +92,14 @@ export function formerOwnerAnnotation(group: string): string {
  */
 export const UNKNOWN_FORMER_OWNER = 'unknown';
 
+/** What the owner rules read of a key or its owner: when it was created, and its annotations. */
+interface StampedObject {
+  readonly metadata: {
+    readonly creationTimestamp?: string | null;
+    readonly annotations?: Readonly<Record<string, string>> | null;
+  };
+}
+
 /**
  * True when `key` was created before `owner`, both times as the server set them
  * (whole seconds), and was stored before keys carried a revision
@@ -109,19 +117,49 @@ export const UNKNOWN_FORMER_OWNER = 'unknown';
  * its owner adopts it. False when either time is unknown.
  */
 export function keyPredatesOwner(
-  key: {
-    readonly metadata: {
-      readonly creationTimestamp?: string | null;
-      readonly annotations?: Readonly<Record<string, string>> | null;
-    };
-  },
-  owner: { readonly metadata: { readonly creationTimestamp?: string | null } },
+  key: StampedObject,
+  owner: StampedObject,
   revisionAnnotation: string,
 ): boolean {
   if (key.metadata.annotations?.[revisionAnnotation] !== undefined) return false;
   const keyCreated = Date.parse(key.metadata.creationTimestamp ?? '');
   const ownerCreated = Date.parse(owner.metadata.creationTimestamp ?? '');
   return keyCreated < ownerCreated;
+}
+
+/**
+ * How much older than its User an adopted key must be for keyAdoptedFromFormerUser to
+ * call it a former User's: replicas stamp creationTimestamp from their own clocks, so
+ * a key made just after its User on a replica whose clock is behind can look older.
+ * Five minutes, the skew kube-controller-manager's CSR signer allows for (Backdate),
+ * and far more than replicas kept in time drift.
+ */
+export const ADOPTED_KEY_CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * True when a user key that references its current User (`owner`) was adopted by it
+ * from a former User of that name, before orphaning deletes recorded the former owner:
+ * the key was stored before keys carried a revision (`revisionAnnotation`), it
+ * recorded a tokenGeneration (`generationAnnotation`), which the server records on
+ * create only when a User of the key's name exists, and it was created more than
+ * ADOPTED_KEY_CLOCK_SKEW_MS before `owner`: so a User of that name existed when it was
+ * made, and it was not this one. A key made while no User of the name existed (as Helm
+ * applies an OwnedAccessKey before its User) recorded no generation and stays its
+ * adopter's. A key rotated since carries a revision and is judged by its reference.
+ */
+export function keyAdoptedFromFormerUser(
+  key: StampedObject,
+  owner: StampedObject,
+  revisionAnnotation: string,
+  generationAnnotation: string,
+): boolean {
+  const annotations = key.metadata.annotations;
+  if (annotations?.[revisionAnnotation] !== undefined || annotations?.[generationAnnotation] === undefined) {
+    return false;
+  }
+  const keyCreated = Date.parse(key.metadata.creationTimestamp ?? '');
+  const ownerCreated = Date.parse(owner.metadata.creationTimestamp ?? '');
+  return keyCreated + ADOPTED_KEY_CLOCK_SKEW_MS < ownerCreated;
 }
 
 /**

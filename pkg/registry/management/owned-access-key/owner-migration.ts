@@ -12,7 +12,12 @@
 //     re-created owner never adopts the key and the key authenticates nobody (the
 //     authenticator refuses such keys already, from the same facts).
 //
-// Only keys that need it are written: a key with its reference, one that records
+//   - A key a re-created User adopted before adoptions were refused (it references
+//     that User, but was made while a former User of the name existed:
+//     keyAdoptedFromFormerUser) is written likewise and records UNKNOWN_FORMER_OWNER.
+//
+// Only keys that need it are written: a key with its reference (and not adopted from
+// a former User), one that records
 // its former owner, or one whose owner does not exist or is being deleted is not
 // touched, so a second run writes nothing. A conflict means another replica or a
 // client wrote the key meanwhile, and that write applied the same rules.
@@ -20,7 +25,13 @@
 import { isApiError } from '../../../apis/meta/errors.js';
 import type { KubeObject } from '../../../apis/meta/types.js';
 import type { RequestContext, RESTStorage } from '../../rest/interfaces.js';
-import { formerOwnerUid, keyOwnerOf, type KeyOwnerKind, type KeyOwnerLookup } from './owner-reference.js';
+import {
+  adoptedFromFormerUser,
+  formerOwnerUid,
+  keyOwnerOf,
+  type KeyOwnerKind,
+  type KeyOwnerLookup,
+} from './owner-reference.js';
 
 export interface KeyOwnerMigrationResult {
   /** Keys that got their reference. */
@@ -89,7 +100,9 @@ export async function migrateKeyOwners(
     const before = key.metadata.resourceVersion;
     try {
       const owner = await ownerOf(named.kind, named.name);
-      if (!owner || owner.metadata.deletionTimestamp || referencesOwner(key, named.kind, owner)) continue;
+      if (!owner || owner.metadata.deletionTimestamp) continue;
+      if (referencesOwner(key, named.kind, owner) && !adoptedFromFormerUser(group, key, named, owner))
+        continue;
       // An empty change: the update rules themselves add the reference or record the former owner.
       const { object } = await keys.patch(
         ctx,

@@ -15,7 +15,17 @@
 // before the record existed gets it on its next write (the start-up migration
 // writes it): the uid of a reference of its owner's kind and name that names
 // another object, or UNKNOWN_FORMER_OWNER when it references no owner and is older
-// than the current one.
+// than the current one, or when it references its current User but was made while a
+// former User of the name existed (keyAdoptedFromFormerUser: adopted by the re-created
+// User before adoptions were refused).
+//
+// The record can be wrong: a key Helm applied before its User, stored before keys
+// carried a revision, is older than that User and recorded as UNKNOWN_FORMER_OWNER
+// although it was made for it. An administrator re-adopts such a key deliberately by
+// setting the record to the current owner's uid (which nothing sets by accident: an
+// update that leaves the annotation out, or sets anything else, keeps the record);
+// the key then references that owner and authenticates as it. The access-key
+// admission refuses that change to anyone else (pkg/authorization/admission).
 
 import { forbidden, type FieldError } from '../../../apis/meta/field-errors.js';
 import { FieldPath } from '../../../apis/meta/field-errors.js';
@@ -23,8 +33,10 @@ import type { KubeObject, OwnerReference } from '../../../apis/meta/types.js';
 import type { StorageDeadline } from '../../../storage/deadline.js';
 import {
   formerOwnerAnnotation,
+  keyAdoptedFromFormerUser,
   keyPredatesOwner,
   keyRevisionAnnotation,
+  tokenGenerationAnnotation,
   UNKNOWN_FORMER_OWNER,
 } from '../../../apis/management/v1/owned-access-key.js';
 import { specOf } from '../common.js';
@@ -75,6 +87,21 @@ function hasReference(obj: KubeObject, uid: string): boolean {
 /** The uid of the owner the key lost to an orphaning delete, if it did. */
 export function formerOwnerUid(group: string, key: KubeObject): string | undefined {
   return key.metadata.annotations?.[formerOwnerAnnotation(group)];
+}
+
+/**
+ * The uid an update asks the stored record to become (`old` has one, the body sets
+ * the annotation to another value that is not UNKNOWN_FORMER_OWNER), else
+ * undefined. Read before keepFormerOwner restores the record; whether it is the
+ * current owner's uid, and so a re-adoption, ensureKeyOwnerReference decides.
+ */
+export function requestedFormerOwner(group: string, obj: KubeObject, old: KubeObject): string | undefined {
+  const stored = formerOwnerUid(group, old);
+  const asked = formerOwnerUid(group, obj);
+  if (stored === undefined || asked === undefined || asked === stored || asked === UNKNOWN_FORMER_OWNER) {
+    return undefined;
+  }
+  return asked;
 }
 
 /**
@@ -147,10 +174,31 @@ function formerOwnerOfUnrecorded(
 }
 
 /**
+ * Whether the stored key, referencing its current User `owner` and recording no
+ * former owner, was adopted by it from a former User (keyAdoptedFromFormerUser).
+ */
+export function adoptedFromFormerUser(
+  group: string,
+  stored: KubeObject,
+  named: { kind: KeyOwnerKind; name: string },
+  owner: KubeObject,
+): boolean {
+  return (
+    named.kind === 'User' &&
+    formerOwnerUid(group, stored) === undefined &&
+    hasReference(stored, owner.metadata.uid ?? '') &&
+    keyAdoptedFromFormerUser(stored, owner, keyRevisionAnnotation(group), tokenGenerationAnnotation(group))
+  );
+}
+
+/**
  * Puts the reference to the key's current owner on `obj` when it lacks it. On an
  * update whose stored object had the reference, a body without it is refused
  * instead (the error is returned for validation to report), unless the owner is
  * being deleted: an orphaning delete of the owner removes it through the collector.
+ * `readopt` (requestedFormerOwner): the uid the update set the former-owner record
+ * to; when it is the current owner's (not being deleted), the record takes it and
+ * the key is adopted (admission allows that to administrators only).
  */
 export async function ensureKeyOwnerReference(
   group: string,
@@ -158,6 +206,7 @@ export async function ensureKeyOwnerReference(
   obj: KubeObject,
   old: KubeObject | undefined,
   deadline: StorageDeadline | undefined,
+  readopt?: string,
 ): Promise<FieldError | undefined> {
   const named = keyOwnerOf(obj);
   if (!named) return undefined;
@@ -166,7 +215,21 @@ export async function ensureKeyOwnerReference(
   if (!owner || !uid) return undefined;
   const relabelled = relabelledOwnerReference(obj, named, uid);
   if (relabelled) return relabelled;
-  if (hasReference(obj, uid)) return undefined;
+  // Re-adopted by an administrator: the record names the current owner from now on.
+  if (readopt === uid && !owner.metadata.deletionTimestamp) {
+    obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [formerOwnerAnnotation(group)]: uid };
+  }
+  if (hasReference(obj, uid)) {
+    // Adopted from a former User before adoptions were refused: recorded now, on the
+    // key's next write (the start-up migration makes one), from the stored key.
+    if (old && formerOwnerUid(group, obj) === undefined && adoptedFromFormerUser(group, old, named, owner)) {
+      obj.metadata.annotations = {
+        ...(obj.metadata.annotations ?? {}),
+        [formerOwnerAnnotation(group)]: UNKNOWN_FORMER_OWNER,
+      };
+    }
+    return undefined;
+  }
   if (owner.metadata.deletionTimestamp) {
     // The key is this owner's, which is going away, and holds no reference to it: one
     // the collector is dropping (matched by uid, as the collector drops it: also a

@@ -569,6 +569,51 @@ describe('OwnedAccessKey owner reference', () => {
     assert.equal(withoutRevision(created.stored), undefined);
     assert.deepEqual(created.stored.metadata.ownerReferences, [aliceRef]);
   });
+
+  it("is re-adopted only when the record is set to the current owner's uid", async () => {
+    // A key Helm applied before its User, stored before keys had a revision: recorded as
+    // a former owner's (unknown) although it was made for this alice.
+    const strategy = ownedAccessKeyStrategy(GROUP, { keyOwner });
+    const recorded = {
+      ...key('alice'),
+      metadata: { name: 'k1', annotations: { [FORMER_OWNER]: 'unknown' } },
+    };
+    const withRecord = (value: string): KubeObject => ({
+      ...recorded,
+      metadata: { name: 'k1', annotations: { [FORMER_OWNER]: value } },
+    });
+    // Any other value, or none, keeps the record and adopts nothing.
+    for (const body of [withRecord('u-someone'), withRecord(''), { ...recorded, metadata: { name: 'k1' } }]) {
+      const kept = await simulateUpdate(strategy, body, recorded);
+      assert.deepEqual(kept.errors, []);
+      assert.equal(kept.stored.metadata.ownerReferences, undefined);
+      assert.deepEqual(kept.stored.metadata.annotations, { [FORMER_OWNER]: 'unknown' });
+    }
+    // The current owner's uid: recorded as hers, and referenced.
+    const adopted = await simulateUpdate(strategy, withRecord('u-alice'), recorded);
+    assert.deepEqual(adopted.errors, []);
+    assert.deepEqual(adopted.stored.metadata.ownerReferences, [aliceRef]);
+    assert.deepEqual(adopted.stored.metadata.annotations, { [FORMER_OWNER]: 'u-alice' });
+    // A later write that leaves the annotation out keeps it.
+    const later = await simulateUpdate(
+      strategy,
+      { ...adopted.stored, metadata: { name: 'k1', ownerReferences: [aliceRef] } },
+      adopted.stored,
+    );
+    assert.deepEqual(later.errors, []);
+    assert.deepEqual(later.stored.metadata.ownerReferences, [aliceRef]);
+    assert.deepEqual(later.stored.metadata.annotations, { [FORMER_OWNER]: 'u-alice' });
+    // Not while that owner is being deleted.
+    const deleting = ownedAccessKeyStrategy(GROUP, {
+      keyOwner: (kind, name) =>
+        keyOwner(kind, name).then(
+          (o) => o && { ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+        ),
+    });
+    const refused = await simulateUpdate(deleting, withRecord('u-alice'), recorded);
+    assert.equal(refused.stored.metadata.ownerReferences, undefined);
+    assert.deepEqual(refused.stored.metadata.annotations, { [FORMER_OWNER]: 'unknown' });
+  });
 });
 
 /** A stored key's annotations without its revision (drawn at random): undefined when none is left. */

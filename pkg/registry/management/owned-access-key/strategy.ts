@@ -45,6 +45,7 @@ import {
   ensureKeyOwnerReference,
   keepFormerOwner,
   readingOnce,
+  requestedFormerOwner,
   type KeyOwnerLookup,
 } from './owner-reference.js';
 import { validateScope } from './scope-validation.js';
@@ -268,9 +269,11 @@ export function ownedAccessKeyStrategy(group: string, options: OwnedAccessKeyStr
       keepStoredStatus(obj, old);
       keepGeneration(obj, old);
       setRevision(obj, false, old);
+      const readopt = requestedFormerOwner(group, obj, old);
       keepFormerOwner(group, obj, old);
       const owners = options.keyOwner && readingOnce(options.keyOwner);
-      const dropped = owners && (await ensureKeyOwnerReference(group, owners, obj, old, ctx.deadline));
+      const dropped =
+        owners && (await ensureKeyOwnerReference(group, owners, obj, old, ctx.deadline, readopt));
       if (dropped) droppedOwners.set(obj, dropped);
       const spec = obj['spec'];
       if (!isObject(spec)) return;

@@ -173,6 +173,72 @@ for (const backend of backends()) {
     });
 
     it(
+      'what the server adds on create is owned by no manager, so another applier takes it without a conflict',
+      TEST,
+      async () => {
+        // A key for a user: the server adds the owner reference to the User and its own
+        // annotations. As kube-apiserver records a create before the strategy runs, the
+        // creator owns only what it sent.
+        ok(
+          await s.kubectl(['create', '-f', '-'], {
+            input: toYaml({
+              apiVersion: GROUP_VERSION,
+              kind: 'User',
+              metadata: { name: 'ssa-owner' },
+              spec: { username: 'ssa-owner' },
+            }),
+          }),
+          'kubectl create user',
+        );
+        const key = { apiVersion: GROUP_VERSION, kind: 'OwnedAccessKey', metadata: { name: 'ssa-key' } };
+        ok(
+          await s.kubectl(['create', '-f', '-'], {
+            input: toYaml({ ...key, spec: { user: 'ssa-owner', displayName: 'K' } }),
+          }),
+          'kubectl create key',
+        );
+        const r = await s.kubectl([
+          'get',
+          'ownedaccesskeys',
+          'ssa-key',
+          ...(kubectlMinor >= 21 ? ['--show-managed-fields'] : []),
+          '-o',
+          'json',
+        ]);
+        ok(r, 'kubectl get --show-managed-fields');
+        const created = JSON.parse(r.stdout) as Team & {
+          metadata: { ownerReferences?: { kind: string; name: string }[] };
+        };
+        assert.deepEqual(
+          created.metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`),
+          ['User/ssa-owner'],
+          'the server added the owner reference',
+        );
+        assert.ok(
+          Object.keys(created.metadata.annotations ?? {}).length > 0,
+          'the server added its annotations',
+        );
+        const entries = created.metadata.managedFields ?? [];
+        assert.deepEqual(
+          entries.map((e) => `${e.manager}/${e.operation}`),
+          ['kubectl-create/Update'],
+        );
+        assert.deepEqual(Object.keys(entries[0]?.fieldsV1 ?? {}), ['f:spec'], JSON.stringify(entries));
+        // A GitOps tool applying the key with its own label and the same owner reference,
+        // blockOwnerDeletion changed: no one owned it, so no conflict.
+        const ref = { ...created.metadata.ownerReferences?.[0], blockOwnerDeletion: false };
+        const applied = await s.kubectl(['apply', '--server-side', '--field-manager=gitops', '-f', '-'], {
+          input: toYaml({
+            ...key,
+            metadata: { name: 'ssa-key', labels: { tier: 'ci' }, ownerReferences: [ref] },
+            spec: { user: 'ssa-owner' },
+          }),
+        });
+        ok(applied, 'kubectl apply --server-side --field-manager=gitops');
+      },
+    );
+
+    it(
       'an object made by client-side kubectl apply moves to server-side apply without conflicts',
       TEST,
       async () => {

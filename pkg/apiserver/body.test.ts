@@ -73,7 +73,8 @@ describe('hostile bodies', () => {
         /^json: cannot unmarshal number 9223372036854775808 into Go value of type int64 \(field spec\.tokenGeneration\)$/,
       ),
     );
-    const max = decodeBody(Buffer.from('{"spec":{"ttl":9223372036854775807}}'), 'json');
+    // In int64, so past this check (the exact check below is the one that refuses it).
+    const max = decodeBody(Buffer.from('{"spec":{"ttl":9223372036854775807}}'), 'json', false);
     assert.deepEqual(max.duplicates, []);
     assert.throws(
       () => decodeYAML('spec:\n  ttl: 9223372036854775808\n'),
@@ -83,7 +84,57 @@ describe('hostile bodies', () => {
       () => decodeYAML('spec:\n  ttl: 0x8000000000000000\n'),
       badRequest(/cannot unmarshal number/),
     );
-    assert.deepEqual(decodeYAML('spec:\n  ttl: 9223372036854775807\n').duplicates, []);
+    assert.deepEqual(decodeYAML('spec:\n  ttl: 9223372036854775807\n', false).duplicates, []);
+  });
+
+  it('refuses integers a double would change, and keeps those that come back as sent', () => {
+    const rounded = '{"spec":{"ttl":9007199254740993,"n":1}}';
+    assert.throws(
+      () => decodeBody(Buffer.from(rounded), 'json'),
+      badRequest(
+        /^json: cannot keep number 9007199254740993 \(field spec\.ttl\) exactly: this server holds integers beyond ±9007199254740992 as 64-bit floats, which would store it as 9007199254740992$/,
+      ),
+    );
+    assert.throws(
+      () => decodeBody(Buffer.from('{"items":[{"a":-9223372036854775807}]}'), 'json'),
+      badRequest(
+        /^json: cannot keep number -9223372036854775807 \(field items\[0\]\.a\) exactly: .* as -9223372036854776000$/,
+      ),
+    );
+    assert.throws(
+      () => decodeYAML('spec:\n  ttl: 9007199254740993\n'),
+      badRequest(/^yaml: cannot keep number 9007199254740993 exactly: .* as 9007199254740992$/),
+    );
+    assert.throws(
+      () => decodeYAML('spec:\n  ttl: 0x20000000000001\n'),
+      badRequest(/cannot keep number 9007199254740993/),
+    );
+    // A double holds 2^62, but it would be written back as 4611686018427388000.
+    assert.throws(
+      () => decodeBody(Buffer.from('{"b":4611686018427387904}'), 'json'),
+      badRequest(/as 4611686018427388000$/),
+    );
+    assert.throws(() => decodeYAML('b: 4611686018427387904\n'), badRequest(/as 4611686018427388000$/));
+    // What comes back as sent is kept: 2^53, 10^18, every integer of up to 15 digits.
+    const exact = decodeBody(
+      Buffer.from('{"a":9007199254740992,"b":1000000000000000000,"c":-999999999999999,"d":1.5e300}'),
+      'json',
+    ).value;
+    assert.equal(
+      JSON.stringify(exact),
+      '{"a":9007199254740992,"b":1000000000000000000,"c":-999999999999999,"d":1.5e+300}',
+    );
+    assert.deepEqual(decodeYAML('b: 1000000000000000000\n').value, { b: 1e18 });
+    // Numbers in strings are text, and bodies whose numbers are only read may round them.
+    assert.deepEqual(decodeBody(Buffer.from('{"a":"9007199254740993"}'), 'json').value, {
+      a: '9007199254740993',
+    });
+    assert.deepEqual(
+      decodeBody(Buffer.from('{"gracePeriodSeconds":9007199254740993}'), 'json', false).value,
+      {
+        gracePeriodSeconds: 9007199254740992,
+      },
+    );
   });
 
   it('reports JSON duplicate fields with their path for Warn and as one strict error', () => {

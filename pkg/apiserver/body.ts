@@ -6,6 +6,13 @@
 // whose value contains their own alias, and excessive alias expansion ("billion
 // laughs"). Duplicate keys are collected for fieldValidation (Strict refuses them,
 // Warn warns), in sigs.k8s.io/json's words for JSON and sigs.k8s.io/yaml's for YAML.
+//
+// One refusal is ours alone. kube-apiserver keeps every int64 exact; objects here are
+// JavaScript values, whose numbers are doubles, so an integer past ±2^53 would come
+// back changed, silently: rounded (9007199254740993 -> 9007199254740992) or, when a
+// double holds it, written in its shortest form (2^62 -> 4611686018427388000). A body
+// that carries one is refused (400) instead: every integer we accept comes back as
+// sent. Bodies whose numbers are only read (DeleteOptions) skip that check.
 
 import type { IncomingMessage } from 'node:http';
 import {
@@ -23,7 +30,7 @@ import {
 
 import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
-import { outsideInt64, scanJSON } from './json-scan.js';
+import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -99,10 +106,13 @@ export interface DecodedBody {
   readonly strictError: string;
 }
 
-/** Decodes a body in the given format. Empty or malformed bodies are 400s. */
-export function decodeBody(raw: Buffer, format: BodyFormat): DecodedBody {
-  if (format === 'json') return decodeJSON(raw);
-  return decodeYAML(raw.toString('utf8'));
+/**
+ * Decodes a body in the given format. Empty or malformed bodies are 400s, and so
+ * are integers a double would round unless `exact` is false (see the header).
+ */
+export function decodeBody(raw: Buffer, format: BodyFormat, exact = true): DecodedBody {
+  if (format === 'json') return decodeJSON(raw, exact);
+  return decodeYAML(raw.toString('utf8'), exact);
 }
 
 /** The 400 for an integer literal no int64 holds, as encoding/json words an overflow. */
@@ -111,11 +121,20 @@ function outOfInt64(literal: string, path: string): ApiError {
   return newBadRequest(`json: cannot unmarshal number ${literal} into Go value of type int64${where}`);
 }
 
-export function decodeJSON(raw: Buffer): DecodedBody {
+/** The 400 for an integer literal that a double would change (see the header). */
+function inexactInteger(literal: string, path: string, format: 'json' | 'yaml'): ApiError {
+  const where = path === '' ? '' : ` (field ${path})`;
+  return newBadRequest(
+    `${format}: cannot keep number ${literal}${where} exactly: this server holds integers beyond ` +
+      `±9007199254740992 as 64-bit floats, which would store it as ${String(Number(literal))}`,
+  );
+}
+
+export function decodeJSON(raw: Buffer, exact = true): DecodedBody {
   const text = raw.toString('utf8');
   if (text.trim() === '') throw newBadRequest('the request body is empty');
   // Depth first: the scan stops at the limit, while JSON.parse would build (slowly) whatever nests.
-  const scan = scanJSON(text, MAX_NESTING_DEPTH);
+  const scan = scanJSON(text, MAX_NESTING_DEPTH, exact);
   if (scan.tooDeep) throw newTooDeep();
   let value: unknown;
   try {
@@ -127,6 +146,8 @@ export function decodeJSON(raw: Buffer): DecodedBody {
   }
   const big = scan.outOfRange[0];
   if (big) throw outOfInt64(big.literal, big.path);
+  const rounded = scan.inexact[0];
+  if (rounded) throw inexactInteger(rounded.literal, rounded.path, 'json');
   const duplicates = scan.duplicates.map((path) => `duplicate field ${JSON.stringify(path)}`);
   return { value, duplicates, strictError: duplicates.join(', ') };
 }
@@ -157,7 +178,7 @@ function yamlNestsTooDeep(text: string): boolean {
 }
 
 /** A single YAML document whose top level is a map. */
-export function decodeYAML(text: string): DecodedBody {
+export function decodeYAML(text: string, exact = true): DecodedBody {
   if (yamlNestsTooDeep(text)) throw newTooDeep();
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
@@ -177,7 +198,7 @@ export function decodeYAML(text: string): DecodedBody {
     throw newBadRequest(`the request body is not valid YAML: ${where}${firstLine(first.message)}`);
   }
   if (!isMap(doc.contents)) throw newBadRequest('the request body must be a YAML map (an object)');
-  const duplicates = checkYAMLTree(doc, lineCounter);
+  const duplicates = checkYAMLTree(doc, lineCounter, exact);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
@@ -211,7 +232,7 @@ function yamlInteger(source: string): bigint | undefined {
  * would decode to a circular object), and integers outside int64; returns the
  * duplicate keys, as `line 3: key "a" already set in map`.
  */
-function checkYAMLTree(doc: Document, lines: LineCounter): string[] {
+function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): string[] {
   const duplicates: { offset: number; message: string }[] = [];
   // Collections on the path from the root to the node being visited: an alias to one of them is a cycle.
   const open = new Set<YamlNode>();
@@ -236,6 +257,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter): string[] {
             `yaml: cannot unmarshal number ${node.source.trim()} into Go value of type int64`,
           );
         }
+        if (exact && n !== undefined && changedByDouble(n)) throw inexactInteger(n.toString(), '', 'yaml');
       }
       return;
     }

@@ -320,7 +320,8 @@ async function readDeleteOptions(scope: RequestScope, env: HandlerEnv): Promise<
   const raw = mayHaveBody ? await readBody(scope.req, env.maxRequestBodyBytes) : Buffer.alloc(0);
   if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
     const format = negotiateInput(scope.req.headers['content-type']);
-    const body = decodeBody(raw, format).value;
+    // Its numbers are read, never stored: they need not survive a round trip exactly.
+    const body = decodeBody(raw, format, false).value;
     scope.audit?.logRequestObject(body);
     options = deleteOptionsFromBody(body);
   } else {

@@ -331,14 +331,49 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         'metadata: {name: big}\nspec: {username: big, tokenGeneration: 9223372036854775808}\n',
         YAML_TYPE,
       );
-      // The largest int64 is accepted (held as a double, as any JSON number in JavaScript).
-      const max = await send(
+      // The largest int64 is no double: it would be stored as 9223372036854776000, which
+      // no Go client could read back into an int64, so it is refused like any integer a
+      // double would change. Those that come back as sent are kept.
+      const max = await refused(
+        400,
         'POST',
         `${ROOT}/users?dryRun=All`,
         '{"metadata":{"name":"max"},"spec":{"username":"max","tokenGeneration":9223372036854775807}}',
         JSON_TYPE,
       );
-      assert.equal(max.status, 201, max.text);
+      assert.match(max.message, /would store it as 9223372036854776000$/);
+      const exact = await send(
+        'POST',
+        `${ROOT}/users?dryRun=All`,
+        '{"metadata":{"name":"exact"},"spec":{"username":"exact","tokenGeneration":1000000000000000000}}',
+        JSON_TYPE,
+      );
+      assert.equal(exact.status, 201, exact.text);
+      assert.match(exact.text, /"tokenGeneration":1000000000000000000[,}]/);
+    });
+
+    it('refuses integers JSON.parse would round instead of storing them changed', async () => {
+      for (const [method, path, body, type] of [
+        [
+          'POST',
+          `${ROOT}/users`,
+          '{"metadata":{"name":"near"},"spec":{"username":"near","tokenGeneration":9007199254740993}}',
+          JSON_TYPE,
+        ],
+        ['PATCH', `${ROOT}/users/seed`, '{"spec":{"tokenGeneration":-9007199254740993}}', MERGE],
+        [
+          'POST',
+          `${ROOT}/users`,
+          'metadata: {name: near}\nspec: {username: near, tokenGeneration: 9007199254740993}\n',
+          YAML_TYPE,
+        ],
+      ] as const) {
+        const status = await refused(400, method, path, body, type);
+        assert.match(
+          status.message,
+          /^(json|yaml): cannot keep number -?9007199254740993( \(field spec\.tokenGeneration\))? exactly: .* would store it as -?9007199254740992$/,
+        );
+      }
     });
 
     it('refuses duplicate JSON fields under Strict and warns about them under Warn', async () => {

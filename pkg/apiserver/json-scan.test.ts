@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { outsideInt64, scanJSON } from './json-scan.js';
+import { outsideInt64, changedByDouble, scanJSON } from './json-scan.js';
 
 describe('scanJSON', () => {
   it('counts nesting as encoding/json does: the top-level object is level 1', () => {
@@ -43,5 +43,24 @@ describe('scanJSON', () => {
     assert.equal(outsideInt64(2n ** 63n - 1n), false);
     assert.equal(outsideInt64(2n ** 63n), true);
     assert.equal(outsideInt64(-(2n ** 63n)), false);
+  });
+
+  it('finds integer literals within int64 that JSON.parse and JSON.stringify would change', () => {
+    const text =
+      '{"spec":{"safe":9007199254740991,"two53":9007199254740992,"up":9007199254740993,"down":-9007199254740995,"f":9007199254740993.5,"s":"9007199254740993"},"l":[1152921504606846977,4611686018427387904,1000000000000000000]}';
+    const scan = scanJSON(text, 10);
+    assert.deepEqual(scan.inexact, [
+      { path: 'spec.up', literal: '9007199254740993' },
+      { path: 'spec.down', literal: '-9007199254740995' },
+      { path: 'l[0]', literal: '1152921504606846977' },
+      // A double holds 2^62, but writes it as 4611686018427388000.
+      { path: 'l[1]', literal: '4611686018427387904' },
+    ]);
+    assert.deepEqual(scan.outOfRange, []);
+    // Without `exact`, only int64's bounds are looked at.
+    assert.deepEqual(scanJSON(text, 10, false).inexact, []);
+    assert.equal(changedByDouble(2n ** 53n + 1n), true);
+    assert.equal(changedByDouble(2n ** 62n), true);
+    assert.equal(changedByDouble(10n ** 18n), false);
   });
 });

@@ -1,10 +1,14 @@
 // One pass over a JSON body's text for what JSON.parse cannot tell us: how deep it
-// nests, which keys repeat within an object, and which integer literals lie outside
-// int64. kube-apiserver's decoder (sigs.k8s.io/json, a fork of encoding/json) stops at
-// a nesting depth limit ("exceeded max depth"), reports duplicate fields as strict
-// decoding errors (`duplicate field "metadata.name"`) and refuses an integer that does
-// not fit an int64 field; JSON.parse silently keeps the last duplicate and rounds
-// 9223372036854775808 to a double that passes an int64 range check.
+// nests, which keys repeat within an object, which integer literals lie outside
+// int64, and which ones JSON.parse and JSON.stringify would change. kube-apiserver's decoder
+// (sigs.k8s.io/json, a fork of encoding/json) stops at a nesting depth limit
+// ("exceeded max depth"), reports duplicate fields as strict decoding errors
+// (`duplicate field "metadata.name"`), refuses an integer that does not fit an int64
+// field and keeps every other integer exact (int64 fields, and int64 in unstructured
+// content: UnmarshalCaseSensitivePreserveInts); JSON.parse silently keeps the last
+// duplicate, rounds 9223372036854775808 to a double that passes an int64 range check,
+// and turns 9007199254740993 into 9007199254740992 (and JSON.stringify writes 2^62,
+// which a double holds exactly, as 4611686018427388000).
 //
 // The scan is iterative (an explicit stack), so no input can exhaust the call stack.
 // It never throws: on text that is not JSON its findings mean nothing but its depth
@@ -17,7 +21,14 @@ export interface JSONScan {
   /** Paths of keys set twice in one object, as kjson prints them: `metadata.name`, `spec.items[0].a`. */
   readonly duplicates: readonly string[];
   /** Integer literals outside int64, with their path. */
-  readonly outOfRange: readonly { readonly path: string; readonly literal: string }[];
+  readonly outOfRange: readonly IntegerLiteral[];
+  /** Integer literals within int64 that a parse and a write as JSON would change, with their path. */
+  readonly inexact: readonly IntegerLiteral[];
+}
+
+export interface IntegerLiteral {
+  readonly path: string;
+  readonly literal: string;
 }
 
 interface Level {
@@ -33,6 +44,17 @@ const INT64_MIN = -9223372036854775808n;
 /** Whether an integer does not fit an int64 (what Go's decoder refuses for int64 fields). */
 export function outsideInt64(value: bigint): boolean {
   return value > INT64_MAX || value < INT64_MIN;
+}
+
+/**
+ * Whether an integer comes back changed once held as a double and written out again:
+ * rounded (9007199254740993 -> ...992), or held exactly but printed in its shortest
+ * form (2^62 -> 4611686018427388000). Every integer of up to 15 digits survives (2^53
+ * has 16), so a shorter literal needs no look.
+ */
+export const EXACT_INTEGER_DIGITS = 15;
+export function changedByDouble(value: bigint): boolean {
+  return String(Number(value)) !== value.toString();
 }
 
 /** A key or index path the way kjson names fields: dots between keys, brackets for indexes. */
@@ -74,18 +96,25 @@ function unescapeKey(raw: string): string {
   }
 }
 
-/** Scans JSON text; `maxDepth` is the deepest nesting allowed (the top-level object is 1). */
-export function scanJSON(text: string, maxDepth: number): JSONScan {
+/**
+ * Scans JSON text; `maxDepth` is the deepest nesting allowed (the top-level object is 1).
+ * `exact` asks for the integers a double would change (`inexact`); without it only
+ * those outside int64 are looked at.
+ */
+export function scanJSON(text: string, maxDepth: number, exact = true): JSONScan {
   const stack: Level[] = [];
   const duplicates: string[] = [];
-  const outOfRange: { path: string; literal: string }[] = [];
+  const outOfRange: IntegerLiteral[] = [];
+  const inexact: IntegerLiteral[] = [];
+  // 19 digits is where int64 ends; shorter literals always fit it.
+  const longDigits = exact ? EXACT_INTEGER_DIGITS + 1 : 19;
   let i = 0;
   const n = text.length;
   while (i < n) {
     const c = text.charCodeAt(i);
     const top = stack[stack.length - 1];
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (stack.length >= maxDepth) return { tooDeep: true, duplicates: [], outOfRange: [] };
+      if (stack.length >= maxDepth) return { tooDeep: true, duplicates: [], outOfRange: [], inexact: [] };
       const isObject = c === 0x7b;
       stack.push({ isObject, member: isObject ? undefined : 0, keys: undefined });
       i++;
@@ -116,11 +145,12 @@ export function scanJSON(text: string, maxDepth: number): JSONScan {
       while (j < n && isDigit(text.charCodeAt(j))) j++;
       const next = text.charCodeAt(j);
       const integral = next !== 0x2e /* . */ && next !== 0x65 /* e */ && next !== 0x45; /* E */
-      // 19 digits is where int64 ends; shorter literals always fit.
-      if (integral && j - i >= 19 && isDigit(text.charCodeAt(j - 1))) {
+      // The sign counts as a digit here: a shorter run is exact and fits int64.
+      if (integral && j - i >= longDigits && isDigit(text.charCodeAt(j - 1))) {
         const literal = text.slice(i, j);
         const value = BigInt(literal);
         if (outsideInt64(value)) outOfRange.push({ path: pathOf(stack), literal });
+        else if (exact && changedByDouble(value)) inexact.push({ path: pathOf(stack), literal });
       }
       while (j < n && /[0-9.eE+-]/.test(text.charAt(j))) j++;
       i = j;
@@ -128,5 +158,5 @@ export function scanJSON(text: string, maxDepth: number): JSONScan {
       i++;
     }
   }
-  return { tooDeep: false, duplicates, outOfRange };
+  return { tooDeep: false, duplicates, outOfRange, inexact };
 }

@@ -14,3 +14,4 @@ export {
 } from './field-manager.js';
 export { ApplyConflictError, conflictMessage, type ApplyConflict } from './conflict.js';
 export { isResetManagedFields } from './managed.js';
+export { invalidManagedFieldsAfterAdmissionWarning, restoreManagedFieldsIfInvalid } from './admission.js';

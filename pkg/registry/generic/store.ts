@@ -73,7 +73,7 @@ import {
   validateListOptions,
   type SelectionPredicate,
 } from './list-options.js';
-import { ApplyConflictError, FieldManager } from '../fieldmanager/index.js';
+import { ApplyConflictError, FieldManager, restoreManagedFieldsIfInvalid } from '../fieldmanager/index.js';
 import { managerName, requireApplyFieldManager, validateFieldManager } from './managed-fields.js';
 import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
 import { clone, deepEqual, nowTimestamp, sameContent, sameDesiredState } from './object.js';
@@ -223,8 +223,7 @@ export class Store implements RESTStorage {
     manager: string,
     managedFields: ManagedFieldsMode = 'update',
   ): Promise<KubeObject> {
-    const meta = obj.metadata;
-    const generated = !meta.name && !!meta.generateName;
+    const generated = !obj.metadata.name && !!obj.metadata.generateName;
     // What only the server may set: wiped, then filled (rest/meta.go).
     for (const f of [
       'uid',
@@ -233,9 +232,16 @@ export class Store implements RESTStorage {
       'deletionGracePeriodSeconds',
       'selfLink',
     ] as const) {
-      delete meta[f];
+      delete obj.metadata[f];
     }
-    delete meta.resourceVersion;
+    delete obj.metadata.resourceVersion;
+    // The write is recorded as the request made it, before the strategy and admission
+    // change it (create.go runs the field manager's UpdateNoErrors before BeforeCreate
+    // and admission): a field the server sets is owned by no manager of this request.
+    // The request's own managedFields count as upstream lets them (a valid list is kept);
+    // as there, an engine failure drops them instead of failing the create.
+    if (managedFields === 'update') obj = this.managerOf('').updateNoErrors(this.emptyObject(), obj, manager);
+    const meta = obj.metadata;
     const now = nowTimestamp(this.now());
     meta.uid = randomUUID();
     meta.creationTimestamp = now;
@@ -245,10 +251,7 @@ export class Store implements RESTStorage {
     await this.strategy.prepareForCreate(ctx, obj);
     this.restoreEnvelope(obj);
     this.throwIfInvalid(obj.metadata.name ?? '', this.validateCreate(ctx, obj));
-    await this.admission?.admit(ctx, obj, undefined, this.info);
-    // The request's own managedFields count as upstream's create handler lets them (a valid list is kept);
-    // as there (UpdateNoErrors), an engine failure drops them instead of failing the create.
-    if (managedFields === 'update') obj = this.managerOf('').updateNoErrors(this.emptyObject(), obj, manager);
+    await this.admit(ctx, obj, undefined);
 
     const name = obj.metadata.name ?? '';
     const key = this.keys.objectKey(obj.metadata.namespace ?? '', name);
@@ -540,7 +543,28 @@ export class Store implements RESTStorage {
     if (meta.resourceVersion !== old.metadata.resourceVersion)
       throw newConflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
     this.ensureNamespace(ctx, meta);
+    return this.prepareRecordedUpdate(
+      ctx,
+      // As upstream's update and patch handlers record the write (UpdateNoErrors) in the
+      // object the request made, before the strategy (BeforeUpdate) and admission: what
+      // the server keeps or sets is owned by no manager of this request.
+      managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj,
+      old,
+      target,
+      admit,
+    );
+  }
 
+  /** prepareUpdate once the write is recorded in `obj`'s managedFields. */
+  private async prepareRecordedUpdate(
+    ctx: RequestContext,
+    obj: KubeObject,
+    old: KubeObject,
+    target: WriteTarget,
+    admit: boolean,
+  ): Promise<KubeObject> {
+    const name = old.metadata.name ?? '';
+    const meta = obj.metadata;
     const oldMeta = old.metadata;
     if (oldMeta.generation === undefined) delete meta.generation;
     else meta.generation = oldMeta.generation;
@@ -560,15 +584,26 @@ export class Store implements RESTStorage {
     delete meta.selfLink;
 
     this.throwIfInvalid(name, this.validateUpdate(ctx, obj, old, target));
-    if (admit) await this.admission?.admit(ctx, obj, old, this.info);
+    if (admit) await this.admit(ctx, obj, old);
 
     // Status is not what a client asks for: only changes elsewhere count (the CRD strategy's rule).
     if (!sameDesiredState(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
-    // The engine records the write (upstream's fieldManager.UpdateNoErrors in the update and patch handlers).
-    const next = managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj;
     // Nothing to write: same resourceVersion, no event, managedFields keep their time.
-    if (sameContent(next, old) && deepEqual(next.metadata.managedFields, oldMeta.managedFields)) return old;
-    return next;
+    if (sameContent(obj, old) && deepEqual(meta.managedFields, oldMeta.managedFields)) return old;
+    return obj;
+  }
+
+  /**
+   * Admission, which cannot leave managedFields broken: entries it turned into ones
+   * that do not decode are put back as they were, with upstream's warning
+   * (fieldmanager.NewManagedFieldsValidatingAdmissionController).
+   */
+  private async admit(ctx: RequestContext, obj: KubeObject, old: KubeObject | undefined): Promise<void> {
+    if (!this.admission) return;
+    const before = obj.metadata.managedFields;
+    await this.admission.admit(ctx, obj, old, this.info);
+    const warning = restoreManagedFieldsIfInvalid(obj, before);
+    if (warning) ctx.warnings.push(warning);
   }
 
   private managerOf(target: WriteTarget): FieldManager {

@@ -165,6 +165,9 @@ export interface StatusStrategy {
  * (403 Forbidden, 422 Invalid); it must not change the object. This is the seam
  * for rules that need the caller and the object together (who may own a key,
  * blockOwnerDeletion), which authorization, seeing only the request, cannot judge.
+ * It runs after the write was recorded in managedFields: fields it set would be
+ * owned by no manager, and managedFields it left undecodable are put back with a
+ * warning (as upstream guards its admission chain).
  */
 export interface Admission {
   admit(

@@ -11,6 +11,7 @@ import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { RequestContext } from '../registry/rest/interfaces.js';
 import type { StorageDeadline } from '../storage/deadline.js';
 import { closeAfterUnreadBody } from './close-unread.js';
+import type { AuditEntry } from './filters/audit.js';
 import { disarmDeadline, type DeadlineEntry, type DeadlineList } from './filters/deadline-list.js';
 import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
@@ -29,6 +30,8 @@ export class RequestScope implements DeadlineEntry {
   readonly receivedEpochMs = nowEpochMs();
   /** Set when the audit policy audits this request: handlers record the request and response objects into it. */
   audit: AuditRecorder | undefined;
+  /** The audit filter's bookkeeping for this request until its last event is stored (filters/audit.ts). */
+  auditEntry: AuditEntry | undefined;
   /** The deadline the request's storage calls work under (filters/timeout.ts); none for a watch. */
   storageDeadline: StorageDeadline | undefined;
   private queryParams: URLSearchParams | undefined;

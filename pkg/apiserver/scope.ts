@@ -11,12 +11,14 @@ import type { AuthenticatedUser } from '../authentication/user/user.js';
 import type { RequestContext } from '../registry/rest/interfaces.js';
 import type { StorageDeadline } from '../storage/deadline.js';
 import { closeAfterUnreadBody } from './close-unread.js';
+import type { AuditEntry } from './filters/audit.js';
+import { disarmDeadline, type DeadlineEntry, type DeadlineList } from './filters/deadline-list.js';
 import type { Logger } from '../util/log/index.js';
 import type { RequestInfo } from './request-info.js';
 import { JSON_FORMAT, writeError, writeObject, type OutputFormat } from './responses.js';
 import { warningHeaders } from './warnings.js';
 
-export class RequestScope {
+export class RequestScope implements DeadlineEntry {
   /** Encoding of the answer, errors included; JSON until negotiation says otherwise. */
   format: OutputFormat = JSON_FORMAT;
   readonly warnings: string[] = [];
@@ -28,12 +30,21 @@ export class RequestScope {
   readonly receivedEpochMs = nowEpochMs();
   /** Set when the audit policy audits this request: handlers record the request and response objects into it. */
   audit: AuditRecorder | undefined;
+  /** The audit filter's bookkeeping for this request until its last event is stored (filters/audit.ts). */
+  auditEntry: AuditEntry | undefined;
   /** The deadline the request's storage calls work under (filters/timeout.ts); none for a watch. */
   storageDeadline: StorageDeadline | undefined;
   private queryParams: URLSearchParams | undefined;
   private abortController: AbortController | undefined;
+  /** The request's deadline (filters/timeout.ts), set for its storage calls or not; none for a watch. */
+  requestDeadline: StorageDeadline | undefined;
+  // The request's place among the armed deadlines (filters/deadline-list.ts): links
+  // in the scope itself rather than a timer and a closure per request.
+  expiresAt = Infinity;
+  armedIn: DeadlineList | undefined;
+  prevArmed: DeadlineEntry | undefined;
+  nextArmed: DeadlineEntry | undefined;
   private closed = false;
-  private deadline: NodeJS.Timeout | undefined;
   /** The Status the request was answered with when its deadline passed; later answers are dropped. */
   private expired: ApiError | undefined;
 
@@ -68,18 +79,14 @@ export class RequestScope {
   }
 
   /**
-   * After `ms`, answers `timeout()` unless the answer has started by then: the
-   * request's signal aborts and any later send or fail is dropped.
+   * The deadline passed before the answer started (filters/timeout.ts checks that):
+   * the client gets `err`, the request's signal aborts, and any later send or fail is
+   * dropped.
    */
-  armDeadline(ms: number, timeout: () => ApiError): void {
-    this.deadline = setTimeout(() => {
-      this.deadline = undefined;
-      if (this.closed || this.res.headersSent) return;
-      const err = timeout();
-      this.fail(err);
-      this.expired = err;
-      this.abortController?.abort(err);
-    }, ms);
+  timeOut(err: ApiError): void {
+    this.fail(err);
+    this.expired = err;
+    this.abortController?.abort(err);
   }
 
   /** True once the deadline passed and the client got the timeout. */
@@ -87,9 +94,14 @@ export class RequestScope {
     return this.expired !== undefined;
   }
 
+  /** True once the request was answered without its work (timed out, or its client left): StorageDeadline asks. */
+  get abandoned(): boolean {
+    return this.expired !== undefined || this.closed;
+  }
+
   /** The response is over (finished or cut off). */
   markClosed(): void {
-    if (this.deadline) clearTimeout(this.deadline);
+    if (this.armedIn) disarmDeadline(this);
     this.closed = true;
     // Only a response cut short means the client went away; aborting also costs a DOMException.
     if (!this.res.writableFinished) this.abortController?.abort();

@@ -19,6 +19,7 @@
 import { StorageDeadline } from './deadline.js';
 import { StorageError, storageTimeout, storageUnavailable } from './errors.js';
 import {
+  committedRevisionOf,
   CompactedError,
   FutureRevisionError,
   type DeleteResult,
@@ -37,7 +38,9 @@ export class BoundedKV implements KV {
   constructor(
     private readonly inner: KV,
     private readonly callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS,
-  ) {}
+  ) {
+    this.committedRevision = committedRevisionOf(inner);
+  }
 
   get(key: string, revision?: number, deadline?: StorageDeadline): ReturnType<KV['get']> {
     return this.bounded(key, false, deadline, (bound) => this.inner.get(key, revision, bound));
@@ -78,6 +81,9 @@ export class BoundedKV implements KV {
   currentRevision(deadline?: StorageDeadline): Promise<number> {
     return this.bounded('', false, deadline, (bound) => this.inner.currentRevision(bound));
   }
+
+  /** Answered in process, synchronously: it cannot hang, so there is nothing to bound. */
+  readonly committedRevision: (() => number | undefined) | undefined;
 
   compactedRevision(): Promise<number> {
     return this.bounded('', false, undefined, () => this.inner.compactedRevision());

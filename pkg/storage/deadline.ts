@@ -12,6 +12,12 @@
 // AsyncLocalStorage: on Node 20 that turns on promise hooks for every promise in the
 // process (docs/performance/storage-deadline-without-asynclocalstorage.md).
 
+/**
+ * Says whether the request was answered without its work: the request itself (its
+ * scope answers, so no closure is made per request), or a function (tests).
+ */
+export type Abandonment = { readonly abandoned: boolean } | (() => boolean);
+
 export class StorageDeadline {
   /** Writes sent to storage whose outcome is not known yet (see BoundedKV). */
   writesInFlight = 0;
@@ -19,12 +25,14 @@ export class StorageDeadline {
   constructor(
     /** Wall-clock ms (Date.now()) by which the work must be over. */
     readonly deadlineAt: number,
-    private readonly isAbandoned: () => boolean = () => false,
+    private readonly abandonment?: Abandonment,
   ) {}
 
   /** True once the request was answered without this work (timed out, or its client left). */
   get abandoned(): boolean {
-    return this.isAbandoned();
+    const source = this.abandonment;
+    if (source === undefined) return false;
+    return typeof source === 'function' ? source() : source.abandoned;
   }
 
   /** Ms left, never negative. */
@@ -34,6 +42,6 @@ export class StorageDeadline {
 
   /** The same request, narrowed to an earlier deadline (one storage call). */
   narrowed(deadlineAt: number): StorageDeadline {
-    return new StorageDeadline(Math.min(deadlineAt, this.deadlineAt), this.isAbandoned);
+    return new StorageDeadline(Math.min(deadlineAt, this.deadlineAt), this.abandonment);
   }
 }

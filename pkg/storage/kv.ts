@@ -123,6 +123,15 @@ export interface KV {
   watch(prefix: string, fromRevision: number, handlers: KVWatchHandlers): KVWatch;
   /** The latest revision. */
   currentRevision(deadline?: StorageDeadline): Promise<number>;
+  /**
+   * The latest committed revision, known in this process without a storage call, or
+   * undefined when the backend cannot say now (closed). Only a backend that is the
+   * sole writer of its data and commits in this process has it (SQLite: an exclusive
+   * file lock, synchronous transactions); etcd has other writers, so it has none and
+   * its readers ask storage. The value is what currentRevision() would answer if
+   * called at the same moment. Wrappers pass it on unchanged (committedRevisionOf).
+   */
+  readonly committedRevision?: () => number | undefined;
   /** The oldest revision still readable (history before it is compacted). */
   compactedRevision(): Promise<number>;
   /** Drops history before `revision`. */
@@ -130,6 +139,16 @@ export interface KV {
   /** Bytes the database takes on disk, for apiserver_storage_size_bytes (optional). */
   sizeBytes?(): Promise<number | undefined>;
   close(): Promise<void>;
+}
+
+/**
+ * What a wrapper of `inner` offers as its committedRevision: the backend's own,
+ * passed through, or nothing when the backend has none (so a reader of the wrapper
+ * knows at once, without a call per read, that it must ask storage).
+ */
+export function committedRevisionOf(inner: KV): (() => number | undefined) | undefined {
+  const committed = inner.committedRevision;
+  return committed === undefined ? undefined : () => committed.call(inner);
 }
 
 /** History at the requested revision was compacted away. */

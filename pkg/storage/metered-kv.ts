@@ -16,6 +16,7 @@ import type {
   RangeResult,
   TxnResult,
 } from './kv.js';
+import { committedRevisionOf } from './kv.js';
 
 /**
  * The series of one (operation, group, resource): resolved on the tuple's first
@@ -51,6 +52,7 @@ export class MeteredKV implements KV {
     keyPrefix: string,
   ) {
     this.prefix = keyPrefix.endsWith('/') ? keyPrefix : `${keyPrefix}/`;
+    this.committedRevision = committedRevisionOf(inner);
   }
 
   /** The backend underneath, for what it offers beyond KV. */
@@ -97,6 +99,9 @@ export class MeteredKV implements KV {
   currentRevision(deadline?: StorageDeadline): Promise<number> {
     return this.record('getCurrentResourceVersion', '', () => this.inner.currentRevision(deadline));
   }
+
+  /** Not a storage call (the backend knows it in process): nothing to time or count. */
+  readonly committedRevision: (() => number | undefined) | undefined;
 
   compactedRevision(): Promise<number> {
     return this.inner.compactedRevision();

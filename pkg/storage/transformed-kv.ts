@@ -20,7 +20,7 @@ import type {
   RangeResult,
   TxnResult,
 } from './kv.js';
-import { prefixEnd } from './kv.js';
+import { committedRevisionOf, prefixEnd } from './kv.js';
 import type { StorageDeadline } from './deadline.js';
 import { StorageError } from './errors.js';
 import type { Transformer } from './value/transformer.js';
@@ -34,7 +34,9 @@ export class TransformedKV implements KV {
     private readonly transformerFor: TransformerForKey,
     /** Called once the backend is closed (stops config reloads, closes KMS connections). */
     private readonly onClose?: () => void,
-  ) {}
+  ) {
+    this.committedRevision = committedRevisionOf(inner);
+  }
 
   /**
    * A value that cannot be encrypted (a KMS plugin that gave no data key yet, or whose
@@ -143,6 +145,8 @@ export class TransformedKV implements KV {
   currentRevision(deadline?: StorageDeadline): Promise<number> {
     return this.inner.currentRevision(deadline);
   }
+
+  readonly committedRevision: (() => number | undefined) | undefined;
 
   compactedRevision(): Promise<number> {
     return this.inner.compactedRevision();

@@ -29,6 +29,9 @@ import { accessKeyExtraKey } from '../../registry/authentication/selfsubjectrevi
 import type { RequestInfo } from '../request-info.js';
 import type { RequestScope } from '../scope.js';
 
+/** Nothing was written (the client went away first): upstream's faked status, copied per event. */
+const CLOSED_EARLY = { metadata: {}, status: 'Success', message: 'Connection closed early', code: 200 } as const;
+
 /** Longest incoming Audit-ID kept (upstream keeps any; a bound keeps log lines sane). */
 const MAX_AUDIT_ID_LENGTH = 256;
 
@@ -112,7 +115,8 @@ function objectRefOf(info: RequestInfo): ObjectReference | undefined {
   };
 }
 
-interface AuditEntry {
+/** An audited request's audit until its last event is stored (RequestScope.auditEntry). */
+export interface AuditEntry {
   readonly audit: RequestAudit;
   readonly failedAuthentication: boolean;
   /** Set when the request ended in an error that is no API error (this server's panic). */
@@ -120,8 +124,6 @@ interface AuditEntry {
 }
 
 export class AuditFilter {
-  /** The audit of each audited request, by its response, until its last event is stored. */
-  private readonly audits = new WeakMap<ServerResponse, AuditEntry>();
   /** The extra key an access key's name is recorded under (`<group>/access-key`), built once. */
   private readonly accessKeyExtra: string;
 
@@ -171,7 +173,7 @@ export class AuditFilter {
     return stored.then((ok) => {
       if (ok) return;
       // As upstream: the request fails at once, and no later stage is audited.
-      this.audits.delete(scope.res);
+      scope.auditEntry = undefined;
       auditRequestsRejectedTotal.inc();
       throw newInternalError('failed to store audit event');
     });
@@ -189,16 +191,20 @@ export class AuditFilter {
    * The last event is stored before the response ends, as upstream's deferred event
    * is stored before its handler returns: in blocking mode a client that has its
    * answer knows the event is written. A response that never ends (the client went
-   * away) gets it from finish().
+   * away) gets it from finish(). The entry rides on the request's scope (no map keyed
+   * by the response, whose weak entries each collection must trace), and the end
+   * goes out on one `then` of the event's write (no async frame, no `finally`).
    */
   private track(scope: RequestScope, entry: AuditEntry): void {
-    this.audits.set(scope.res, entry);
+    scope.auditEntry = entry;
     const res = scope.res;
     const end = res.end;
-    const complete = (): Promise<void> => this.complete(scope);
-    const deferredEnd = function (this: ServerResponse, ...args: unknown[]): ServerResponse {
+    const deferredEnd = (...args: unknown[]): ServerResponse => {
       res.end = end;
-      void complete().finally(() => (end as (...a: unknown[]) => ServerResponse).apply(res, args));
+      const endNow = (): ServerResponse => (end as (...a: unknown[]) => ServerResponse).apply(res, args);
+      const stored = this.complete(scope);
+      if (stored === undefined) endNow();
+      else void stored.then(endNow, endNow);
       return res;
     };
     res.end = deferredEnd as typeof res.end;
@@ -206,7 +212,7 @@ export class AuditFilter {
 
   /** An error that is no API error is this server's panic: the request ends in a Panic event. */
   panicked(scope: RequestScope, err: unknown): void {
-    const entry = this.audits.get(scope.res);
+    const entry = scope.auditEntry;
     // The error's name only: its message may carry anything.
     if (entry) entry.panicked = err instanceof Error ? err.name : 'error';
   }
@@ -229,11 +235,30 @@ export class AuditFilter {
     void this.complete(scope);
   }
 
-  /** The last event: ResponseComplete (or Panic, or the 401's ResponseStarted). */
-  private async complete(scope: RequestScope): Promise<void> {
-    const entry = this.audits.get(scope.res);
-    if (!entry) return;
-    this.audits.delete(scope.res);
+  /**
+   * The last event: ResponseComplete (or Panic, or the 401's ResponseStarted).
+   * Undefined when nothing is left to store, or it was stored at once (the stage is
+   * omitted); otherwise settles once the event is stored (or failed to be).
+   */
+  private complete(scope: RequestScope): Promise<unknown> | undefined {
+    const entry = scope.auditEntry;
+    if (!entry) return undefined;
+    scope.auditEntry = undefined;
+    const { audit } = entry;
+    if (entry.failedAuthentication || entry.panicked !== undefined || scope.info?.verb === 'watch')
+      return this.completeRarely(scope, entry);
+    if (!audit.event.responseStatus) audit.event.responseStatus = this.statusOfEnd(scope.res);
+    const stored = audit.process('ResponseComplete');
+    return stored === true ? undefined : stored;
+  }
+
+  /** What the event says of a response whose status no handler recorded. */
+  private statusOfEnd(res: ServerResponse): NonNullable<RequestAudit['event']['responseStatus']> {
+    return res.headersSent ? { metadata: {}, code: res.statusCode } : { ...CLOSED_EARLY };
+  }
+
+  /** complete() for a 401, a panic or a watch. */
+  private async completeRarely(scope: RequestScope, entry: AuditEntry): Promise<void> {
     const { audit } = entry;
     const res = scope.res;
     if (entry.failedAuthentication) {
@@ -252,15 +277,11 @@ export class AuditFilter {
       await audit.process('Panic');
       return;
     }
-    // Nothing was written (the client went away first): upstream's faked status.
-    const faked = { metadata: {}, status: 'Success', message: 'Connection closed early', code: 200 } as const;
     if (scope.info?.verb === 'watch' && !audit.hasProcessed('ResponseStarted')) {
-      audit.event.responseStatus ??= { ...faked };
+      audit.event.responseStatus ??= { ...CLOSED_EARLY };
       await audit.process('ResponseStarted');
     }
-    if (!audit.event.responseStatus) {
-      audit.event.responseStatus = res.headersSent ? { metadata: {}, code: res.statusCode } : { ...faked };
-    }
+    if (!audit.event.responseStatus) audit.event.responseStatus = this.statusOfEnd(res);
     await audit.process('ResponseComplete');
   }
 

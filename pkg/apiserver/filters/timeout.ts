@@ -16,6 +16,7 @@ import { newBadRequest, newTimeout, type ApiError } from '../../apis/meta/errors
 import { StorageDeadline } from '../../storage/deadline.js';
 import { parseDuration } from '../../util/duration.js';
 import type { RequestScope } from '../scope.js';
+import { RequestDeadlines, type DeadlineClock } from './deadline-list.js';
 
 /** upstream's invalidTimeoutInURL. */
 const INVALID_TIMEOUT = 'invalid timeout specified in the request URL';
@@ -45,6 +46,9 @@ export function requestedTimeoutMs(query: URLSearchParams | undefined): number |
 }
 
 export class RequestTimeoutFilter {
+  /** Every armed request's deadline, under one timer (./deadline-list.ts). */
+  private readonly deadlines: RequestDeadlines<RequestScope>;
+
   constructor(
     /** --request-timeout in ms. */
     private readonly maximumMs: number,
@@ -54,21 +58,30 @@ export class RequestTimeoutFilter {
      * calls RecordRequestTermination). Not called when the answer had begun.
      */
     private readonly onTimeout?: (scope: RequestScope) => void,
-  ) {}
+    /** Tests pass a fake clock. */
+    clock?: DeadlineClock,
+  ) {
+    this.deadlines = new RequestDeadlines(maximumMs, this.expire, clock);
+  }
 
   /**
    * Arms the deadline of a request that is not long-running (a bad ?timeout= is a 400
-   * before any work) and returns it for the request's storage calls.
+   * before any work) and returns it for the request's storage calls. The request
+   * disarms it when its response closes (RequestScope.markClosed).
    */
   arm(scope: RequestScope): StorageDeadline {
     const asked = requestedTimeoutMs(scope.hasQuery ? scope.query : undefined);
     const ms = asked === undefined || asked > this.maximumMs ? this.maximumMs : asked;
-    const deadline = new StorageDeadline(Date.now() + ms, () => scope.timedOut || scope.isClosed);
-    const onTimeout = this.onTimeout;
-    scope.armDeadline(ms, () => {
-      onTimeout?.(scope);
-      return newRequestTimeout(deadline.writesInFlight > 0);
-    });
+    const deadline = new StorageDeadline(Date.now() + ms, scope);
+    scope.requestDeadline = deadline;
+    this.deadlines.arm(scope, ms);
     return deadline;
   }
+
+  /** A request's deadline passed: its 504, unless the answer has started by then. */
+  private readonly expire = (scope: RequestScope): void => {
+    if (scope.isClosed || scope.res.headersSent) return;
+    this.onTimeout?.(scope);
+    scope.timeOut(newRequestTimeout((scope.requestDeadline?.writesInFlight ?? 0) > 0));
+  };
 }

@@ -25,7 +25,7 @@ import type {
   WatchOptions,
 } from '../interfaces.js';
 import type { StorageDeadline } from '../deadline.js';
-import type { KV } from '../kv.js';
+import { committedRevisionOf, type KV } from '../kv.js';
 import type { Logger } from '../../util/log/index.js';
 import { RevisionBatcher, type RevisionReader } from '../revision-batcher.js';
 import { Cacher, directoryOf, type CacherOptions } from './cacher.js';
@@ -118,6 +118,9 @@ export class CachedStorage implements Storage {
     this.kv = options.kv;
     const read = (): Promise<number> => this.storage.currentResourceVersion();
     this.revisions = options.revisionReader ? options.revisionReader(read) : new RevisionBatcher(read);
+    // A backend that knows its committed revision in process (SQLite) spares consistent
+    // reads the revision read; a reader given by the caller is always asked instead.
+    const committedRevision = options.revisionReader ? undefined : committedRevisionOf(options.kv);
     this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? 3000;
     // Used only by caches whose storage watch cannot answer progress requests (older etcd).
     this.globalProgress = new GlobalProgress(options.kv, options.resourcePrefix, options.logger);
@@ -132,6 +135,7 @@ export class CachedStorage implements Storage {
       freshnessTimeoutMs: this.freshnessTimeoutMs,
       progressIntervalMs: 100,
       globalProgress: this.globalProgress,
+      ...(committedRevision ? { committedRevision } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     };
   }

@@ -74,6 +74,12 @@ export interface CacherOptions {
    */
   readonly globalProgress?: GlobalProgress;
   readonly writeOrderWaitMs?: number;
+  /**
+   * Storage's latest committed revision when the process knows it without a storage
+   * call (KV.committedRevision: SQLite, the sole writer); a consistent read then needs
+   * no revision read. Absent, or undefined when called: ask `revisions`.
+   */
+  readonly committedRevision?: () => number | undefined;
   readonly logger?: Logger;
 }
 
@@ -371,12 +377,39 @@ export class Cacher {
       case 'any':
         return true;
       case 'latest':
-        return this.freshAtStorageRevision(undefined, deadline);
+        return this.freshAtCommitted(undefined, deadline) ?? this.freshAtStorageRevision(undefined, deadline);
       case 'notOlderThan':
       case 'exact':
         if (this.cache.revision >= point.revision) return true;
-        return this.freshAtStorageRevision(point.revision, deadline);
+        return (
+          this.freshAtCommitted(point.revision, deadline) ??
+          this.freshAtStorageRevision(point.revision, deadline)
+        );
     }
+  }
+
+  /**
+   * freshAtStorageRevision without the revision read, when storage's committed revision
+   * is known in process (SQLite); undefined when it is not (etcd: ask storage).
+   *
+   * Still linearizable: a write acknowledged to any client before this read began was
+   * committed by this process before then, and the committed revision moved with the
+   * commit, in the same synchronous step (SqliteKV.write), so it is at or past every
+   * such write. It is the very value the revision read would have answered, read at
+   * the moment the read would have begun: only the promise and the storage call's
+   * wrappers are left out. When the cache has applied it the answer is true at once
+   * (no promise, the common case); otherwise the read waits for the cache's watch to
+   * deliver it, as after a revision read. A request already past its deadline or
+   * abandoned is refused as a revision read would refuse it.
+   */
+  private freshAtCommitted(
+    revision: number | undefined,
+    deadline: StorageDeadline | undefined,
+  ): boolean | Promise<boolean> | undefined {
+    const committed = this.options.committedRevision?.();
+    if (committed === undefined) return undefined;
+    if (deadline && (deadline.abandoned || deadline.remainingMs() === 0)) throw storageTimeout(this.prefix, false);
+    return this.freshAgainst(revision, committed);
   }
 
   /**
@@ -404,6 +437,15 @@ export class Cacher {
         throw err;
       }
     }
+    return this.freshAgainst(revision, current);
+  }
+
+  /**
+   * Given storage's current revision: true (or a promise of it) once the cache has
+   * reached it (`revision` undefined: a consistent read) or `revision`, which storage
+   * must have reached.
+   */
+  private freshAgainst(revision: number | undefined, current: number): boolean | Promise<boolean> {
     if (revision === undefined) return this.isFresh(current) || this.waitFresh(current);
     if (revision > current) throw tooLargeResourceVersion(revision, current);
     return this.waitFresh(revision);

@@ -478,6 +478,15 @@ export class SqliteKV implements KV {
     return this.rev;
   }
 
+  /**
+   * The same revision currentRevision() answers, without a promise: `rev` moves in
+   * the same synchronous step that commits a write, before the writer is answered,
+   * and this process is the file's only writer, so every write acknowledged to
+   * anyone before this call is at or below it. Undefined once closed (the caller
+   * then asks currentRevision(), which says why).
+   */
+  readonly committedRevision = (): number | undefined => (this.closed ? undefined : this.rev);
+
   async compactedRevision(): Promise<number> {
     this.assertOpen();
     return this.compactRev;

@@ -137,7 +137,8 @@ test('keys orphaned before the former owner was recorded are recorded at the nex
   for (const plain of [CAROL_KEY, STALE_KEY]) {
     const refused = await callServer(`${server.url}${API}/users/carol`, ca, plain);
     assert.equal(refused.status, 401, refused.text);
-    assert.match(refused.text, /the user \\"carol\\" of the access key/);
+    // Upstream's bare 401: the reason (a former owner's key) goes to the log only.
+    assert.equal(JSON.parse(refused.text).message, 'Unauthorized');
   }
   for (const plain of ['kept-plain-key-for-the-migration-test', EARLY_KEY]) {
     assert.equal((await callServer(`${server.url}${API}/users/carol`, ca, plain)).status, 200);

@@ -74,7 +74,9 @@ export class RequestTimeoutFilter {
     const ms = asked === undefined || asked > this.maximumMs ? this.maximumMs : asked;
     const deadline = new StorageDeadline(Date.now() + ms, scope);
     scope.requestDeadline = deadline;
-    this.deadlines.arm(scope, ms);
+    // A client gone while authentication or authorization was awaited: nothing to time
+    // out, and a closed scope linked in would hold its request until the deadline.
+    if (!scope.isClosed) this.deadlines.arm(scope, ms);
     return deadline;
   }
 

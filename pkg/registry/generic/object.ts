@@ -77,6 +77,23 @@ export function sameContent(a: KubeObject, b: KubeObject): boolean {
 }
 
 /**
+ * Whether two managedFields lists are the same but for their entries' `time`
+ * (upstream's IgnoreManagedFieldsTimestampsTransformer compares them so): a write
+ * recorded against an object the strategy then put back changed nothing.
+ */
+export function sameManagedFieldsButTimes(a: unknown, b: unknown): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b)) return deepEqual(a, b);
+  if (a.length !== b.length) return false;
+  return a.every((entry, i) => deepEqual(withoutTime(entry), withoutTime(b[i])));
+}
+
+function withoutTime(entry: unknown): unknown {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return entry;
+  const { time: _time, ...rest } = entry as Record<string, unknown>;
+  return rest;
+}
+
+/**
  * Whether anything outside metadata and status differs: the rule for bumping
  * generation (status is the server's report, not the desired state).
  */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { ApiError } from '../../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestingDepth, nestsDeeperThan } from './object.js';
-import { applyPatch, MAX_JSON_PATCH_COPY_BYTES, preparePatch } from './patch.js';
+import { applyPatch, preparePatch } from './patch.js';
 
 const SCHEMA = { type: 'object' };
 
@@ -44,7 +44,8 @@ describe('patches that would nest too deep or grow without bound', () => {
     const prepared = preparePatch('json', ops);
     assert.throws(
       () => applyPatch(current, prepared, SCHEMA),
-      refused(422, new RegExp(`exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`)),
+      // Upstream's bare 422: patch.go keeps no cause for a patch that fails to apply.
+      refused(422, /the server rejected our request due to an error in our request/),
     );
     // A few copies are fine.
     const few = preparePatch('json', [{ op: 'copy', from: '/spec/v', path: '/spec/w' }]);

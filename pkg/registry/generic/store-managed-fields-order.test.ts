@@ -158,3 +158,42 @@ describe('Store: managedFields are recorded before the strategy and admission', 
     assert.deepEqual(c.warnings, []);
   });
 });
+
+/** A kind whose strategy keeps spec.size as stored: a client's change of it is put back. */
+class KeepingSizeStrategy extends TestStrategy {
+  override prepareForUpdate(ctx: RequestContext, obj: KubeObject, old: KubeObject): void {
+    super.prepareForUpdate(ctx, obj, old);
+    (obj['spec'] as Record<string, unknown>)['size'] = (old['spec'] as Record<string, unknown>)['size'];
+  }
+}
+
+describe('Store: an update the strategy undoes writes nothing', () => {
+  it('keeps the resourceVersion and the managers\' times (IgnoreManagedFieldsTimestampsTransformer)', async () => {
+    const storage = new KVStorage(SqliteKV.open(':memory:'));
+    let now = new Date('2026-07-01T10:00:00.000Z');
+    const store = new Store({
+      strategy: new KeepingSizeStrategy(testInfo(true)),
+      storage,
+      keyPrefix: '/registry',
+      compileSchema,
+      now: () => now,
+    });
+    try {
+      const c: RequestContext = { user: { name: 'alice', groups: [] }, namespace: 'default', warnings: [] };
+      const created = await store.create(
+        c,
+        { apiVersion: API_VERSION, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
+        { ...CREATE, fieldManager: 'creator' },
+      );
+      now = new Date('2026-07-01T11:00:00.000Z');
+      const next = structuredClone(created);
+      (next['spec'] as Record<string, unknown>)['size'] = 2;
+      const { object } = await store.update(c, 'w1', next, { ...CREATE, fieldManager: 'creator' });
+      assert.equal(object.metadata.resourceVersion, created.metadata.resourceVersion);
+      assert.deepEqual(object.metadata.managedFields, created.metadata.managedFields);
+      assert.equal((object['spec'] as Record<string, unknown>)['size'], 1);
+    } finally {
+      storage.close();
+    }
+  });
+});

@@ -76,7 +76,14 @@ import {
 import { ApplyConflictError, FieldManager, restoreManagedFieldsIfInvalid } from '../fieldmanager/index.js';
 import { managerName, requireApplyFieldManager, validateFieldManager } from './managed-fields.js';
 import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
-import { clone, deepEqual, nowTimestamp, sameContent, sameDesiredState } from './object.js';
+import {
+  clone,
+  deepEqual,
+  nowTimestamp,
+  sameContent,
+  sameDesiredState,
+  sameManagedFieldsButTimes,
+} from './object.js';
 import { applyPatch, preparePatch } from './patch.js';
 import { keepAllButStatus, STATUS_SUBRESOURCE, statusSubresourceInfo } from './status.js';
 import { convertToTable } from './table.js';
@@ -589,7 +596,10 @@ export class Store implements RESTStorage {
     // Status is not what a client asks for: only changes elsewhere count (the CRD strategy's rule).
     if (!sameDesiredState(obj, old)) meta.generation = (oldMeta.generation ?? 0) + 1;
     // Nothing to write: same resourceVersion, no event, managedFields keep their time.
-    if (sameContent(obj, old) && deepEqual(meta.managedFields, oldMeta.managedFields)) return old;
+    // Recorded before the strategy, an entry can differ in its time alone when the
+    // strategy put back what the request changed: upstream's store runs
+    // IgnoreManagedFieldsTimestampsTransformer after BeforeUpdate for exactly this.
+    if (sameContent(obj, old) && sameManagedFieldsButTimes(meta.managedFields, oldMeta.managedFields)) return old;
     return obj;
   }
 

@@ -353,7 +353,7 @@ export class Suite {
     // Both run with the server's node flags (children.ts: as every launcher starts the
     // server), whose fixed young generation is what made the pair fair: with V8's own
     // sizing the seeding grew the seeded server's young generation and the unseeded one
-    // stayed small, and the row followed that (docs/performance/younggen.md).
+    // stayed small, and the row followed that (docs/performance/young-generation.md).
     const unseeded = await this.startServer(['--storage-backend', 'sqlite']);
     const readers = [await this.plainUser(target), await this.plainUser(unseeded.target)];
     const { users, keys, teams } = s.authz;

@@ -16,7 +16,7 @@
 // reaches anyway: the same scavenges per request from the first request after start-up
 // or an idle spell, and no more resident memory than a default process that has served
 // load (it had grown to 16 MiB and kept the pages). Pinning the maximum too keeps that
-// size when a later Node changes its default. Measured in docs/performance/younggen.md;
+// size when a later Node changes its default. Measured in docs/performance/young-generation.md;
 // see docs/design.md ("The server's node flags").
 
 import { getHeapSpaceStatistics } from 'node:v8';

@@ -7,7 +7,7 @@ import { beforeEach, describe, it } from 'node:test';
 
 import { isApiError } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
-import type { Logger } from '../util/log/index.js';
+import { LOG_THROTTLE_MAX_SUBJECTS, type Logger } from '../util/log/index.js';
 import {
   formerOwnerAnnotation,
   keyRevisionAnnotation,
@@ -15,6 +15,7 @@ import {
 } from '../apis/management/v1/owned-access-key.js';
 import {
   AccessKeyUsability,
+  credentialRefusal,
   EXPIRED_MESSAGE,
   retryAfterForUnreadyCache,
   type AccessKeyUse,
@@ -33,7 +34,7 @@ const use: AccessKeyUse = {
   record: (key) => recorded.push(key.metadata.name ?? ''),
   lastUse: () => undefined,
 };
-/** The warnings the checks logged: a bare 401's reason is said only there. */
+/** The warnings the checks logged: which former owner a key was refused for is said only there. */
 const warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
 const logger: Logger = {
   debug() {},
@@ -64,6 +65,11 @@ function object(kind: string, name: string, spec: Record<string, unknown>, gener
     },
     spec,
   };
+}
+
+/** The answer for a key whose user (by uid) is gone, whether or not a User of the name exists. */
+function userGone(user: string, key: string): string {
+  return `the user "${user}" the access key "${key}" was made for no longer exists; use another key (a user created again with that name does not inherit it)`;
 }
 
 function refusal(key: KubeObject): string {
@@ -128,8 +134,8 @@ describe('AccessKeyUsability', () => {
       };
     };
     const older = created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START - 1000);
-    // Upstream's bare 401: saying why would tell the key's holder that alice exists again.
-    assert.equal(refusal(older), 'Unauthorized');
+    // The answer it would get with no alice at all: nothing tells its holder that alice exists again.
+    assert.equal(refusal(older), userGone('alice', 'k'));
     assert.deepEqual(warnings, [
       {
         msg: "access key refused: it belongs to a former owner of its owner's name",
@@ -142,7 +148,7 @@ describe('AccessKeyUsability', () => {
     ]);
     assert.equal(
       refusal(created(object('OwnedAccessKey', 'k', { team: 'devs' }), START - 1000)),
-      'Unauthorized',
+      'the team "devs" the access key "k" was made for no longer exists; use another key (a team created again with that name does not inherit it)',
     );
     // Made with or after the owner, or with a time unknown: the owner's, as before.
     usability.check(created(object('OwnedAccessKey', 'k', { user: 'alice' }, 1), START));
@@ -164,7 +170,7 @@ describe('AccessKeyUsability', () => {
       ...recorded.metadata.annotations,
       [formerOwnerAnnotation(GROUP)]: 'unknown',
     };
-    assert.equal(refusal(recorded), 'Unauthorized');
+    assert.equal(refusal(recorded), userGone('alice', 'k'));
     assert.equal(
       warnings.at(-1)?.fields?.['reason'],
       'recorded as older than its User (made for a former User of that name)',
@@ -176,7 +182,7 @@ describe('AccessKeyUsability', () => {
         annotations: { ...recorded.metadata.annotations, [formerOwnerAnnotation(GROUP)]: former },
       },
     });
-    assert.equal(refusal(recording('uid-first-alice')), 'Unauthorized');
+    assert.equal(refusal(recording('uid-first-alice')), userGone('alice', 'k'));
     assert.equal(
       warnings.at(-1)?.fields?.['reason'],
       'orphaned from a former User of that name (uid uid-first-alice)',
@@ -191,12 +197,12 @@ describe('AccessKeyUsability', () => {
     const adopted = object('OwnedAccessKey', 'k', { user: 'alice' }, 1);
     adopted.metadata.creationTimestamp = new Date(START - 600_000).toISOString();
     adopted.metadata.ownerReferences = [ref];
-    assert.equal(refusal(adopted), 'Unauthorized');
+    assert.equal(refusal(adopted), userGone('alice', 'k'));
     assert.equal(
       warnings.at(-1)?.fields?.['reason'],
       'made for a former User of that name while it existed, then adopted by this one (older than it)',
     );
-    assert.equal(refusal(adopted), 'Unauthorized', 'the same answer the second time');
+    assert.equal(refusal(adopted), userGone('alice', 'k'), 'the same answer the second time');
     // The same alice as an object created before the key: the key is hers.
     users.set('alice', {
       ...object('User', 'alice', { tokenGeneration: 1 }),
@@ -247,6 +253,268 @@ describe('AccessKeyUsability', () => {
       source.hasSynced = true;
       clock.now = START;
     }
+  });
+});
+
+/** A key of `spec` made for the owner object `owner` (it references it, as every key does since its creation). */
+function ownedKey(name: string, spec: Record<string, unknown>, owner: KubeObject): KubeObject {
+  const key = object('OwnedAccessKey', name, spec, 1);
+  key.metadata.annotations = { ...key.metadata.annotations, [keyRevisionAnnotation(GROUP)]: `r-${name}` };
+  key.metadata.ownerReferences = [
+    {
+      apiVersion: `${GROUP}/v1`,
+      kind: owner.kind ?? '',
+      name: owner.metadata.name ?? '',
+      uid: owner.metadata.uid ?? '',
+    },
+  ];
+  return key;
+}
+
+/** The same object under another uid: deleted, then created again under its name. */
+function recreated(owner: KubeObject): KubeObject {
+  return { ...owner, metadata: { ...owner.metadata, uid: `${owner.metadata.uid ?? ''}-again` } };
+}
+
+function beingDeleted(owner: KubeObject): KubeObject {
+  return { ...owner, metadata: { ...owner.metadata, deletionTimestamp: new Date(START).toISOString() } };
+}
+
+describe('a key whose owner is gone', () => {
+  const alice = (): KubeObject => object('User', 'alice', { tokenGeneration: 1 });
+  const devs = (): KubeObject => object('Team', 'devs', {});
+  const teamGone = (key: string): string =>
+    `the team "devs" the access key "${key}" was made for no longer exists; use another key (a team created again with that name does not inherit it)`;
+
+  it('gets the same answer whether or not an owner of the name was created again', () => {
+    const key = ownedKey('k-alice', { user: 'alice' }, alice());
+    users.set('alice', beingDeleted(alice()));
+    assert.equal(refusal(key), userGone('alice', 'k-alice'), 'being deleted');
+    users.delete('alice');
+    assert.equal(refusal(key), userGone('alice', 'k-alice'), 'deleted');
+    users.set('alice', recreated(alice()));
+    assert.equal(refusal(key), userGone('alice', 'k-alice'), 'created again');
+
+    const teamKey = ownedKey('k-devs', { team: 'devs' }, devs());
+    teams.set('devs', beingDeleted(devs()));
+    assert.equal(refusal(teamKey), teamGone('k-devs'), 'being deleted');
+    teams.delete('devs');
+    assert.equal(refusal(teamKey), teamGone('k-devs'), 'deleted');
+    teams.set('devs', recreated(devs()));
+    assert.equal(refusal(teamKey), teamGone('k-devs'), 'created again');
+  });
+
+  it('gets the same answer for a key orphaned from it, and for one stored before keys recorded their owner', () => {
+    const orphaned = object('OwnedAccessKey', 'k-orphan', { user: 'alice' }, 1);
+    orphaned.metadata.annotations = {
+      ...orphaned.metadata.annotations,
+      [formerOwnerAnnotation(GROUP)]: 'uid-alice',
+      [keyRevisionAnnotation(GROUP)]: 'r1',
+    };
+    // No revision, no reference, older than a user created now: no user made now would own it.
+    const legacy = object('OwnedAccessKey', 'k-legacy', { user: 'alice' }, 1);
+    clock.now = START + 3_600_000;
+    for (const [key, name] of [
+      [orphaned, 'k-orphan'],
+      [legacy, 'k-legacy'],
+    ] as const) {
+      users.delete('alice');
+      assert.equal(refusal(key), userGone('alice', name), `${name}, no alice`);
+      users.set('alice', {
+        ...recreated(alice()),
+        metadata: {
+          ...recreated(alice()).metadata,
+          creationTimestamp: new Date(START + 60_000).toISOString(),
+        },
+      });
+      assert.equal(refusal(key), userGone('alice', name), `${name}, alice created again`);
+    }
+  });
+
+  it('says only "does not exist" for a key made before its owner, which the owner will adopt', () => {
+    // Stored with a revision and naming no owner yet, as Helm applies a key before its User.
+    const early = object('OwnedAccessKey', 'k-early', { user: 'alice' }, 1);
+    early.metadata.annotations = { ...early.metadata.annotations, [keyRevisionAnnotation(GROUP)]: 'r1' };
+    users.delete('alice');
+    assert.equal(
+      refusal(early),
+      'the user "alice" of the access key "k-early" does not exist; ask an administrator to create the user or use another key',
+    );
+    users.set('alice', object('User', 'alice', { tokenGeneration: 1 }));
+    usability.check(early);
+    const earlyTeamKey = object('OwnedAccessKey', 'k-early-team', { team: 'devs' });
+    earlyTeamKey.metadata.annotations = { [keyRevisionAnnotation(GROUP)]: 'r1' };
+    teams.delete('devs');
+    assert.equal(
+      refusal(earlyTeamKey),
+      'the team "devs" of the access key "k-early-team" does not exist; use another key',
+    );
+  });
+});
+
+describe('the refusals, as the key says them and as a credential made with it does', () => {
+  /** Every refusal the default checks can throw: [what, the key, its message, a token's]. */
+  const cases: [string, () => KubeObject, string, string][] = [
+    [
+      'disabled',
+      () => object('OwnedAccessKey', 'k', { user: 'alice', disabled: true }, 1),
+      'the access key "k" is disabled; ask an administrator to enable it or use another key',
+      'this direct cluster endpoint token no longer works because the access key "k" is disabled; ask an administrator to enable it or use another key',
+    ],
+    [
+      'expired',
+      () => object('OwnedAccessKey', 'k', { user: 'alice', ttl: 1 }, 1),
+      EXPIRED_MESSAGE,
+      'this direct cluster endpoint token no longer works because the access key "k" expired; please log in again',
+    ],
+    [
+      'user missing (a key made before its user)',
+      () => {
+        users.delete('alice');
+        const key = object('OwnedAccessKey', 'k', { user: 'alice' }, 1);
+        key.metadata.annotations = { ...key.metadata.annotations, [keyRevisionAnnotation(GROUP)]: 'r1' };
+        return key;
+      },
+      'the user "alice" of the access key "k" does not exist; ask an administrator to create the user or use another key',
+      'this direct cluster endpoint token no longer works because the user "alice" of the access key "k" does not exist; ask an administrator to create the user or use another key',
+    ],
+    [
+      'user gone (deleted)',
+      () => {
+        const key = ownedKey('k', { user: 'alice' }, object('User', 'alice', {}));
+        users.delete('alice');
+        return key;
+      },
+      userGone('alice', 'k'),
+      'this direct cluster endpoint token no longer works because the user "alice" the access key "k" was made for no longer exists; use another key (a user created again with that name does not inherit it)',
+    ],
+    [
+      'user gone (a former owner of the name: created again)',
+      () => {
+        const key = ownedKey('k', { user: 'alice' }, object('User', 'alice', {}));
+        users.set('alice', recreated(object('User', 'alice', { tokenGeneration: 1 })));
+        return key;
+      },
+      userGone('alice', 'k'),
+      'this direct cluster endpoint token no longer works because the user "alice" the access key "k" was made for no longer exists; use another key (a user created again with that name does not inherit it)',
+    ],
+    [
+      'user being deleted',
+      () => {
+        users.set('alice', beingDeleted(object('User', 'alice', { tokenGeneration: 1 })));
+        return ownedKey('k', { user: 'alice' }, object('User', 'alice', {}));
+      },
+      userGone('alice', 'k'),
+      'this direct cluster endpoint token no longer works because the user "alice" the access key "k" was made for no longer exists; use another key (a user created again with that name does not inherit it)',
+    ],
+    [
+      'user disabled',
+      () => {
+        users.set('alice', object('User', 'alice', { tokenGeneration: 1, disabled: true }));
+        return object('OwnedAccessKey', 'k', { user: 'alice' }, 1);
+      },
+      'the user "alice" is disabled; ask an administrator to enable the user',
+      'this direct cluster endpoint token no longer works because the user "alice" is disabled; ask an administrator to enable the user',
+    ],
+    [
+      'tokens invalidated',
+      () => object('OwnedAccessKey', 'k', { user: 'alice' }, 0),
+      'the access key "k" was revoked: the tokens of user "alice" were invalidated; please log in again',
+      'this direct cluster endpoint token no longer works because the access key "k" was revoked: the tokens of user "alice" were invalidated; please log in again',
+    ],
+    [
+      'team missing (a key made before its team)',
+      () => {
+        teams.delete('devs');
+        return object('OwnedAccessKey', 'k', { team: 'devs' });
+      },
+      'the team "devs" of the access key "k" does not exist; use another key',
+      'this direct cluster endpoint token no longer works because the team "devs" of the access key "k" does not exist; use another key',
+    ],
+    [
+      'team gone (created again)',
+      () => {
+        const key = ownedKey('k', { team: 'devs' }, object('Team', 'devs', {}));
+        teams.set('devs', recreated(object('Team', 'devs', {})));
+        return key;
+      },
+      'the team "devs" the access key "k" was made for no longer exists; use another key (a team created again with that name does not inherit it)',
+      'this direct cluster endpoint token no longer works because the team "devs" the access key "k" was made for no longer exists; use another key (a team created again with that name does not inherit it)',
+    ],
+  ];
+
+  for (const [what, make, keyMessage, tokenMessage] of cases) {
+    it(what, () => {
+      const key = make();
+      if (what === 'expired') clock.now = START + 1000;
+      assert.equal(refusal(key), keyMessage);
+      let thrown: unknown;
+      try {
+        usability.check(key);
+      } catch (err) {
+        thrown = credentialRefusal('this direct cluster endpoint token', err);
+      }
+      assert.ok(isApiError(thrown) && thrown.code === 401);
+      assert.equal(thrown.message, tokenMessage);
+      // One sentence: no bare "Unauthorized", no "does not:" glue, one remedy after one ';'.
+      assert.doesNotMatch(thrown.message, /Unauthorized|does not: /);
+    });
+  }
+
+  it('passes any other error through as it is', () => {
+    const other = new Error('storage down');
+    assert.equal(credentialRefusal('this client certificate', other), other);
+  });
+});
+
+describe("the log line of a former owner's key", () => {
+  const formerOwnersKey = (name: string): KubeObject =>
+    ownedKey(
+      name,
+      { user: 'alice' },
+      { ...object('User', 'alice', {}), metadata: { name: 'alice', uid: 'uid-first-alice' } },
+    );
+  const formerOwnerLines = (key: string): (typeof warnings)[number][] =>
+    warnings.filter((w) => w.fields?.['accessKey'] === key);
+
+  it('is written once a minute per key, the next one with the count of refusals left out', () => {
+    const key = formerOwnersKey('k-retried');
+    clock.now = START + 10 * 3_600_000;
+    for (let i = 0; i < 500; i++) refusal(key);
+    assert.deepEqual(formerOwnerLines('k-retried'), [
+      {
+        msg: "access key refused: it belongs to a former owner of its owner's name",
+        fields: {
+          accessKey: 'k-retried',
+          reason: 'made for a former User of that name (its reference names uid uid-first-alice)',
+        },
+      },
+    ]);
+    clock.now += 59_999;
+    refusal(key);
+    assert.equal(formerOwnerLines('k-retried').length, 1, 'still within the minute');
+    clock.now += 1;
+    refusal(key);
+    const lines = formerOwnerLines('k-retried');
+    assert.equal(lines.length, 2);
+    assert.equal(
+      lines[1]?.fields?.['suppressed'],
+      500,
+      'the 499 after the first, and the one a moment before the minute',
+    );
+  });
+
+  it('forgets the oldest keys rather than grow: a client cycling many keys is written for, not remembered', () => {
+    clock.now = START + 20 * 3_600_000;
+    refusal(formerOwnersKey('k-first'));
+    for (let i = 0; i < LOG_THROTTLE_MAX_SUBJECTS; i++) refusal(formerOwnersKey(`k-cycled-${i}`));
+    assert.equal(warnings.length, LOG_THROTTLE_MAX_SUBJECTS + 1, 'a line for each new key');
+    // The first key's window was forgotten to make room: its next refusal is written at once.
+    refusal(formerOwnersKey('k-first'));
+    assert.equal(formerOwnerLines('k-first').length, 2);
+    // The most recent ones are still remembered.
+    refusal(formerOwnersKey(`k-cycled-${LOG_THROTTLE_MAX_SUBJECTS - 1}`));
+    assert.equal(formerOwnerLines(`k-cycled-${LOG_THROTTLE_MAX_SUBJECTS - 1}`).length, 1);
   });
 });
 

@@ -5,13 +5,23 @@
 // watch-fed identity cache, so a revocation reaches every replica within the same
 // bound for the key and for every token it minted.
 //
-// Each AccessKeyCheck is a small function that throws a 401 ApiError whose message
-// tells the person what to do; a key that passes them all is usable. One refusal
-// says only upstream's "Unauthorized": a key of a former owner of its owner's name
-// (orphaned from it, or recorded as older than the current owner). Its holder may be
-// anyone who kept that key, and the true reason would tell them that a User or Team
-// of the name exists again; the reason goes to the server's log, naming the key by
-// its name only, as kube-apiserver logs why it could not authenticate a request.
+// Each AccessKeyCheck is a small function that throws an AccessKeyRefusal, a 401 that
+// says what failed and what to do, in two parts so that a credential made with the
+// key says the same in its own sentence (credentialRefusal); a key that passes them
+// all is usable.
+//
+// A key whose owner is gone by uid (deleted or being deleted, or deleted and
+// re-created under the same name: the key belongs to a former owner of its owner's
+// name) gets one answer, whichever of those is the case: the user (or team) the key
+// was made for no longer exists. That is true of the key's owner by uid in every one
+// of them, and it tells the key's holder nothing about the name: an answer that
+// changed when a User or Team of the name is created again would tell whoever kept
+// the key that it was. Not upstream's bare "Unauthorized" in every case either: the
+// holder of a key whose user was deleted was always told so and what to do, and that
+// answer stays true. Which former owner it was goes to the server's log, by the key's
+// name only (as kube-apiserver logs why it could not authenticate a request), at most
+// once a minute per key and reason (LogThrottle), with the count of the refusals left
+// out.
 
 import { ApiError, newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
@@ -20,7 +30,7 @@ import {
   keyPredatesOwner,
   UNKNOWN_FORMER_OWNER,
 } from '../apis/management/v1/owned-access-key.js';
-import type { Logger } from '../util/log/index.js';
+import { LogThrottle, type Logger } from '../util/log/index.js';
 import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
@@ -54,11 +64,39 @@ export interface CheckContext {
   readonly formerOwnerAnnotation: string;
   /** The annotation holding the key's revision: keys stored before it existed are judged by their age. */
   readonly revisionAnnotation: string;
-  /** Where a refusal whose reason the caller is not told is logged. */
+  /** Where the former owner a key was refused for is logged (refuseKeyOfGoneOwner). */
   readonly logger?: Logger;
+  /** How often that line is written per key (one a minute; AccessKeyUsability holds one). */
+  readonly logThrottle?: LogThrottle;
 }
 
-/** Throws a 401 ApiError when the key must not authenticate; returns when it may. */
+/**
+ * A key's 401: `why`, a clause that names what failed ("the access key \"k\" is
+ * disabled"), and `remedy`, what to do ("use another key"). The key's own message is
+ * `why; remedy` unless given (the expiry's has the spec's wording); a credential made
+ * with the key says `<credential> no longer works because why; remedy`.
+ */
+export class AccessKeyRefusal extends ApiError {
+  constructor(
+    readonly why: string,
+    readonly remedy: string,
+    message = `${why}; ${remedy}`,
+  ) {
+    super(401, 'Unauthorized', message);
+  }
+}
+
+/**
+ * The 401 of a credential made with a key (a direct cluster endpoint token, a kube
+ * config's client certificate: `credential` names it, "this client certificate")
+ * when the key check threw `err`, as one sentence; any other error as it is.
+ */
+export function credentialRefusal(credential: string, err: unknown): unknown {
+  if (!(err instanceof AccessKeyRefusal)) return err;
+  return newUnauthorized(`${credential} no longer works because ${err.why}; ${err.remedy}`);
+}
+
+/** Throws an AccessKeyRefusal when the key must not authenticate; returns when it may. */
 export type AccessKeyCheck = (key: KubeObject, ctx: CheckContext) => void;
 
 export const EXPIRED_MESSAGE = 'access key expired, please log in again';
@@ -74,8 +112,9 @@ export function specOf(key: KubeObject): Record<string, unknown> {
 /** `spec.disabled: true` keys exist but authenticate nothing. */
 export const rejectDisabledKey: AccessKeyCheck = (key) => {
   if (specOf(key)['disabled'] === true) {
-    throw newUnauthorized(
-      `the access key "${keyName(key)}" is disabled; ask an administrator to enable it or use another key`,
+    throw new AccessKeyRefusal(
+      `the access key "${keyName(key)}" is disabled`,
+      'ask an administrator to enable it or use another key',
     );
   }
 };
@@ -97,14 +136,21 @@ export function accessKeyExpiry(key: KubeObject, lastUse?: number): number | und
 /** `spec.ttl` seconds after creation, or after the last activity with ttlAfterLastActivity. */
 export const rejectExpiredKey: AccessKeyCheck = (key, ctx) => {
   const expiry = accessKeyExpiry(key, ctx.use?.lastUse(keyName(key)));
-  if (expiry !== undefined && ctx.now >= expiry) throw newUnauthorized(EXPIRED_MESSAGE);
+  if (expiry !== undefined && ctx.now >= expiry) {
+    throw new AccessKeyRefusal(
+      `the access key "${keyName(key)}" expired`,
+      'please log in again',
+      EXPIRED_MESSAGE,
+    );
+  }
 };
 
 /**
  * The key's owner must be able to log in: a user key needs its User, enabled and
- * with no tokenGeneration newer than the key's; a team key needs its Team. A
- * subject key is checked against the User of that name when there is one, since
- * rules that name users apply to it too.
+ * with no tokenGeneration newer than the key's; a team key needs its Team; either
+ * the very object it was made for (by uid: refuseKeyOfGoneOwner). A subject key is
+ * checked against the User of that name when there is one, since rules that name
+ * users apply to it too.
  */
 export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
   const spec = specOf(key);
@@ -112,40 +158,72 @@ export const rejectKeyOfUnusableOwner: AccessKeyCheck = (key, ctx) => {
   const userName = typeof spec['user'] === 'string' ? spec['user'] : '';
   const subject = typeof spec['subject'] === 'string' ? spec['subject'] : '';
   if (!userName && team) {
-    const owner = ctx.source.team(team);
-    if (owner) refuseFormerOwners(key, 'Team', owner, ctx);
-    if (!owner || owner.metadata.deletionTimestamp) {
-      throw newUnauthorized(
-        `the team "${team}" of the access key "${keyName(key)}" does not exist; use another key`,
-      );
-    }
+    refuseKeyOfGoneOwner(key, 'Team', team, ctx.source.team(team), ctx);
     return;
   }
   const name = userName || subject;
   if (!name) return;
   const user = ctx.source.user(name);
-  if (!user) {
-    if (!userName) return;
-    throw newUnauthorized(
-      `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
-    );
-  }
-  if (userName) refuseFormerOwners(key, 'User', user, ctx);
-  // A deleted user's keys die with it, before the garbage collector has removed them.
-  if (userName && user.metadata.deletionTimestamp) {
-    throw newUnauthorized(
-      `the user "${name}" of the access key "${keyName(key)}" does not exist; ask an administrator to create the user or use another key`,
-    );
-  }
+  if (userName) refuseKeyOfGoneOwner(key, 'User', name, user, ctx);
+  if (!user) return;
   if (specOf(user)['disabled'] === true) {
-    throw newUnauthorized(`the user "${name}" is disabled; ask an administrator to enable the user`);
+    throw new AccessKeyRefusal(`the user "${name}" is disabled`, 'ask an administrator to enable the user');
   }
   if (userTokenGeneration(user) > keyTokenGeneration(key, ctx.generationAnnotation)) {
-    throw newUnauthorized(
-      `the access key "${keyName(key)}" was revoked: the tokens of user "${name}" were invalidated; please log in again`,
+    throw new AccessKeyRefusal(
+      `the access key "${keyName(key)}" was revoked: the tokens of user "${name}" were invalidated`,
+      'please log in again',
     );
   }
 };
+
+/**
+ * Refuses a key whose owner (`owner`, the User or Team of the key's owner name, if
+ * any) is not the one it was made for, or is being deleted. Two answers, told apart by
+ * the key alone, never by whether an owner of the name exists (see the file comment):
+ *   - the key would be adopted by an owner created now (it names none, by reference or
+ *     record, and is not older than one created now: awaitingOwner): "does not exist",
+ *     and creating the owner is the remedy, as for a key Helm applied before its User;
+ *   - otherwise its owner by uid is gone, whether or not another of the name exists:
+ *     "the user the key was made for no longer exists", and a former owner's key (the
+ *     name's owner exists, and is another: formerOwnersKeyReason) has the reason logged.
+ */
+function refuseKeyOfGoneOwner(
+  key: KubeObject,
+  kind: 'User' | 'Team',
+  name: string,
+  owner: KubeObject | undefined,
+  ctx: CheckContext,
+): void {
+  const noun = kind === 'User' ? 'user' : 'team';
+  if (owner) {
+    const reason = formerOwnersKeyReason(key, kind, owner, ctx);
+    if (reason !== undefined) logFormerOwnersKey(key, reason, ctx);
+    else if (!owner.metadata.deletionTimestamp) return;
+  } else if (awaitingOwner(key, kind, name, ctx)) {
+    throw new AccessKeyRefusal(
+      `the ${noun} "${name}" of the access key "${keyName(key)}" does not exist`,
+      kind === 'User' ? 'ask an administrator to create the user or use another key' : 'use another key',
+    );
+  }
+  throw new AccessKeyRefusal(
+    `the ${noun} "${name}" the access key "${keyName(key)}" was made for no longer exists`,
+    `use another key (a ${noun} created again with that name does not inherit it)`,
+  );
+}
+
+/**
+ * Whether an owner of the key's owner name created now would own the key: the same
+ * rule (formerOwnersKeyReason) asked of that owner, with no uid (the key references
+ * or records none it could be) and created now (in whole seconds, as the server
+ * stamps it). So the key of a deleted owner, even one stored before keys recorded
+ * their owner, is never said to be waiting for one.
+ */
+function awaitingOwner(key: KubeObject, kind: 'User' | 'Team', name: string, ctx: CheckContext): boolean {
+  const createdNow = new Date(Math.floor(ctx.now / 1000) * 1000).toISOString();
+  const owner: KubeObject = { apiVersion: '', kind, metadata: { name, creationTimestamp: createdNow } };
+  return formerOwnersKeyReason(key, kind, owner, ctx) === undefined;
+}
 
 /**
  * Why the key belongs to a former owner of its owner's name, if it does: the owner is
@@ -211,23 +289,22 @@ function adoptedFromFormerUser(
 }
 
 /**
- * Throws upstream's bare 401 for a key of a former owner (formerOwnersKeyReason),
- * logging the reason by the key's name. Saying the owner "does not exist" would be
- * false, and saying that it exists again would tell whoever kept the key.
+ * Logs why a key was refused as a former owner's, by the key's name, at most once a
+ * minute per key and reason (ctx.logThrottle), with how many refusals were left out
+ * since: a client retrying such a key in a loop would otherwise write a line per
+ * request.
  */
-function refuseFormerOwners(
-  key: KubeObject,
-  kind: 'User' | 'Team',
-  owner: KubeObject,
-  ctx: CheckContext,
-): void {
-  const reason = formerOwnersKeyReason(key, kind, owner, ctx);
-  if (reason === undefined) return;
-  ctx.logger?.warn("access key refused: it belongs to a former owner of its owner's name", {
+function logFormerOwnersKey(key: KubeObject, reason: string, ctx: CheckContext): void {
+  if (!ctx.logger) return;
+  // By key and reason: a reason that changed (the key re-adopted, its owner re-created
+  // again) is news to the administrator; a key has only a few.
+  const suppressed = ctx.logThrottle ? ctx.logThrottle.admit(`${keyName(key)}\n${reason}`, ctx.now) : 0;
+  if (suppressed === undefined) return;
+  ctx.logger.warn("access key refused: it belongs to a former owner of its owner's name", {
     accessKey: keyName(key),
     reason,
+    ...(suppressed > 0 ? { suppressed } : {}),
   });
-  throw newUnauthorized();
 }
 
 export const DEFAULT_ACCESS_KEY_CHECKS: readonly AccessKeyCheck[] = [
@@ -272,7 +349,7 @@ export interface AccessKeyUsabilityOptions {
   readonly formerOwnerAnnotation: string;
   /** The annotation holding the key's revision (keyRevisionAnnotation(group)), for accessKeyDigest. */
   readonly revisionAnnotation: string;
-  /** Where the reason of a bare 401 is logged (refuseFormerOwners). */
+  /** Where the former owner a key was refused for is logged (logFormerOwnersKey). */
   readonly logger?: Logger;
 }
 
@@ -283,6 +360,8 @@ export class AccessKeyUsability {
   private readonly now: () => number;
   /** When the cache began loading (it is built with the server): how long it has not been ready. */
   private readonly loadingSince: number;
+  /** One former-owner line per key per minute, across both authenticators (they share this object). */
+  private readonly logThrottle = new LogThrottle();
 
   constructor(
     readonly source: AccessKeySource,
@@ -309,7 +388,7 @@ export class AccessKeyUsability {
     });
   }
 
-  /** Throws the first check's 401; returns when the key may authenticate now. */
+  /** Throws the first check's AccessKeyRefusal; returns when the key may authenticate now. */
   check(key: KubeObject): void {
     const ctx: CheckContext = {
       source: this.source,
@@ -318,7 +397,7 @@ export class AccessKeyUsability {
       formerOwnerAnnotation: this.options.formerOwnerAnnotation,
       revisionAnnotation: this.options.revisionAnnotation,
       ...(this.options.use ? { use: this.options.use } : {}),
-      ...(this.options.logger ? { logger: this.options.logger } : {}),
+      ...(this.options.logger ? { logger: this.options.logger, logThrottle: this.logThrottle } : {}),
     };
     for (const check of this.checks) check(key, ctx);
   }

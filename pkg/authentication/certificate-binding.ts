@@ -38,10 +38,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 
-import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
+import { newUnauthorized } from '../apis/meta/errors.js';
 import { isObject, type KubeObject } from '../apis/meta/types.js';
 import { userTokenGeneration } from '../identity/token-generation.js';
-import type { AccessKeyUsability } from './access-key-usability.js';
+import { credentialRefusal, type AccessKeyUsability } from './access-key-usability.js';
 import { peerCertificateChain } from './front-proxy-x509.js';
 import type { Awaitable } from '../util/awaitable.js';
 import type { Authenticator } from './interfaces.js';
@@ -259,10 +259,7 @@ export class CertificateBindingAuthenticator implements Authenticator {
     try {
       keys.check(key);
     } catch (err) {
-      if (!isApiError(err) || err.code !== 401) throw err;
-      throw newUnauthorized(
-        `this client certificate no longer works because the access key it was made with does not: ${err.message}`,
-      );
+      throw credentialRefusal('this client certificate', err);
     }
   }
 }

@@ -27,11 +27,14 @@
 //
 // Tokens that are not ours (not a JWT, or another issuer's JWT such as a host
 // service account token) are left to the next authenticator (null); ours that fail
-// a check are a 401 whose message says what to do.
+// a check are a 401 whose message says what to do; one refused because its key is
+// says so in one sentence with the key's reason and remedy ("this direct cluster
+// endpoint token no longer works because the access key "k" is disabled; ask an
+// administrator to enable it or use another key": credentialRefusal).
 
 import type { IncomingMessage } from 'node:http';
 
-import { isApiError, newUnauthorized } from '../apis/meta/errors.js';
+import { newUnauthorized } from '../apis/meta/errors.js';
 import type { KubeObject } from '../apis/meta/types.js';
 import { userTokenGeneration } from '../identity/token-generation.js';
 import {
@@ -43,7 +46,7 @@ import {
 } from '../tokens/token-issuer.js';
 import { isUnlimitedScope, scopeExcess } from '../tokens/scope.js';
 import { accessKeyIdentity } from './access-key.js';
-import type { AccessKeyUsability } from './access-key-usability.js';
+import { credentialRefusal, type AccessKeyUsability } from './access-key-usability.js';
 import { bearerToken } from './bearer-token.js';
 import type { Authenticator } from './interfaces.js';
 import type { Awaitable } from '../util/awaitable.js';
@@ -124,10 +127,7 @@ export class EndpointTokenAuthenticator implements Authenticator {
     try {
       this.keys.check(key);
     } catch (err) {
-      if (!isApiError(err) || err.code !== 401) throw err;
-      throw newUnauthorized(
-        `this direct cluster endpoint token no longer works because the access key it was minted with does not: ${err.message}`,
-      );
+      throw credentialRefusal('this direct cluster endpoint token', err);
     }
     return key;
   }

@@ -134,11 +134,17 @@ test('keys orphaned before the former owner was recorded are recorded at the nex
   assert.equal(earlyKey.metadata.annotations?.[FORMER_OWNER], undefined);
   assert.equal(earlyKey.metadata.ownerReferences?.[0]?.name, 'carol', 'adopted by carol');
 
-  for (const plain of [CAROL_KEY, STALE_KEY]) {
+  for (const [name, plain] of [
+    ['carol-key', CAROL_KEY],
+    ['stale-key', STALE_KEY],
+  ] as const) {
     const refused = await callServer(`${server.url}${API}/users/carol`, ca, plain);
     assert.equal(refused.status, 401, refused.text);
-    // Upstream's bare 401: the reason (a former owner's key) goes to the log only.
-    assert.equal(JSON.parse(refused.text).message, 'Unauthorized');
+    // What it would say with no carol at all; which former carol goes to the log only.
+    assert.equal(
+      JSON.parse(refused.text).message,
+      `the user "carol" the access key "${name}" was made for no longer exists; use another key (a user created again with that name does not inherit it)`,
+    );
   }
   for (const plain of ['kept-plain-key-for-the-migration-test', EARLY_KEY]) {
     assert.equal((await callServer(`${server.url}${API}/users/carol`, ca, plain)).status, 200);

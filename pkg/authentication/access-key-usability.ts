@@ -30,7 +30,8 @@ import {
   keyPredatesOwner,
   UNKNOWN_FORMER_OWNER,
 } from '../apis/management/v1/owned-access-key.js';
-import { LogThrottle, type Logger } from '../util/log/index.js';
+import type { Logger } from '../util/log/index.js';
+import { LogThrottle } from '../util/log/throttle.js';
 import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';

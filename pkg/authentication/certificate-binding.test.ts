@@ -222,6 +222,13 @@ describe('CertificateBindingAuthenticator', () => {
     const cert = as({ name: 'bob', groups: [group], hostIdentity: true }, true);
     keys.set('bob-key', key('r1'));
     assert.equal(await outcome(cert), 'bob ');
+    // Disabled: the certificate says so in one sentence, with the key's remedy.
+    const disabled = key('r1');
+    keys.set('bob-key', { ...disabled, spec: { ...(disabled['spec'] as object), disabled: true } });
+    assert.equal(
+      await outcome(cert),
+      '401 this client certificate no longer works because the access key "bob-key" is disabled; ask an administrator to enable it or use another key',
+    );
     // Rotated (the server draws a new revision): the certificate ends.
     keys.set('bob-key', key('r2'));
     assert.match(await outcome(cert), /^401 the access key "bob-key" was rotated/);

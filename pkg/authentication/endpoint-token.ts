@@ -27,10 +27,10 @@
 //
 // Tokens that are not ours (not a JWT, or another issuer's JWT such as a host
 // service account token) are left to the next authenticator (null); ours that fail
-// a check are a 401 whose message says what to do; one refused because its key is
-// says so in one sentence with the key's reason and remedy ("this direct cluster
-// endpoint token no longer works because the access key "k" is disabled; ask an
-// administrator to enable it or use another key": credentialRefusal).
+// a check are a 401 whose message says what to do; one whose key is refused says so
+// in one sentence with the key's reason and remedy ("this direct cluster endpoint
+// token no longer works because the access key "k" is disabled; ask an administrator
+// to enable it or use another key": credentialRefusal).
 
 import type { IncomingMessage } from 'node:http';
 

@@ -486,8 +486,19 @@ export class Suite {
     );
   }
 
-  /** Puts the reader in `body` (a Team naming them) and waits until their status.teams says so. */
+  /**
+   * Puts the reader in `body` (a Team naming them) and waits until their status.teams
+   * says so. managedFields are ordered by time in whole seconds, then by manager, as
+   * upstream orders them: a status written in the second the User was created would
+   * come first on one side and second on another, so the Team waits for the next second.
+   */
   private async readerInTeam(admin: HttpTarget, body: Record<string, unknown>): Promise<void> {
+    const created = await this.request<{ metadata: { creationTimestamp: string } }>(
+      admin,
+      `${API_PATH}/users/reader`,
+    );
+    const nextSecond = Date.parse(created.metadata.creationTimestamp) + 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, nextSecond - Date.now() + 50)));
     await this.post(admin, 'teams', body);
     const name = (body['metadata'] as { name: string }).name;
     for (let i = 0; i < 200; i++) {

@@ -30,6 +30,7 @@ const COMPARED = [
   'watch-fanout-etcd',
   'watch-fanout-saturation',
   'authz-scale',
+  'authz-scale-floor',
   'get-sqlite',
   'get-audited',
   'create-sqlite',

@@ -3,6 +3,7 @@
 // JSON (with every measurement behind the figures, histograms included).
 
 import type { LoadResult } from './load.js';
+import type { RoundRatios } from './rounds.js';
 
 export interface Figure {
   readonly value: number;
@@ -18,6 +19,8 @@ export class Row {
   baselineLabel = '';
   op: '>=' | '<=' | undefined;
   factor: number | undefined;
+  /** Set when the two figures come from rotated rounds (rounds.ts): the ratio is then their median. */
+  rounds: RoundRatios | undefined;
 
   constructor(
     readonly id: string,
@@ -37,7 +40,17 @@ export class Row {
     return this;
   }
 
+  /**
+   * The figures were measured in rounds: the ratio (and so the verdict) is the median of
+   * the rounds' ratios, not the ratio of the two figures (each side's median round).
+   */
+  byRounds(rounds: RoundRatios): this {
+    this.rounds = rounds;
+    return this;
+  }
+
   get ratio(): number | undefined {
+    if (this.rounds) return Number.isFinite(this.rounds.ratio) ? this.rounds.ratio : undefined;
     if (!this.baseline || this.baseline.value === 0) return undefined;
     return this.server.value / this.baseline.value;
   }
@@ -60,7 +73,16 @@ export class Row {
     };
     return `${this.workload}: ${show(this.server)}${cpu(this.server)}${this.baseline ? ` vs ${show(this.baseline)}${cpu(this.baseline)}` : ''}${
       r !== undefined ? ` = ${r.toFixed(2)}x` : ''
-    }${this.op ? ` (target ${this.targetText}: ${this.verdict})` : ''}`;
+    }${this.roundsText()}${this.op ? ` (target ${this.targetText}: ${this.verdict})` : ''}`;
+  }
+
+  /** ", median of 7 rounds (0.91-1.04x), CPU/op 1.02x (0.97-1.10x)" for a row measured in rounds. */
+  private roundsText(): string {
+    const r = this.rounds;
+    if (!r) return '';
+    const range = (xs: readonly number[]): string =>
+      `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
+    return `, median of ${r.ratios.length} rounds (${range(r.ratios)}), CPU/op ${r.cpuRatio.toFixed(2)}x (${range(r.cpuRatios)})`;
   }
 
   toJSON(): Record<string, unknown> {
@@ -72,6 +94,7 @@ export class Row {
       ratio: this.ratio ?? null,
       target: this.targetText || null,
       verdict: this.verdict,
+      ...(this.rounds ? { rounds: this.rounds } : {}),
     };
   }
 }

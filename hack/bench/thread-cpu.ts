@@ -20,7 +20,9 @@
 // Users over keep-alive HTTPS with a bearer token), so the server's threads serve
 // nothing but the window's requests. Windows are `<job>@<clients>`, job create or get
 // (a get by name of one User), or bare: the same get's bytes from the harness's bare
-// node:https server (bare-server.ts), whose threads are then the ones read;
+// node:https server (bare-server.ts), whose threads are then the ones read; a
+// `+pinned` suffix (get@1+pinned) runs that window with the server alone on CPU 0
+// and the load and etcd on CPU 1 (taskset; see measure());
 // each round runs every window, the order rotating by round; the median round of each
 // window is printed. `--server-flags` / `--server-args` add node flags / apiserver
 // flags to the server (compare two runs; the figures per thread are stable enough
@@ -39,7 +41,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { etcdPidsOfThisProcess } from './process-cpu.js';
 import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
@@ -125,10 +128,12 @@ async function main(): Promise<void> {
   const perfDir = args.perf;
   if (perfDir !== undefined) mkdirSync(perfDir, { recursive: true });
   const windows = args.windows.split(',').map((w) => {
-    const [job, clients] = w.split('@');
+    const [job, rest = ''] = w.split('@');
+    const [clients, pin] = rest.split('+');
     if ((job !== 'create' && job !== 'get' && job !== 'bare') || !(Number(clients) > 0))
       throw new Error(`bad window ${w}`);
-    return { name: w, job, clients: Number(clients) };
+    if (pin !== undefined && pin !== 'pinned') throw new Error(`bad window ${w}: only +pinned`);
+    return { name: w, job, clients: Number(clients), pinned: pin === 'pinned' };
   });
   try {
     etcd = await startEtcd();
@@ -192,6 +197,19 @@ async function main(): Promise<void> {
       durationMs: number,
     ): Promise<WindowResult> => {
       const measured = w.job === 'bare' ? bare!.roles : roles;
+      // `+pinned`: the measured server on CPU 0, the load and etcd on CPU 1, for this
+      // window only (taskset, every thread): whether a request's CPU depends on what
+      // ran on its core between two requests. Other work on the machine still runs anywhere.
+      const pin = (server: string, others: string): void => {
+        for (const [pid, cpus] of [
+          [measured.pid, server],
+          [load.pid, others],
+          ...etcdPidsOfThisProcess().map((p) => [p, others] as const),
+        ] as const) {
+          spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+        }
+      };
+      if (w.pinned) pin('0', '1');
       const recorder =
         perfDir !== undefined && n.startsWith(`r${rounds - 1}-`)
           ? spawn(
@@ -206,7 +224,7 @@ async function main(): Promise<void> {
                 '-t',
                 String(measured.pid),
                 '-o',
-                join(perfDir, `${w.job}-c${w.clients}.data`),
+                join(perfDir, `${w.job}-c${w.clients}${w.pinned ? '-pinned' : ''}.data`),
               ],
               { stdio: 'ignore' },
             )
@@ -214,6 +232,7 @@ async function main(): Promise<void> {
       const before = sampleThreads(measured.pid);
       const r = await load.call<LoadResult>({ job: jobOf(w, n, durationMs) });
       const after = sampleThreads(measured.pid);
+      if (w.pinned) pin('0-1', '0-1');
       if (recorder) {
         const done = new Promise((resolve) => recorder.once('exit', resolve));
         recorder.kill('SIGINT');
@@ -249,13 +268,13 @@ async function main(): Promise<void> {
     };
 
     // Warm-up: JIT, connections, the pool's first use.
-    for (const w of windows) await measure(w, `warm-${w.clients}`, 1500);
+    for (const w of windows) await measure(w, `warm-${w.clients}${w.pinned ? 'p' : ''}`, 1500);
     const results = new Map<string, WindowResult[]>();
     for (let round = 0; round < rounds; round++) {
       for (let j = 0; j < windows.length; j++) {
         const w = windows[(round + j) % windows.length]!;
         const list = results.get(w.name) ?? [];
-        list.push(await measure(w, `r${round}-${w.clients}`, ms));
+        list.push(await measure(w, `r${round}-${w.clients}${w.pinned ? 'p' : ''}`, ms));
         results.set(w.name, list);
       }
       process.stderr.write(`round ${round + 1}/${rounds} done\n`);

@@ -35,6 +35,7 @@ import { ServerOptions, parseFlags } from '../../pkg/apiserver/options/index.js'
 import { ADMIN_KUBECONFIG_FILE, buildServerConfig, startServer } from '../../pkg/server/index.js';
 import { MeteredKV } from '../../pkg/storage/metered-kv.js';
 import { Store } from '../../pkg/registry/generic/store.js';
+import { Etcd3Watch } from '../../pkg/storage/etcd3/watch.js';
 import { AdmissionChain } from '../../pkg/authorization/admission/index.js';
 import type { Authenticator } from '../../pkg/authentication/interfaces.js';
 import type { Authorizer } from '../../pkg/authorization/interfaces.js';
@@ -91,6 +92,9 @@ http2.connect = ((...a: Parameters<typeof http2.connect>) => {
     mark(`etcd ${method} sent`);
     const stream = request(headers, options);
     stream.once('response', () => mark(`etcd ${method} answered`));
+    // When each DATA frame reached the stream: a create's watch events (two streams on
+    // etcd 3.4) may arrive, and be handled, before its Txn's answer.
+    stream.on('data', () => mark(`etcd ${method} data`));
     return stream;
   };
   return session;
@@ -101,6 +105,8 @@ for (const op of ['get', 'range', 'create', 'update', 'delete', 'currentRevision
   observe(MeteredKV.prototype, op, `storage ${op}`, true);
 }
 observe(Store.prototype, 'create', 'registry create', false);
+// A watch response's handling (its events to the cache or the write-order watch).
+observe(Etcd3Watch.prototype, 'onResponse', 'watch response handled', false);
 observe(AdmissionChain.prototype, 'admit', 'admission', false);
 
 // The request's arrival and the response's end, on the HTTPS server the assembly makes.

@@ -274,6 +274,10 @@ async function main(): Promise<void> {
         console.log(
           `  server/base CPU per create at ${c} clients, by round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)}x)`,
         );
+        const p50Ratios = b.map((w, i) => w.p50Ms / (a[i]?.p50Ms ?? NaN));
+        console.log(
+          `  server/base p50 at ${c} clients, by round: ${p50Ratios.map((x) => x.toFixed(2)).join(', ')} (median ${median(p50Ratios).toFixed(2)}x)`,
+        );
         const etcdRatios = b.map((w, i) => w.etcdCpuUsPerOp / (a[i]?.etcdCpuUsPerOp ?? NaN));
         console.log(
           `  etcd's CPU per create, server/base, at ${c} clients, by round: ${etcdRatios.map((x) => x.toFixed(2)).join(', ')} (median ${median(etcdRatios).toFixed(2)}x)`,

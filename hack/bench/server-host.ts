@@ -22,6 +22,7 @@ import { heapSampling, type HeapSamplingCommand } from './heap-sampling.js';
 import { heapSnapshot, memory } from './memory.js';
 import { profile } from './profiler.js';
 import { userBody } from './objects.js';
+import { threadRoles } from './thread-roles.js';
 
 export interface HostStarted {
   readonly origin: string;
@@ -42,6 +43,7 @@ export type HostMessage =
   | { id: number; seedUsers: { prefix: string; from: number; count: number; concurrency: number } }
   | { id: number; profile: { start: true } | { stop: string } }
   | { id: number; heapSampling: HeapSamplingCommand }
+  | { id: number; threads: true }
   | { id: number; stop: true };
 
 let running: RunningServer | undefined;
@@ -113,6 +115,7 @@ if (process.send) {
     else if ('ballast' in msg) reply({ result: addBallast(msg.ballast.bytes) });
     else if ('allocations' in msg) allocationProfile(msg.allocations).then((r) => reply({ result: r }), fail);
     else if ('profile' in msg) profile(msg.profile).then((r) => reply({ result: r }), fail);
+    else if ('threads' in msg) threadRoles().then((r) => reply({ result: r }), fail);
     else if ('heapSampling' in msg) heapSampling(msg.heapSampling).then((r) => reply({ result: r }), fail);
     else if ('seedUsers' in msg) {
       const s = msg.seedUsers;

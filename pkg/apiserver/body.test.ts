@@ -106,29 +106,26 @@ describe('body decoding', () => {
     assert.throws(() => decodeYAML('9007199254740993: 9007199254740993\n'), badRequest(/cannot keep number/));
   });
 
-  it('refuses the keys YAMLToJSON cannot convert, in its words', () => {
+  it('refuses the keys YAMLToJSON cannot convert, in its words but without the value', () => {
+    // Upstream adds `, value: %+#v` of the entry's value: here a Global Secret's value, never echoed.
     const refused = (pattern: RegExp) => badRequest(pattern);
     assert.throws(
-      () => decodeYAML('data:\n  9223372036854775808: x\n'),
-      refused(
-        /^error converting YAML to JSON: unsupported map key of type: uint64, key: 0x8000000000000000, value: "x"$/,
-      ),
+      () => decodeYAML('data:\n  9223372036854775808: c2VjcmV0\n'),
+      refused(/^error converting YAML to JSON: unsupported map key of type: uint64, key: 0x8000000000000000$/),
     );
     assert.throws(
-      () => decodeYAML('data:\n  0xFFFFFFFFFFFFFFFF: [1, a, null, {b: 2.5}]\n'),
-      refused(
-        /^error converting YAML to JSON: unsupported map key of type: uint64, key: 0xffffffffffffffff, value: \[\]interface \{\}\{1, "a", interface \{\}\(nil\), map\[interface \{\}\]interface \{\}\{"b":2\.5\}\}$/,
-      ),
+      () => decodeYAML('data:\n  0xFFFFFFFFFFFFFFFF: [1, a]\n'),
+      refused(/^error converting YAML to JSON: unsupported map key of type: uint64, key: 0xffffffffffffffff$/),
     );
     // The fork's *big.Int, for hex past uint64 (decimal ones become floats above).
     assert.throws(
       () => decodeYAML('0x10000000000000000: 1\n'),
-      refused(/^error converting YAML to JSON: unsupported map key of type: \*big\.Int, key: \+18446744073709551616, value: 1$/),
+      refused(/^error converting YAML to JSON: unsupported map key of type: \*big\.Int, key: \+18446744073709551616$/),
     );
     for (const nullKey of ['null: x\n', '~: x\n', 'Null: x\n', ': x\n']) {
       assert.throws(
         () => decodeYAML(nullKey),
-        refused(/^error converting YAML to JSON: unsupported map key of type: %!s\(<nil>\), key: <nil>, value: "x"$/),
+        refused(/^error converting YAML to JSON: unsupported map key of type: %!s\(<nil>\), key: <nil>$/),
         nullKey,
       );
     }

@@ -31,7 +31,7 @@ import {
 import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
 import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
-import { goKeyOfNode, goSyntax, goValueOfNode, goYAMLMapKey, type GoScalar } from './yaml-keys.js';
+import { goKeyOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-keys.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -288,7 +288,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
           // YAML 1.1's words for bools, or a 400 (a null key, one in uint64's range).
           // Written into the node, which toJS reads; an alias to an anchored key would
           // read it too (as a string, where goyaml.v2 would give the alias its number).
-          const json = goYAMLMapKey(goKey, () => goValueOfNode(value, doc));
+          const json = goYAMLMapKey(goKey);
           if ('unsupported' in json) throw newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
           if (isScalar(key)) key.value = json.key;
         }

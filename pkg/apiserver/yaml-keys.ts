@@ -15,7 +15,7 @@
 // the key's text, so the body decoder asks this module for the key from the key's own
 // source text instead. Only keys: values keep the decoder's YAML 1.2 reading.
 
-import { isAlias, isMap, isScalar, isSeq, type Document, type Node as YamlNode } from 'yaml';
+import { isScalar, type Node as YamlNode } from 'yaml';
 
 /** A plain scalar as goyaml.v2 resolves it into interface{} (the types a key can take). */
 export type GoScalar =
@@ -134,11 +134,8 @@ export function formatGoFloat(f: number, bits: 32 | 64): string {
   return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
-/** A Go value as `%+#v` prints it, for the values a YAML document decodes to. */
-export type GoValue = GoScalar | { readonly type: 'map'; readonly entries: readonly (readonly [GoValue, GoValue])[] } | { readonly type: 'slice'; readonly items: readonly GoValue[] };
-
-/** `fmt.Sprintf("%+#v", v)`; `nested` for a value inside a map or slice, where nil reads `interface {}(nil)`. */
-export function goSyntax(v: GoValue, nested = false): string {
+/** A resolved scalar as `%+#v` prints it (uint64 in hex, a *big.Int with its sign). */
+export function goSyntax(v: GoScalar): string {
   switch (v.type) {
     case 'string':
       return JSON.stringify(v.text);
@@ -154,24 +151,17 @@ export function goSyntax(v: GoValue, nested = false): string {
     case 'bool':
       return String(v.value);
     case 'nil':
-      return nested ? 'interface {}(nil)' : '<nil>';
-    case 'slice':
-      return `[]interface {}{${v.items.map((i) => goSyntax(i, true)).join(', ')}}`;
-    case 'map': {
-      // fmt prints a map's entries sorted by key.
-      const entries = v.entries
-        .map(([k, e]) => [goSyntax(k, true), goSyntax(e, true)] as const)
-        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      return `map[interface {}]interface {}{${entries.map(([k, e]) => `${k}:${e}`).join(', ')}}`;
-    }
+      return '<nil>';
   }
 }
 
 /**
  * The key convertToJSONableObject makes of a resolved key, or the error it fails the
- * body with (`value` printed as Go prints the entry's value).
+ * body with. Upstream's message ends with `, value: %+#v` of the entry's value; ours
+ * stops before it, as no error message here carries a value (a Global Secret's data
+ * is secret).
  */
-export function goYAMLMapKey(key: GoScalar, value: () => GoValue): GoYAMLKey {
+export function goYAMLMapKey(key: GoScalar): GoYAMLKey {
   switch (key.type) {
     case 'string':
       return { key: key.text };
@@ -186,9 +176,7 @@ export function goYAMLMapKey(key: GoScalar, value: () => GoValue): GoYAMLKey {
     default: {
       // reflect.TypeOf(nil) is a nil Type, which %s prints as below.
       const type = key.type === 'nil' ? '%!s(<nil>)' : key.type;
-      return {
-        unsupported: `unsupported map key of type: ${type}, key: ${goSyntax(key)}, value: ${goSyntax(value())}`,
-      };
+      return { unsupported: `unsupported map key of type: ${type}, key: ${goSyntax(key)}` };
     }
   }
 }
@@ -202,30 +190,4 @@ export function goKeyOfNode(key: YamlNode | null): GoScalar | undefined {
   if (key === null) return { type: 'nil' };
   if (!isScalar(key) || key.type !== 'PLAIN' || key.tag !== undefined) return undefined;
   return resolvePlain((key.source ?? String(key.value)).trim());
-}
-
-/** A node's value as goyaml.v2 decodes it into interface{}, for `%+#v` in an error. */
-export function goValueOfNode(node: YamlNode | null, doc: Document): GoValue {
-  if (node === null) return { type: 'nil' };
-  if (isAlias(node)) return goValueOfNode(node.resolve(doc) ?? null, doc);
-  if (isMap(node)) {
-    return {
-      type: 'map',
-      entries: node.items.map((p) => [
-        goValueOfNode(p.key as YamlNode | null, doc),
-        goValueOfNode(p.value as YamlNode | null, doc),
-      ]),
-    };
-  }
-  if (isSeq(node)) return { type: 'slice', items: node.items.map((i) => goValueOfNode(i as YamlNode | null, doc)) };
-  if (isScalar(node)) {
-    const plain = goKeyOfNode(node);
-    if (plain) return plain;
-    const v = node.value;
-    if (typeof v === 'boolean') return { type: 'bool', value: v };
-    if (typeof v === 'number') return { type: 'float64', value: v };
-    if (v === null || v === undefined) return { type: 'nil' };
-    return { type: 'string', text: String(v) };
-  }
-  return { type: 'nil' };
 }

@@ -1,5 +1,5 @@
 // node dist/hack/bench/yaml-keys-ab.js --baseline <other build's dist/pkg/apiserver/body.js>
-//                                      [--rounds R] [--decodes N]
+//                                      [--rounds R] [--decodes N] [--only <body name part>]
 //
 // What reading YAML map keys as kube-apiserver does costs a YAML body (pkg/apiserver/
 // yaml-keys.ts: each plain key resolved from its source text by goyaml.v2's rules and
@@ -24,6 +24,7 @@ const { values: args } = parseArgs({
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '7' },
     decodes: { type: 'string', default: '400' },
+    only: { type: 'string' },
   },
 });
 if (!args.baseline) {
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     ['B this build', decodeYAML],
   ];
   for (const [name, text] of Object.entries(BODIES)) {
+    if (args.only !== undefined && !name.includes(args.only)) continue;
     // Both sides must read the body alike (the bodies have no key the change reads otherwise).
     const [a, b] = sides.map(([, d]) => JSON.stringify(d(text).value));
     if (a !== b) throw new Error(`${name}: the two builds decode the body differently`);

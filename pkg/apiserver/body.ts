@@ -6,6 +6,9 @@
 // whose value contains their own alias, and excessive alias expansion ("billion
 // laughs"). Duplicate keys are collected for fieldValidation (Strict refuses them,
 // Warn warns), in sigs.k8s.io/json's words for JSON and sigs.k8s.io/yaml's for YAML.
+// A YAML map key becomes the JSON key kube-apiserver's YAMLToJSON makes of it
+// (yaml-keys.ts): an integer key keeps its digits, however large, and the checks on
+// integers below are for values only.
 //
 // One refusal is ours alone. kube-apiserver keeps every int64 exact; objects here are
 // JavaScript values, whose numbers are doubles, so an integer past ±2^53 would come
@@ -276,12 +279,13 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
         const value = pair.value as YamlNode | null;
         const goKey = goKeyOfNode(key) ?? (isScalar(key) ? stringKey(key.value) : undefined);
         if (goKey !== undefined) {
-          const shown = goSyntax(goKey);
-          if (seen.has(`${goKey.type} ${shown}`)) {
+          // Most keys are strings: their identity is their text, and `%#v` is made for a duplicate only.
+          const identity = goKey.type === 'string' ? `s${goKey.text}` : `${goKey.type} ${goSyntax(goKey)}`;
+          if (seen.has(identity)) {
             const offset = isScalar(key) && key.range ? key.range[0] : 0;
-            duplicates.push({ offset, message: `key ${shown} already set in map` });
+            duplicates.push({ offset, message: `key ${goSyntax(goKey)} already set in map` });
           }
-          seen.add(`${goKey.type} ${shown}`);
+          seen.add(identity);
         }
         if (goKey !== undefined && (key === null || (isScalar(key) && key.type === 'PLAIN'))) {
           // The JSON key upstream makes of it (yaml-keys.ts): its exact digits past 2^53,
@@ -290,7 +294,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
           // read it too (as a string, where goyaml.v2 would give the alias its number).
           const json = goYAMLMapKey(goKey);
           if ('unsupported' in json) throw newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
-          if (isScalar(key)) key.value = json.key;
+          if (isScalar(key) && key.value !== json.key) key.value = json.key;
         }
         children.push(key, value);
       }

@@ -166,7 +166,8 @@ describe('console in chromium', { skip }, () => {
         apiVersion: GROUP_VERSION,
         kind: 'Team',
         metadata: { name: 'platform' },
-        spec: { displayName: 'Platform team' },
+        // A display name the form shows trimmed: a save of other fields leaves it as stored.
+        spec: { displayName: ' Platform team ' },
       });
       assert.equal(team.status, 201, team.text);
 
@@ -331,6 +332,8 @@ describe('console in chromium', { skip }, () => {
       const edited = await server.api('GET', `${V1}/teams/platform`);
       assert.equal(edited.json<{ spec: { description?: string } }>().spec.description, 'Runs the platform');
       assert.deepEqual(edited.json<{ spec: { groups?: string[] } }>().spec.groups, ['oncall', 'release']);
+      // Only the edited fields were saved: the display name is as stored, not trimmed.
+      assert.equal(edited.json<{ spec: { displayName?: string } }>().spec.displayName, ' Platform team ');
       await shot('team');
 
       await nav.getByRole('link', { name: 'Users' }).click();

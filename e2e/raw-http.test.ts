@@ -95,6 +95,30 @@ for (const backend of backends()) {
       await stillServes();
     });
 
+    it("YAML map keys are the JSON keys kube-apiserver's YAMLToJSON makes", TEST, async () => {
+      // An integer key keeps its digits past 2^53, 0x1F is 31, `on` is YAML 1.1's true;
+      // values stay YAML 1.2 (only keys are read as goyaml.v2 reads them).
+      const yaml =
+        `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: int-keys\nspec:\n` +
+        `  data:\n    9007199254740993: ${b64('a')}\n    0x1F: ${b64('b')}\n    on: ${b64('c')}\n`;
+      const r = await s.api('POST', secrets, yaml, { 'Content-Type': 'application/yaml' });
+      assert.equal(r.status, 201, r.text);
+      const data = r.json<{ spec: { data: Record<string, string> } }>().spec.data;
+      assert.deepEqual(Object.keys(data).sort(), ['31', '9007199254740993', 'true']);
+      const unsupported = await s.api(
+        'POST',
+        secrets,
+        `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: big-key\nspec:\n  data:\n    9223372036854775808: ${b64('x')}\n`,
+        { 'Content-Type': 'application/yaml' },
+      );
+      const status = failureStatus(unsupported, 400, 'BadRequest');
+      assert.equal(
+        status.message,
+        'error converting YAML to JSON: unsupported map key of type: uint64, key: 0x8000000000000000',
+      );
+      assert.equal((await s.api('GET', `${secrets}/big-key`)).status, 404);
+    });
+
     it('a body over 3 MiB is a 413', TEST, async () => {
       const big = JSON.stringify({
         apiVersion: GROUP_VERSION,

@@ -3,10 +3,13 @@
 // leaves them out runs a server whose young generation V8 sizes by its history (see
 // docs/design.md, "The server's node flags"). The launchers: `npm start`, the image's
 // entry point (which the chart's and deploy/'s Deployment run: they set args, never
-// command, nor NODE_OPTIONS), the e2e harness and the bench's server hosts.
+// command, nor NODE_OPTIONS), the e2e harness and the bench's server hosts; and any
+// other script under hack/ or e2e/ that starts the server's entry point or a server host
+// itself (found by reading the sources, so a new bench script is checked too).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import YAML from 'yaml';
 import { serverCommand } from '../e2e/harness.js';
@@ -78,4 +81,55 @@ test('the e2e harness and the bench start the server with the flags', () => {
     execArgvOf('load').some((f) => SERVER_NODE_FLAGS.includes(f)),
     false,
   );
+});
+
+/** A call that starts a process. */
+const LAUNCH = /\b(?:spawn|spawnSync|fork|execFile|execFileSync)\(/;
+/** The server's entry point (as a path or path.join's pieces) or the bench's server host. */
+const SERVER_SCRIPT = /cmd['"\s,/]+apiserver['"\s,/]+main\b|server-host/;
+/**
+ * What puts the flags on a child's command line: the flags themselves, or the helpers
+ * that add them (children.ts's execArgvOf and Child.start, the harness's serverCommand).
+ */
+const CARRIES_FLAGS = /\bSERVER_NODE_FLAGS\b|\bexecArgvOf\(|\bChild\.start\(|\bserverCommand\(/;
+
+/** Whether a script's source starts the server (or a server host) with nothing that gives it the flags. */
+function startsServerWithoutFlags(source: string): boolean {
+  return LAUNCH.test(source) && SERVER_SCRIPT.test(source) && !CARRIES_FLAGS.test(source);
+}
+
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.includes('node_modules'))
+    .map((f) => join(dir, f));
+}
+
+test('the launcher check flags a script that spawns the server without the flags', () => {
+  // The two bench scripts the check missed before it read the sources, as they were.
+  const spawned = `
+    const main = join(repoRoot, 'dist', 'cmd', 'apiserver', 'main.js');
+    const child = spawn(process.execPath, [main, '--secure-port', '0'], { cwd: repoRoot });`;
+  const forked = `
+    const self = fileURLToPath(new URL('./server-host.js', import.meta.url));
+    this.proc = fork(file, [], { execArgv: ['--expose-gc'] });`;
+  assert.equal(startsServerWithoutFlags(spawned), true);
+  assert.equal(startsServerWithoutFlags(forked), true);
+  assert.equal(startsServerWithoutFlags(spawned.replace('[main,', '[...SERVER_NODE_FLAGS, main,')), false);
+  assert.equal(startsServerWithoutFlags(forked.replace("['--expose-gc']", "execArgvOf('server-host')")), false);
+  // A script that starts something else (etcd, kubectl) is no launcher of the server.
+  assert.equal(startsServerWithoutFlags(`spawn('etcd', ['--data-dir', dir]);`), false);
+});
+
+test('every script under hack/ and e2e/ that starts the server gives it the flags', () => {
+  const self = join('hack', 'launchers.test.ts');
+  const scripts = [...sourcesUnder('hack'), ...sourcesUnder('e2e')].filter((f) => f !== self);
+  const launchers = scripts.filter((f) => {
+    const source = readFileSync(f, 'utf8');
+    return LAUNCH.test(source) && SERVER_SCRIPT.test(source);
+  });
+  // The check reads something: the harness and the bench's launchers are among them.
+  assert.ok(launchers.includes(join('e2e', 'harness.ts')), launchers.join(', '));
+  assert.ok(launchers.includes(join('hack', 'bench', 'hostcluster-lazy-load.ts')), launchers.join(', '));
+  const without = launchers.filter((f) => startsServerWithoutFlags(readFileSync(f, 'utf8')));
+  assert.deepEqual(without, []);
 });

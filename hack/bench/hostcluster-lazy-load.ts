@@ -6,8 +6,10 @@
 // eager start is reproduced by preloading the library (`node --import
 // @kubernetes/client-node`), so both sides run the same build:
 //
-//   eager  node --import @kubernetes/client-node dist/cmd/apiserver/main.js ...
-//   lazy   node dist/cmd/apiserver/main.js ...
+//   eager  node <server flags> --import @kubernetes/client-node dist/cmd/apiserver/main.js ...
+//   lazy   node <server flags> dist/cmd/apiserver/main.js ...
+//
+// <server flags> are pkg/server/node-flags.ts's, as every launcher of the server passes them.
 //
 // Each start runs until /readyz answers ok; the CPU the server process used by then
 // (user + system, from /proc/<pid>/stat) and the wall time are recorded, then it
@@ -20,6 +22,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SERVER_NODE_FLAGS } from '../../pkg/server/node-flags.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const main = join(repoRoot, 'dist', 'cmd', 'apiserver', 'main.js');
@@ -60,6 +63,7 @@ async function startOnce(eager: boolean): Promise<Start> {
   const child = spawn(
     process.execPath,
     [
+      ...SERVER_NODE_FLAGS,
       ...(eager ? ['--import', '@kubernetes/client-node'] : []),
       main,
       '--secure-port',

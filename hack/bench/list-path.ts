@@ -42,6 +42,7 @@ import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import { Pool } from 'undici';
 import { startEtcd } from '../etcd.js';
+import { execArgvOf } from './children.js';
 import { API_PATH, GROUP } from './objects.js';
 import type { HostStarted } from './server-host.js';
 
@@ -64,8 +65,14 @@ class Host {
   private nextId = 1;
   private readonly pending = new Map<number, (m: { result?: unknown; error?: string }) => void>();
   private readonly proc: ChildProcess;
-  constructor(file: string) {
-    this.proc = fork(file, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  /**
+   * `file` is `module`'s script, from this build or another's: it runs with the flags
+   * children.ts gives that module (a server host gets the server's node flags, as
+   * every launcher of the server does; see pkg/server/node-flags.ts).
+   */
+  constructor(file: string, module: 'server-host' | 'bare-server') {
+    const execArgv = execArgvOf(module, { gc: true });
+    this.proc = fork(file, [], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     this.proc.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       this.pending.get(m.id)?.(m);
       this.pending.delete(m.id);
@@ -197,7 +204,7 @@ function serverSide(name: string, host: Host, started: HostStarted): Side {
 
 /** The bare node:https child answering every GET with `body` (written whole, encoded once). */
 async function bareSide(body: string, started: HostStarted): Promise<[Host, Side]> {
-  const bare = new Host(fileURLToPath(new URL('./bare-server.js', import.meta.url)));
+  const bare = new Host(fileURLToPath(new URL('./bare-server.js', import.meta.url)), 'bare-server');
   const { origin } = await bare.call<{ origin: string }>({
     start: { certPem: started.certPem, keyPem: started.keyPem, behaviour: { mode: 'bytes', body } },
   });
@@ -228,7 +235,7 @@ function rangeSide(endpoint: string): Side {
 }
 
 async function startHost(file: string, etcdEndpoint: string, dataDir: string): Promise<[Host, HostStarted]> {
-  const host = new Host(file);
+  const host = new Host(file, 'server-host');
   const started = await host.call<HostStarted>({
     start: {
       args: [

@@ -19,10 +19,126 @@ describe('body decoding', () => {
     assert.throws(() => decodeBody(Buffer.from('  '), 'json'), badRequest(/empty/));
   });
 
-  it('decodes a YAML map with YAML 1.2 scalars', () => {
-    const { value, duplicates } = decodeYAML('metadata:\n  name: x\nspec:\n  n: 3\n  s: yes\n');
-    assert.deepEqual(value, { metadata: { name: 'x' }, spec: { n: 3, s: 'yes' } });
+  it('decodes a YAML map with YAML 1.2 scalars as values', () => {
+    const { value, duplicates } = decodeYAML('metadata:\n  name: x\nspec:\n  count: 3\n  s: yes\n');
+    assert.deepEqual(value, { metadata: { name: 'x' }, spec: { count: 3, s: 'yes' } });
     assert.deepEqual(duplicates, []);
+  });
+
+  // Each expected key is what kube-apiserver's YAMLToJSON (sigs.k8s.io/yaml v1.4 on its
+  // goyaml.v2 fork) makes of the plain key: goyaml.v2 resolve.go `resolve` types the
+  // scalar (YAML 1.1: bools by word, ints by strconv.ParseInt/ParseUint with base 0
+  // after dropping '_', then yamlStyleFloat), and yaml.go `convertToJSONableObject`
+  // writes an int with strconv.Itoa, a float64 with FormatFloat(f, 'g', -1, 32), a bool
+  // as true/false. Checked against Debian's gopkg.in/yaml.v2 with that conversion.
+  const keyCases: readonly (readonly [string, string])[] = [
+    ['1', '1'],
+    ['-5', '-5'],
+    ['+7', '7'],
+    ['-0', '0'],
+    ['007', '7'],
+    ['017', '15'],
+    ['08', '8'],
+    ['0o17', '15'],
+    ['0x1F', '31'],
+    ['0X1f', '31'],
+    ['-0x1F', '-31'],
+    ['+0x10', '16'],
+    ['0b101', '5'],
+    ['-0b101', '-5'],
+    ['1_000', '1000'],
+    ['1__0', '10'],
+    ['_1', '_1'],
+    ['9007199254740993', '9007199254740993'],
+    ['9223372036854775807', '9223372036854775807'],
+    ['-9223372036854775808', '-9223372036854775808'],
+    ['-9223372036854775809', '-9.223372e+18'],
+    ['18446744073709551616', '1.8446744e+19'],
+    ['100000000000000000000', '1e+20'],
+    ['16777217', '16777217'],
+    ['1.5', '1.5'],
+    ['0.1', '0.1'],
+    ['0.3', '0.3'],
+    ['3.14159265358979', '3.1415927'],
+    ['1.0', '1'],
+    ['1.', '1'],
+    ['.5', '0.5'],
+    ['-.5', '-0.5'],
+    ['-0.0', '-0'],
+    ['1e3', '1000'],
+    ['1e6', '1e+06'],
+    ['1e+06', '1e+06'],
+    ['123456', '123456'],
+    ['1234567', '1234567'],
+    ['1234567.0', '1.234567e+06'],
+    ['0.0001', '0.0001'],
+    ['0.00001', '1e-05'],
+    ['1e400', '1e400'],
+    ['1e-400', '0'],
+    ['.inf', '.inf'],
+    ['+.inf', '.inf'],
+    ['-.Inf', '-.inf'],
+    ['.NaN', '.nan'],
+    ['true', 'true'],
+    ['True', 'true'],
+    ['yes', 'true'],
+    ['on', 'true'],
+    ['y', 'true'],
+    ['n', 'false'],
+    ['no', 'false'],
+    ['Off', 'false'],
+    ['FALSE', 'false'],
+    ['2001-01-01', '2001-01-01'],
+    ['12e', '12e'],
+    ['0x', '0x'],
+  ];
+
+  it("makes plain YAML map keys the JSON keys kube-apiserver's YAMLToJSON makes", () => {
+    for (const [source, expected] of keyCases) {
+      const { value } = decodeYAML(`spec:\n  data:\n    ${source}: v\n`);
+      assert.deepEqual(value, { spec: { data: { [expected]: 'v' } } }, source);
+      // Flow maps' keys are plain too.
+      assert.deepEqual(decodeYAML(`data: {${source}: v}\n`).value, { data: { [expected]: 'v' } }, source);
+    }
+    // Quoted keys are strings as written; the value side is unchanged.
+    assert.deepEqual(decodeYAML(`"1.0": a\n'yes': b\n"0x1F": c\n`).value, { '1.0': 'a', yes: 'b', '0x1F': 'c' });
+    // Past 2^53 only the value is refused.
+    assert.throws(() => decodeYAML('9007199254740993: 9007199254740993\n'), badRequest(/cannot keep number/));
+  });
+
+  it('refuses the keys YAMLToJSON cannot convert, in its words but without the value', () => {
+    // Upstream adds `, value: %+#v` of the entry's value: here a Global Secret's value, never echoed.
+    const refused = (pattern: RegExp) => badRequest(pattern);
+    assert.throws(
+      () => decodeYAML('data:\n  9223372036854775808: c2VjcmV0\n'),
+      refused(/^error converting YAML to JSON: unsupported map key of type: uint64, key: 0x8000000000000000$/),
+    );
+    assert.throws(
+      () => decodeYAML('data:\n  0xFFFFFFFFFFFFFFFF: [1, a]\n'),
+      refused(/^error converting YAML to JSON: unsupported map key of type: uint64, key: 0xffffffffffffffff$/),
+    );
+    // The fork's *big.Int, for hex past uint64 (decimal ones become floats above).
+    assert.throws(
+      () => decodeYAML('0x10000000000000000: 1\n'),
+      refused(/^error converting YAML to JSON: unsupported map key of type: \*big\.Int, key: \+18446744073709551616$/),
+    );
+    for (const nullKey of ['null: x\n', '~: x\n', 'Null: x\n', ': x\n']) {
+      assert.throws(
+        () => decodeYAML(nullKey),
+        refused(/^error converting YAML to JSON: unsupported map key of type: %!s\(<nil>\), key: <nil>$/),
+        nullKey,
+      );
+    }
+  });
+
+  it('finds duplicate keys as goyaml.v2 types them', () => {
+    // goyaml.v2's UnmarshalStrict: 1 and 0x1 are the int 1 twice; "1" is a string; 1.5 and 1.50 one float.
+    const { duplicates } = decodeYAML('1: a\n0x1: b\n"1": c\n1.5: d\n1.50: e\ntrue: f\nyes: g\n');
+    assert.deepEqual(duplicates, [
+      'line 2: key 1 already set in map',
+      'line 5: key 1.5 already set in map',
+      'line 7: key true already set in map',
+    ]);
   });
 
   it('reports duplicate keys with their line', () => {

@@ -6,6 +6,9 @@
 // whose value contains their own alias, and excessive alias expansion ("billion
 // laughs"). Duplicate keys are collected for fieldValidation (Strict refuses them,
 // Warn warns), in sigs.k8s.io/json's words for JSON and sigs.k8s.io/yaml's for YAML.
+// A YAML map key becomes the JSON key kube-apiserver's YAMLToJSON makes of it
+// (yaml-keys.ts): an integer key keeps its digits, however large, and the checks on
+// integers below are for values only.
 //
 // One refusal is ours alone. kube-apiserver keeps every int64 exact; objects here are
 // JavaScript values, whose numbers are doubles, so an integer past ±2^53 would come
@@ -31,6 +34,7 @@ import {
 import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
 import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
+import { goKeyOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-keys.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -226,6 +230,11 @@ function yamlInteger(source: string): bigint | undefined {
   return m[1] === '-' ? -magnitude : magnitude;
 }
 
+/** A key the YAML library resolved itself (quoted or tagged), as the Go value goyaml.v2 would hold. */
+function stringKey(value: unknown): GoScalar {
+  return { type: 'string', text: String(value) };
+}
+
 /**
  * One iterative walk of the parsed tree (no input can exhaust the stack): refuses
  * nesting past MAX_NESTING_DEPTH, an anchor whose value contains its own alias (which
@@ -263,18 +272,31 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     }
     const children: (YamlNode | null)[] = [];
     if (isMap(node)) {
+      // Keys as goyaml.v2 holds them (typed: the int 1 and the string "1" are two keys).
       const seen = new Set<string>();
       for (const pair of node.items) {
         const key = pair.key as YamlNode | null;
-        const name = isScalar(key) ? String(key.value) : undefined;
-        if (name !== undefined) {
-          if (seen.has(name)) {
+        const value = pair.value as YamlNode | null;
+        const goKey = goKeyOfNode(key) ?? (isScalar(key) ? stringKey(key.value) : undefined);
+        if (goKey !== undefined) {
+          // Most keys are strings: their identity is their text, and `%#v` is made for a duplicate only.
+          const identity = goKey.type === 'string' ? `s${goKey.text}` : `${goKey.type} ${goSyntax(goKey)}`;
+          if (seen.has(identity)) {
             const offset = isScalar(key) && key.range ? key.range[0] : 0;
-            duplicates.push({ offset, message: `key ${JSON.stringify(name)} already set in map` });
+            duplicates.push({ offset, message: `key ${goSyntax(goKey)} already set in map` });
           }
-          seen.add(name);
+          seen.add(identity);
         }
-        children.push(key, pair.value as YamlNode | null);
+        if (goKey !== undefined && (key === null || (isScalar(key) && key.type === 'PLAIN'))) {
+          // The JSON key upstream makes of it (yaml-keys.ts): its exact digits past 2^53,
+          // YAML 1.1's words for bools, or a 400 (a null key, one in uint64's range).
+          // Written into the node, which toJS reads; an alias to an anchored key would
+          // read it too (as a string, where goyaml.v2 would give the alias its number).
+          const json = goYAMLMapKey(goKey);
+          if ('unsupported' in json) throw newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
+          if (isScalar(key) && key.value !== json.key) key.value = json.key;
+        }
+        children.push(key, value);
       }
     } else if (isSeq(node)) {
       for (const item of node.items) {

@@ -106,13 +106,8 @@ export function confirmButton(
   return wrap;
 }
 
-/** "a, b ,c" -> ['a', 'b', 'c']: the comma-separated lists the forms take. */
-export function splitList(value: string): string[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
+// The comma-separated lists the forms take (in form-edits.ts, which touches no DOM).
+export { splitList } from './form-edits.js';
 
 /** Events arriving together (a burst of writes) cause one reload. */
 const COALESCE_MS = 150;

@@ -1,7 +1,8 @@
 // Teams and Users: the lists the caller may see, and detail pages (members, groups,
 // the teams a user is in from status.teams). Edits (including cluster roles) send only
-// the fields changed in the form, each tested against its value as shown (a guarded
-// JSON Patch, field-patch.ts); the server decides who may make them and says why not.
+// the fields whose text the user changed in the form (form-edits.ts), each tested
+// against its value as shown (a guarded JSON Patch, field-patch.ts); the server decides
+// who may make them and says why not.
 // Detail pages follow their object live.
 
 import type { KubeObject } from '../api.js';
@@ -18,54 +19,35 @@ import {
   nameCell,
   shownEditor,
   specField,
-  splitList,
   textForm,
 } from './common.js';
+import {
+  editedFields,
+  newTeamSpec,
+  newUserSpec,
+  teamFormFields,
+  userFormFields,
+  type SpecFormField,
+  type TeamFormSpec,
+  type UserFormSpec,
+} from './form-edits.js';
 
-interface TeamSpec {
-  displayName?: string;
-  description?: string;
+interface TeamSpec extends TeamFormSpec {
   username?: string;
-  users?: string[];
-  groups?: string[];
-  clusterRoles?: { name?: string }[];
 }
 
-interface UserSpec {
-  displayName?: string;
-  description?: string;
+interface UserSpec extends UserFormSpec {
   username?: string;
-  email?: string;
-  groups?: string[];
   disabled?: boolean;
   tokenGeneration?: number;
-  clusterRoles?: { name?: string }[];
 }
 
 type Team = KubeObject<TeamSpec>;
-
-type ClusterRoles = TeamSpec['clusterRoles'];
-
-/** The cluster roles a team or user is given (spec items `{ name }`), edited as a comma-separated list. */
-function clusterRolesField(id: string, roles: ClusterRoles) {
-  return {
-    id,
-    label: 'Cluster roles (comma separated)',
-    value: (roles ?? []).map((r) => r.name ?? '').join(', '),
-  };
-}
-
-/** A merge patch replaces a list whole: the roles as the field lists them; none removes the field (null). */
-function clusterRolesFrom(value: string | undefined): ClusterRoles | null {
-  const names = splitList(value ?? '');
-  return names.length ? names.map((name) => ({ name })) : null;
-}
 type User = KubeObject<UserSpec, { teams?: string[] }>;
 
-/** A comma-separated list as the form holds it; none removes the field. */
-function listOrNull(value: string | undefined): string[] | null {
-  const items = splitList(value ?? '');
-  return items.length ? items : null;
+/** A form's text fields as textForm takes them, each showing its stored value. */
+function inputs(fields: readonly SpecFormField[]) {
+  return fields.map((f) => ({ id: f.id, label: f.label, value: f.shown }));
 }
 
 /** "Disable" and "Enable" set the switch whatever it holds now. */
@@ -85,7 +67,7 @@ export const teamsView: View = async (ctx, main) => {
     'Create',
     async (v) => {
       const name = v['new-team-name'] ?? '';
-      const spec = { displayName: v['new-team-display-name'], users: splitList(v['new-team-users'] ?? '') };
+      const spec = newTeamSpec(v['new-team-display-name'], v['new-team-users']);
       await ctx.api.post('/teams', { metadata: { name }, spec });
       ctx.go(link('teams', name));
     },
@@ -113,33 +95,8 @@ export const teamView: View = async (ctx, main, [name = '']) => {
     render: (shown) => {
       const team = shown.object;
       const { save } = shownEditor(ctx, path, shown);
-      const form = textForm(
-        'Edit team',
-        [
-          { id: 'team-display-name', label: 'Display name', value: team.spec?.displayName ?? '' },
-          { id: 'team-description', label: 'Description', value: team.spec?.description ?? '' },
-          {
-            id: 'team-users',
-            label: 'Members (comma separated)',
-            value: (team.spec?.users ?? []).join(', '),
-          },
-          {
-            id: 'team-groups',
-            label: 'Groups (comma separated)',
-            value: (team.spec?.groups ?? []).join(', '),
-          },
-          clusterRolesField('team-cluster-roles', team.spec?.clusterRoles),
-        ],
-        'Save',
-        (v) =>
-          save([
-            specField('displayName', 'Display name', v['team-display-name'] || null),
-            specField('description', 'Description', v['team-description'] || null),
-            specField('users', 'Members', listOrNull(v['team-users'])),
-            specField('groups', 'Groups', listOrNull(v['team-groups'])),
-            specField('clusterRoles', 'Cluster roles', clusterRolesFrom(v['team-cluster-roles'])),
-          ])(),
-      );
+      const fields = teamFormFields(team.spec);
+      const form = textForm('Edit team', inputs(fields), 'Save', (v) => save(editedFields(fields, v))());
       return [
         facts([
           ['Display name', dash(team.spec?.displayName)],
@@ -167,11 +124,7 @@ export const usersView: View = async (ctx, main) => {
     'Create',
     async (v) => {
       const name = v['new-user-name'] ?? '';
-      const spec = {
-        username: name,
-        displayName: v['new-user-display-name'],
-        email: v['new-user-email'] || undefined,
-      };
+      const spec = newUserSpec(name, v['new-user-display-name'], v['new-user-email']);
       await ctx.api.post('/users', { metadata: { name }, spec });
       ctx.go(link('users', name));
     },
@@ -202,6 +155,7 @@ export const userView: View = async (ctx, main, [name = '']) => {
     render: (shown) => {
       const user = shown.object;
       const { alert, save, fail } = shownEditor(ctx, path, shown);
+      const userFields = userFormFields(user.spec);
       return [
         facts([
           ['Display name', dash(user.spec?.displayName)],
@@ -212,27 +166,7 @@ export const userView: View = async (ctx, main, [name = '']) => {
           ['Cluster roles', list(user.spec?.clusterRoles?.map((r) => r.name ?? ''))],
           ['State', user.spec?.disabled ? 'disabled' : 'active'],
         ]),
-        textForm(
-          'Edit user',
-          [
-            { id: 'user-display-name', label: 'Display name', value: user.spec?.displayName ?? '' },
-            { id: 'user-email', label: 'Email', value: user.spec?.email ?? '' },
-            {
-              id: 'user-groups',
-              label: 'Groups (comma separated)',
-              value: (user.spec?.groups ?? []).join(', '),
-            },
-            clusterRolesField('user-cluster-roles', user.spec?.clusterRoles),
-          ],
-          'Save',
-          (v) =>
-            save([
-              specField('displayName', 'Display name', v['user-display-name'] || null),
-              specField('email', 'Email', v['user-email'] || null),
-              specField('groups', 'Groups', listOrNull(v['user-groups'])),
-              specField('clusterRoles', 'Cluster roles', clusterRolesFrom(v['user-cluster-roles'])),
-            ])(),
-        ),
+        textForm('Edit user', inputs(userFields), 'Save', (v) => save(editedFields(userFields, v))()),
         h(
           'div',
           { class: 'actions' },

@@ -88,6 +88,50 @@ describe('Store.patch', () => {
     });
   });
 
+  describe('duplicate owner references', () => {
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c1', uid: 'u1' };
+    const afterAdmission =
+      '.metadata.ownerReferences contains duplicate entries after mutating admission happens; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u1';
+
+    it('are deduped after the patch is recorded in managedFields, with the after-admission warning', async () => {
+      const owned = await f.store.patch(
+        f.ctx(),
+        'w1',
+        'merge',
+        { metadata: { ownerReferences: [ref] } },
+        { ...PATCH, fieldManager: 'owner' },
+      );
+      const ctx = f.ctx();
+      const { object } = await f.store.patch(
+        ctx,
+        'w1',
+        'json',
+        [
+          { op: 'add', path: '/metadata/ownerReferences/-', value: ref },
+          { op: 'add', path: '/metadata/labels', value: { app: 'web' } },
+        ],
+        { ...PATCH, fieldManager: 'labeller' },
+      );
+      assert.deepEqual(ctx.warnings, [afterAdmission]);
+      assert.deepEqual(object.metadata.ownerReferences, [ref]);
+      assert.deepEqual(object.metadata.labels, { app: 'web' });
+      // kube-apiserver records the patched object, duplicates included (patch.go: the
+      // patch mechanism's UpdateNoErrors, then dedupOwnerReferencesTransformer). Keyed
+      // by uid, the duplicate is one our field manager (smd 4.1.2's rules) refuses, so
+      // the write keeps the live managedFields, as UpdateNoErrors does on a failure.
+      // Deduped first, the labeller would own metadata.labels.app instead.
+      assert.deepEqual(object.metadata.managedFields, owned.object.metadata.managedFields);
+      assert.equal(object.metadata.managedFields?.some((e) => e.manager === 'labeller'), false);
+    });
+
+    it('are deduped with the same warning on a merge patch', async () => {
+      const ctx = f.ctx();
+      const { object } = await f.store.patch(ctx, 'w1', 'merge', { metadata: { ownerReferences: [ref, ref] } }, PATCH);
+      assert.deepEqual(ctx.warnings, [afterAdmission]);
+      assert.deepEqual(object.metadata.ownerReferences, [ref]);
+    });
+  });
+
   describe('merge patch', () => {
     it('merges objects, replaces lists and removes nulls', async () => {
       const { object } = await f.store.patch(

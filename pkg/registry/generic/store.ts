@@ -130,8 +130,16 @@ const EMPTIED_FINALIZERS = Symbol('emptied finalizers');
 /** Thrown inside a delete's update when no finalizer keeps the object (store.go errDeleteNow). */
 const DELETE_NOW = Symbol('delete now');
 
+/**
+ * handlers/rest.go's two warnings for duplicate owner references: the first where
+ * create and update dedup the request's object, before its write is recorded; the
+ * second ("after mutating admission happens") where a patch or an apply dedups, the
+ * only time it does (patch.go's dedupOwnerReferencesTransformer).
+ */
 const DUPLICATE_OWNER_REFERENCES_WARNING =
   '.metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
+const DUPLICATE_OWNER_REFERENCES_AFTER_MUTATING_ADMISSION_WARNING =
+  '.metadata.ownerReferences contains duplicate entries after mutating admission happens; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
 
 export class Store implements RESTStorage {
   readonly info: ResourceInfo;
@@ -517,8 +525,9 @@ export class Store implements RESTStorage {
         mode: 'patch',
       });
       this.checkName(ctx, obj, name);
-      this.dedupOwnerReferences(obj, warnings);
-      return this.prepareUpdate(ctx, obj, current, manager, target, 'update');
+      // Owner references are deduped after the write is recorded, as the patched
+      // object has them (patch.go: applyPatch's UpdateNoErrors, then the transformer).
+      return this.prepareUpdate(ctx, obj, current, manager, target, 'update', true, warnings);
     });
     ctx.warnings.push(...warnings);
     return { object: this.output(object, false, ctx), created: false };
@@ -538,6 +547,7 @@ export class Store implements RESTStorage {
     target: WriteTarget,
     managedFields: ManagedFieldsMode,
     admit = true,
+    dedupAfterRecording?: string[],
   ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
@@ -550,16 +560,13 @@ export class Store implements RESTStorage {
     if (meta.resourceVersion !== old.metadata.resourceVersion)
       throw newConflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
     this.ensureNamespace(ctx, meta);
-    return this.prepareRecordedUpdate(
-      ctx,
-      // As upstream's update and patch handlers record the write (UpdateNoErrors) in the
-      // object the request made, before the strategy (BeforeUpdate) and admission: what
-      // the server keeps or sets is owned by no manager of this request.
-      managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj,
-      old,
-      target,
-      admit,
-    );
+    // As upstream's update and patch handlers record the write (UpdateNoErrors) in the
+    // object the request made, before the strategy (BeforeUpdate) and admission: what
+    // the server keeps or sets is owned by no manager of this request.
+    const recorded = managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj;
+    // A patch's duplicate owner references go only now, into `dedupAfterRecording`.
+    if (dedupAfterRecording) this.dedupOwnerReferences(recorded, dedupAfterRecording, true);
+    return this.prepareRecordedUpdate(ctx, recorded, old, target, admit);
   }
 
   /** prepareUpdate once the write is recorded in `obj`'s managedFields. */
@@ -687,7 +694,8 @@ export class Store implements RESTStorage {
         mode,
       });
       this.checkName(ctx, obj, name);
-      this.dedupOwnerReferences(obj, warnings);
+      // After the apply is recorded in `merged`, as a patch does (patch.go).
+      this.dedupOwnerReferences(obj, warnings, true);
       return obj;
     };
     try {
@@ -987,8 +995,12 @@ export class Store implements RESTStorage {
     this.ensureNamespace(ctx, obj.metadata);
   }
 
-  /** Duplicate owner references are dropped with a warning rather than refused (handlers/rest.go). */
-  private dedupOwnerReferences(obj: KubeObject, warnings: string[]): void {
+  /**
+   * Duplicate owner references are dropped with a warning rather than refused
+   * (handlers/rest.go dedupOwnerReferencesAndAddWarning); `afterRecording` for a
+   * patch or an apply, which dedup only after the write is recorded and word it so.
+   */
+  private dedupOwnerReferences(obj: KubeObject, warnings: string[], afterRecording = false): void {
     const refs = obj.metadata.ownerReferences;
     if (!refs || refs.length < 2) return;
     const kept: typeof refs = [];
@@ -998,7 +1010,10 @@ export class Store implements RESTStorage {
       else kept.push(ref);
     }
     if (duplicates.length === 0) return;
-    warnings.push(`${DUPLICATE_OWNER_REFERENCES_WARNING}${duplicates.join(', ')}`);
+    const warning = afterRecording
+      ? DUPLICATE_OWNER_REFERENCES_AFTER_MUTATING_ADMISSION_WARNING
+      : DUPLICATE_OWNER_REFERENCES_WARNING;
+    warnings.push(`${warning}${duplicates.join(', ')}`);
     obj.metadata.ownerReferences = kept;
   }
 

@@ -525,9 +525,14 @@ export class Store implements RESTStorage {
         mode: 'patch',
       });
       this.checkName(ctx, obj, name);
-      // Owner references are deduped after the write is recorded, as the patched
-      // object has them (patch.go: applyPatch's UpdateNoErrors, then the transformer).
-      return this.prepareUpdate(ctx, obj, current, manager, target, 'update', true, warnings);
+      // kube-apiserver dedups a patch's owner references after recording the write
+      // (patch.go: UpdateNoErrors, then dedupOwnerReferencesTransformer), and 1.32's
+      // structured-merge-diff records a duplicate as one atomic entry. Our field manager
+      // follows smd 4.1.2, which refuses duplicate keys and would record nothing for the
+      // patch's manager, so they go before recording here, which ends where 1.32 does:
+      // the manager owns what it changed. The warning is the patch's wording.
+      this.dedupOwnerReferences(obj, warnings, true);
+      return this.prepareUpdate(ctx, obj, current, manager, target, 'update');
     });
     ctx.warnings.push(...warnings);
     return { object: this.output(object, false, ctx), created: false };
@@ -547,7 +552,6 @@ export class Store implements RESTStorage {
     target: WriteTarget,
     managedFields: ManagedFieldsMode,
     admit = true,
-    dedupAfterRecording?: string[],
   ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
@@ -563,9 +567,8 @@ export class Store implements RESTStorage {
     // As upstream's update and patch handlers record the write (UpdateNoErrors) in the
     // object the request made, before the strategy (BeforeUpdate) and admission: what
     // the server keeps or sets is owned by no manager of this request.
-    const recorded = managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj;
-    // A patch's duplicate owner references go only now, into `dedupAfterRecording`.
-    if (dedupAfterRecording) this.dedupOwnerReferences(recorded, dedupAfterRecording, true);
+    const recorded =
+      managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj;
     return this.prepareRecordedUpdate(ctx, recorded, old, target, admit);
   }
 
@@ -606,7 +609,8 @@ export class Store implements RESTStorage {
     // Recorded before the strategy, an entry can differ in its time alone when the
     // strategy put back what the request changed: upstream's store runs
     // IgnoreManagedFieldsTimestampsTransformer after BeforeUpdate for exactly this.
-    if (sameContent(obj, old) && sameManagedFieldsButTimes(meta.managedFields, oldMeta.managedFields)) return old;
+    if (sameContent(obj, old) && sameManagedFieldsButTimes(meta.managedFields, oldMeta.managedFields))
+      return old;
     return obj;
   }
 

@@ -7,8 +7,10 @@
 // (node-usage-server.ts, NODE_USAGE_STEPS: its TLS and server options, its connection
 // bookkeeping, its node flags, the request left unread, headers set before writeHead,
 // a 'close' listener per response, the body written as writeParts writes it, the
-// answer after a chain of awaits, the request log line), one child per rung, and the
-// real server (server-host.ts on SQLite, the admin reading one ~1 KiB User) is the last.
+// answer after a chain of awaits, the request log line; last, 100 µs of busy
+// JavaScript a request, which shows what of a profile follows the server's pace), one
+// child per rung, and the real server (server-host.ts on SQLite, the admin reading one
+// ~1 KiB User) is the last.
 // Every rung answers the same path with the same bytes to the same 32 keep-alive HTTPS
 // clients (load.ts, a process of its own); a rung's CPU per get is its process's
 // process.cpuUsage() over the timed window over the gets it served, and the same
@@ -49,6 +51,8 @@ const { values: args } = parseArgs({
 });
 
 interface Rung {
+  /** Its number in the ladder (0 bare, then NODE_USAGE_STEPS, then the real server). */
+  readonly rung: number;
   readonly label: string;
   readonly process: Child;
   readonly target: HttpTarget;
@@ -144,10 +148,15 @@ async function main(): Promise<void> {
         behaviour: { mode: 'node-usage', body, rung },
       },
     });
-    rungs.push({ label: `${rung} ${label}`, process: p, target: { origin, token: started.token } });
+    rungs.push({ rung, label: `${rung} ${label}`, process: p, target: { origin, token: started.token } });
   }
   if (!only || only.has(realIndex))
-    rungs.push({ label: `${realIndex} the real server (sqlite, admin)`, process: server, target: admin });
+    rungs.push({
+      rung: realIndex,
+      label: `${realIndex} the real server (sqlite, admin)`,
+      process: server,
+      target: admin,
+    });
 
   for (const r of rungs) await window(load, r, path, 1000); // JIT, connections
   const results: Window[][] = rungs.map(() => []);
@@ -159,7 +168,7 @@ async function main(): Promise<void> {
       // The last round of each rung is profiled when asked (its CPU figure then carries the profiler's cost too).
       const file =
         args.profile && round === rounds - 1
-          ? join(args.profile, `node-usage-rung-${which}.cpuprofile`)
+          ? join(args.profile, `node-usage-rung-${rungs[which]!.rung}.cpuprofile`)
           : undefined;
       const w = await window(load, rungs[which]!, path, ms, file);
       if (file) profiles.set(which, { file, gets: w.gets });

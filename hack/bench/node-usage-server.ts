@@ -27,7 +27,11 @@ export const NODE_USAGE_STEPS = [
   'the body as writeParts: writeHead, cork, write, end(newline)',
   'the answer after 8 awaits',
   'a request log line (JsonLogger to stdout)',
+  '100 µs of busy JavaScript per request (a spin: about the real server pace)',
 ] as const;
+
+/** The last rung's spin: about what the real server's own code takes a get (see NODE_USAGE_STEPS). */
+const SPIN_MS = 0.1;
 
 /** The rung from which the child runs with the server's node flags (the ladder forks it so). */
 export const NODE_FLAGS_RUNG = NODE_USAGE_STEPS.indexOf("the server's node flags (16 MiB semi-space)") + 1;
@@ -118,6 +122,11 @@ function handlerFor(s: NodeUsageStart): (req: IncomingMessage, res: ServerRespon
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         });
       });
+    }
+    if (rung >= 11) {
+      // Busy, as the real server is with its own work: no allocation, no I/O.
+      const until = performance.now() + SPIN_MS;
+      while (performance.now() < until);
     }
     if (rung >= 9) void chain(0, req, res, started);
     else answer(req, res, started);

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LadderMode } from './ladder-handler.js';
+import type { NodeUsageMode } from './node-usage-server.js';
 import { heapSnapshot, memory } from './memory.js';
 import { profile, type ProfileCommand } from './profiler.js';
 
@@ -27,7 +28,9 @@ export type BareMode =
    */
   | { readonly mode: 'broadcast'; readonly event: string }
   /** 'bytes' with the API server's mandatory steps of a get added one at a time (get-ladder.ts). */
-  | LadderMode;
+  | LadderMode
+  /** 'bytes' with the API server's Node-level usage added one difference at a time (node-usage-ladder.ts). */
+  | NodeUsageMode;
 
 export interface BareStart {
   readonly certPem: string;
@@ -74,7 +77,8 @@ function handlerFor(b: BareMode): (req: IncomingMessage, res: ServerResponse) =>
     case 'broadcast':
       return broadcaster(b.event);
     case 'ladder':
-      throw new Error('the ladder handler is loaded by start()');
+    case 'node-usage':
+      throw new Error('the ladders are loaded by start()');
   }
 }
 
@@ -117,7 +121,11 @@ function broadcaster(event: string): (req: IncomingMessage, res: ServerResponse)
 }
 
 async function start(s: BareStart): Promise<{ origin: string }> {
-  // Only the ladder loads the project's modules: the other baselines stay bare.
+  if (s.behaviour.mode === 'node-usage') {
+    server = (await import('./node-usage-server.js')).nodeUsageServer(s.certPem, s.keyPem, s.behaviour);
+    return listen(server);
+  }
+  // Only the ladders load the project's modules: the other baselines stay bare.
   const handle =
     s.behaviour.mode === 'ladder'
       ? (await import('./ladder-handler.js')).ladderHandler(s.behaviour)
@@ -126,8 +134,12 @@ async function start(s: BareStart): Promise<{ origin: string }> {
     req.resume();
     handle(req, res);
   });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return listen(server);
+}
+
+async function listen(s: Server): Promise<{ origin: string }> {
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return { origin: `https://127.0.0.1:${(s.address() as AddressInfo).port}` };
 }
 
 if (process.send) {

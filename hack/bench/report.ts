@@ -57,7 +57,9 @@ export class Row {
 
   get verdict(): Verdict {
     const r = this.ratio;
-    if (this.op === undefined || this.factor === undefined || r === undefined) return 'no target';
+    if (this.op === undefined || this.factor === undefined) return 'no target';
+    // A row measured in rounds none of which gave a ratio failed to measure: not met.
+    if (r === undefined) return this.rounds ? 'missed' : 'no target';
     return (this.op === '>=' ? r >= this.factor : r <= this.factor) ? 'met' : 'missed';
   }
 

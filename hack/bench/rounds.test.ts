@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { LoadResult } from './load.js';
 import { Row } from './report.js';
 import { median, roundOrder, roundRatios, sideOverRounds } from './rounds.js';
+import { AUTHZ_ROUNDS } from './suite.js';
 
 function result(throughput: number, cpuUsPerOp: number): LoadResult {
   return {
@@ -20,7 +21,11 @@ test('every order of three sides, every side in every position alike over six ro
   assert.equal(new Set(orders).size, 6, `not all six orders: ${orders.join(', ')}`);
   for (const side of [0, 1, 2]) {
     for (const position of [0, 1, 2]) {
-      assert.equal(orders.filter((o) => o[position] === String(side)).length, 2, `side ${side} at ${position}`);
+      assert.equal(
+        orders.filter((o) => o[position] === String(side)).length,
+        2,
+        `side ${side} at ${position}`,
+      );
     }
   }
   // Of two sides, each goes first as often as the other.
@@ -49,6 +54,10 @@ test('median of odd and even counts', () => {
   assert.equal(median([3, 1, 2]), 2);
   assert.equal(median([4, 1, 3, 2]), 2.5);
   assert.ok(Number.isNaN(median([])));
+  // A round that gave no figure is left out wherever it falls, not sorted arbitrarily.
+  assert.equal(median([1.0, NaN, 0.9, 1.1, 0.8]), 0.95);
+  assert.equal(median([NaN, 1.0, 0.9, 1.1, 0.8]), 0.95);
+  assert.ok(Number.isNaN(median([NaN, NaN])));
 });
 
 test('a row measured in rounds takes its ratio and verdict from the median round ratio', () => {
@@ -92,4 +101,23 @@ test('a side over its rounds: median throughput and CPU, every round kept', () =
     { throughput: 200, cpuUsPerOp: 100 },
   ]);
   assert.throws(() => roundRatios([result(1, 1)], []), /1 rounds against 0/);
+});
+
+test('a row measured in rounds of which none gave a ratio is missed, not without a target', () => {
+  const none = roundRatios([result(100, 100)], [result(0, 0)]);
+  const row = new Row('authz-scale', 'gets', { value: 100, unit: 'gets/s' })
+    .against({ value: 0, unit: 'gets/s' }, 'baseline')
+    .byRounds(none)
+    .target('>=', 0.95);
+  assert.equal(row.ratio, undefined);
+  assert.equal(row.verdict, 'missed');
+});
+
+test('the default rounds balance the three sides', () => {
+  const firsts = [0, 0, 0];
+  for (let round = 0; round < AUTHZ_ROUNDS; round++) {
+    const first = roundOrder(3, round)[0] as number;
+    firsts[first] = (firsts[first] ?? 0) + 1;
+  }
+  assert.deepEqual(firsts, [AUTHZ_ROUNDS / 3, AUTHZ_ROUNDS / 3, AUTHZ_ROUNDS / 3]);
 });

@@ -21,12 +21,18 @@ export function roundOrder(sides: number, round: number): number[] {
   return Math.floor(round / sides) % 2 === 1 ? order.reverse() : order;
 }
 
-/** The median (the mean of the middle two for an even count); NaN for none. */
+/**
+ * The median of the finite values (the mean of the middle two for an even count); NaN
+ * for none. A round whose figure could not be taken (a side that answered nothing: NaN)
+ * is left out rather than sorted, which a NaN would leave in an arbitrary place.
+ */
 export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
+  const sorted = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** The server CPU µs per operation measured() notes on a result (0 when not measured). */

@@ -39,13 +39,21 @@ export interface Sizes {
    * (default AUTHZ_ROUNDS; BENCH_SIZES='{"authz":{"users":0,"keys":0,"teams":1}}' is a
    * null run, nothing seeded on either side).
    */
-  readonly authz: { readonly users: number; readonly keys: number; readonly teams: number; readonly rounds?: number };
+  readonly authz: {
+    readonly users: number;
+    readonly keys: number;
+    readonly teams: number;
+    readonly rounds?: number;
+  };
   readonly scalePoints: readonly number[];
   readonly idleWatches: number;
 }
 
-/** Rounds of the authz-scale row: enough that the median drops a round or two a burst fell on. */
-export const AUTHZ_ROUNDS = 7;
+/**
+ * Rounds of the authz-scale row: enough that the median drops a round or two a burst
+ * fell on, and twice its three sides, so that roundOrder() balances positions and order.
+ */
+export const AUTHZ_ROUNDS = 6;
 
 export const FULL: Sizes = {
   warmupMs: 2000,
@@ -435,7 +443,7 @@ export class Suite {
       accessKeyBody(`key-${i}`, `member-${i % users}`, `k${String(i).padStart(8, '0')}`.padEnd(64, 'x')),
     );
     await this.sameResponses(readers, readerPath);
-    // Half windows: 7 rounds of three servers are 21 windows (the best of two rounds
+    // Half windows: 6 rounds of three servers are 18 windows (the best of two rounds
     // of two was 4), and the CPU per get of a round is the figure that resolves, not
     // the window's length. A round's job is the same on every side.
     const getOwn = (which: number): Job => ({
@@ -464,7 +472,8 @@ export class Suite {
     await unseeded.host.stop();
     await twin.host.stop();
     const [large, small, second] = results as [LoadResult[], LoadResult[], LoadResult[]];
-    const label = 'the same on an unseeded server: the admin and the reader, one key each, the reader in one Team';
+    const label =
+      'the same on an unseeded server: the admin and the reader, one key each, the reader in one Team';
     this.add(
       new Row(
         'authz-scale',
@@ -521,9 +530,7 @@ export class Suite {
       bodies.push(String(r.extra?.['body']));
     }
     const shape = (body: string): string =>
-      body
-        .replace(/"uid":"[^"]*"/g, '"uid":"-"')
-        .replace(/"(creationTimestamp|time)":"[^"]*"/g, '"$1":"-"');
+      body.replace(/"uid":"[^"]*"/g, '"uid":"-"').replace(/"(creationTimestamp|time)":"[^"]*"/g, '"$1":"-"');
     const [first, ...others] = bodies;
     for (const [i, other] of others.entries()) {
       if (other.length !== first?.length || shape(other) !== shape(first)) {
@@ -532,7 +539,9 @@ export class Suite {
         );
       }
     }
-    this.env.log(`bench:   the reader's get answers ${first?.length ?? 0} bytes alike on ${bodies.length} servers`);
+    this.env.log(
+      `bench:   the reader's get answers ${first?.length ?? 0} bytes alike on ${bodies.length} servers`,
+    );
   }
 
   /**

@@ -39,7 +39,7 @@
 // V8's builtins (the interpreter, the baseline tier's calls and ICs) and optimized code.
 
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { etcdPidsOfThisProcess } from './process-cpu.js';
@@ -230,13 +230,21 @@ async function main(): Promise<void> {
             )
           : undefined;
       const before = sampleThreads(measured.pid);
-      const r = await load.call<LoadResult>({ job: jobOf(w, n, durationMs) });
-      const after = sampleThreads(measured.pid);
-      if (w.pinned) pin('0-1', '0-1');
-      if (recorder) {
-        const done = new Promise((resolve) => recorder.once('exit', resolve));
-        recorder.kill('SIGINT');
-        await done;
+      let r: LoadResult;
+      let after: ReturnType<typeof sampleThreads>;
+      try {
+        r = await load.call<LoadResult>({ job: jobOf(w, n, durationMs) });
+        after = sampleThreads(measured.pid);
+      } finally {
+        // Back on every CPU of the machine (not just two), and the recorder stopped,
+        // even when the window's job failed.
+        const all = `0-${availableParallelism() - 1}`;
+        if (w.pinned) pin(all, all);
+        if (recorder) {
+          const done = new Promise((resolve) => recorder.once('exit', resolve));
+          recorder.kill('SIGINT');
+          await done;
+        }
       }
       const byRole = Object.fromEntries(
         ROLES.map((role) => [role, { cpuUs: 0, systemUs: 0, voluntary: 0, involuntary: 0 }]),

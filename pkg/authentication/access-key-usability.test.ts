@@ -335,13 +335,18 @@ describe('a key whose owner is gone', () => {
     // Stored with a revision and naming no owner yet, as Helm applies a key before its User.
     const early = object('OwnedAccessKey', 'k-early', { user: 'alice' }, 1);
     early.metadata.annotations = { ...early.metadata.annotations, [keyRevisionAnnotation(GROUP)]: 'r1' };
+    const doesNotExist =
+      'the user "alice" of the access key "k-early" does not exist; ask an administrator to create the user or use another key';
     users.delete('alice');
-    assert.equal(
-      refusal(early),
-      'the user "alice" of the access key "k-early" does not exist; ask an administrator to create the user or use another key',
-    );
+    assert.equal(refusal(early), doesNotExist);
     users.set('alice', object('User', 'alice', { tokenGeneration: 1 }));
     usability.check(early);
+    // The same answer while its User is being deleted as once it is gone.
+    const deleting = object('User', 'alice', { tokenGeneration: 1 });
+    deleting.metadata.deletionTimestamp = new Date(START).toISOString();
+    users.set('alice', deleting);
+    assert.equal(refusal(early), doesNotExist, 'while alice is being deleted');
+    users.set('alice', object('User', 'alice', { tokenGeneration: 1 }));
     const earlyTeamKey = object('OwnedAccessKey', 'k-early-team', { team: 'devs' });
     earlyTeamKey.metadata.annotations = { [keyRevisionAnnotation(GROUP)]: 'r1' };
     teams.delete('devs');

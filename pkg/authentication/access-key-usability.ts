@@ -201,7 +201,10 @@ function refuseKeyOfGoneOwner(
     const reason = formerOwnersKeyReason(key, kind, owner, ctx);
     if (reason !== undefined) logFormerOwnersKey(key, reason, ctx);
     else if (!owner.metadata.deletionTimestamp) return;
-  } else if (awaitingOwner(key, kind, name, ctx)) {
+  }
+  // Asked whether or not an owner of the name exists or is being deleted, so that the
+  // answer for a key awaiting its owner is the same while the owner goes as once gone.
+  if (awaitingOwner(key, kind, name, ctx)) {
     throw new AccessKeyRefusal(
       `the ${noun} "${name}" of the access key "${keyName(key)}" does not exist`,
       kind === 'User' ? 'ask an administrator to create the user or use another key' : 'use another key',

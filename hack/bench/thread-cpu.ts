@@ -26,7 +26,7 @@
 // each round runs every window, the order rotating by round; the median round of each
 // window is printed. `--server-flags` / `--server-args` add node flags / apiserver
 // flags to the server (compare two runs; the figures per thread are stable enough
-// across runs on a busy machine, see docs/performance/create1.md). `--server-log FILE`
+// across runs on a busy machine, see docs/performance/create-at-one-client.md). `--server-log FILE`
 // keeps the server's stdout and stderr (its request log; V8's traces with
 // `--server-flags='--trace-deopt'`). `--profile DIR` writes a V8 CPU profile of the
 // server's extra window after the rounds, one per server window (summarise with

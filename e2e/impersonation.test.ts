@@ -88,7 +88,8 @@ describe('impersonation with kubectl', TEST, () => {
     writeFileSync(policyFile, toYaml(POLICY));
     server = await startServer({
       backend: 'sqlite',
-      args: ['--audit-policy-file', policyFile, '--audit-log-path', auditLog],
+      // debug: the request log's lines (kube-apiserver's httplog, from -v=3) are read below.
+      args: ['--audit-policy-file', policyFile, '--audit-log-path', auditLog, '--log-level', 'debug'],
     });
     const objects = [
       { apiVersion: GROUP_VERSION, kind: 'User', metadata: { name: 'alice' }, spec: {} },

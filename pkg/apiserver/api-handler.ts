@@ -24,6 +24,7 @@ import { MaxInflightFilter } from './filters/max-inflight.js';
 import { RequestMetricsFilter } from './filters/metrics.js';
 import { RequestTimeoutFilter } from './filters/timeout.js';
 import { exposition } from '../metrics/registry.js';
+import { logs } from '../util/log/logger.js';
 import { newResourceNotFound, serveResource, type HandlerEnv } from './handlers.js';
 import { HealthChecks, type HealthEndpoint } from './health.js';
 import { isApiError, newMethodNotAllowed } from '../apis/meta/errors.js';
@@ -217,12 +218,17 @@ class Server implements ApiHandler {
     const res = scope.res;
     this.metrics?.finish(res, (performance.now() - started) / 1000);
     this.audit?.finish(scope);
-    // logFields() is a fresh object: completed in place rather than copied.
-    const fields = scope.logFields();
-    fields.code = res.statusCode;
-    fields.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    if (!res.writableFinished) fields.aborted = true;
-    this.config.logger.info('request', fields);
+    // One line per request at debug, as kube-apiserver's httplog writes one only from
+    // -v=3 (withLogging: klog.V(3).Enabled()); the audit log is the record of requests,
+    // and an internal error is logged as an error where it is answered (responses.ts).
+    if (logs(this.config.logger, 'debug')) {
+      // logFields() is a fresh object: completed in place rather than copied.
+      const fields = scope.logFields();
+      fields.code = res.statusCode;
+      fields.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+      if (!res.writableFinished) fields.aborted = true;
+      this.config.logger.debug('request', fields);
+    }
     if (this.inFlight === 0 && this.shuttingDown) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

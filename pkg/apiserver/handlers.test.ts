@@ -587,6 +587,7 @@ describe('resource handlers over HTTP', () => {
     await new Promise((r) => setImmediate(r));
     const lines = s.logger.lines.filter((l) => l.msg === 'request');
     assert.equal(lines.length, 1);
+    assert.equal(lines[0]?.level, 'debug', 'as kube-apiserver logs requests from -v=3 only');
     const fields = lines[0]?.fields ?? {};
     assert.equal(fields.method, 'GET');
     assert.equal(fields.path, `${ROOT}/teams`);
@@ -597,6 +598,22 @@ describe('resource handlers over HTTP', () => {
     assert.equal(typeof fields.durationMs, 'number');
     const text = JSON.stringify(lines);
     assert.doesNotMatch(text, /admin-token|header-value|secret%3Dvalue|secret=value/);
+  });
+
+  it('logs no line per request at the default level, info', async () => {
+    s.logger.lines.length = 0;
+    s.logger.minLevel = 'info';
+    try {
+      await call(s.url, `${ROOT}/teams`);
+      await call(s.url, `${ROOT}/teams/missing`);
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(
+        s.logger.lines.filter((l) => l.msg === 'request'),
+        [],
+      );
+    } finally {
+      s.logger.minLevel = 'debug';
+    }
   });
 
   it('passes the user, namespace and user agent to the registry', async () => {

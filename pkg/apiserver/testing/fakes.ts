@@ -10,6 +10,7 @@ import {
   type Server,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LOG_LEVELS } from '../../util/log/logger.js';
 
 import { newAlreadyExists, newNotFound } from '../../apis/meta/errors.js';
 import type { KubeList, KubeObject, Status, Table } from '../../apis/meta/types.js';
@@ -397,7 +398,13 @@ export class RecordingLogger implements Logger {
   error(msg: string, fields: Record<string, unknown> = {}): void {
     this.record('error', msg, fields);
   }
+  /** The least severe level recorded, as `--log-level` sets it (every level by default). */
+  minLevel: LogLine['level'] = 'debug';
+  enabled(level: LogLine['level']): boolean {
+    return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(this.minLevel);
+  }
   private record(level: LogLine['level'], msg: string, fields: Record<string, unknown>): void {
+    if (!this.enabled(level)) return;
     this.lines.push({
       level,
       msg,

@@ -1,4 +1,4 @@
-export { LOG_LEVELS, isLogLevel, silentLogger, type Logger, type LogLevel } from './logger.js';
+export { LOG_LEVELS, isLogLevel, logs, silentLogger, type Logger, type LogLevel } from './logger.js';
 export { JsonLogger, REDACTED_FIELDS, stdout, type LogDestination } from './json-logger.js';
 export {
   LOG_THROTTLE_INTERVAL_MS,

@@ -81,6 +81,10 @@ export class JsonLogger implements Logger {
     return this.pino.level as LogLevel;
   }
 
+  enabled(level: LogLevel): boolean {
+    return this.pino.isLevelEnabled(level);
+  }
+
   debug(msg: string, fields?: Record<string, unknown>): void {
     if (this.pino.isLevelEnabled('debug')) this.write('debug', msg, fields);
   }

@@ -22,6 +22,16 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
   /** A logger that adds `fields` to every line (a component's name, say). */
   child(fields: Record<string, unknown>): Logger;
+  /**
+   * Whether a line at `level` would be written, for a caller whose fields cost
+   * something to gather (the request log). A logger without it writes every level.
+   */
+  enabled?(level: LogLevel): boolean;
+}
+
+/** Whether `logger` writes lines at `level` (every level, unless it says otherwise). */
+export function logs(logger: Logger, level: LogLevel): boolean {
+  return logger.enabled?.(level) ?? true;
 }
 
 /** A logger that drops everything (tests that do not look at logs). */
@@ -31,4 +41,5 @@ export const silentLogger: Logger = {
   warn() {},
   error() {},
   child: () => silentLogger,
+  enabled: () => false,
 };

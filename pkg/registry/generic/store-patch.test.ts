@@ -123,6 +123,33 @@ describe('Store.patch', () => {
       assert.match(JSON.stringify(labeller.fieldsV1), /"f:app"/);
     });
 
+    it('are deduped in one pass over a body of many references', async () => {
+      // 20,000 distinct references and one duplicate: a comparison of each with every
+      // kept one took minutes of the event loop for a body of this size.
+      const many = Array.from({ length: 20_000 }, (_, i) => ({ ...ref, name: `c${i}`, uid: `u${i}` }));
+      const ctx = f.ctx();
+      const { object } = await f.store.patch(
+        ctx,
+        'w1',
+        'merge',
+        { metadata: { ownerReferences: [...many, { ...many[7] }] } },
+        PATCH,
+      );
+      assert.deepEqual(ctx.warnings, [afterAdmission.replace(/u1$/, 'u7')]);
+      assert.equal(object.metadata.ownerReferences?.length, 20_000);
+      // A reference differing in any field is not a duplicate of one with its uid.
+      const ctx2 = f.ctx();
+      const { object: second } = await f.store.patch(
+        ctx2,
+        'w1',
+        'merge',
+        { metadata: { ownerReferences: [ref, { ...ref, controller: true }, { ...ref, name: 'c2' }] } },
+        PATCH,
+      );
+      assert.deepEqual(ctx2.warnings, []);
+      assert.equal(second.metadata.ownerReferences?.length, 3);
+    });
+
     it('are deduped with the same warning on a merge patch', async () => {
       const ctx = f.ctx();
       const { object } = await f.store.patch(

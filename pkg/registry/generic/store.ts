@@ -76,14 +76,7 @@ import {
 import { ApplyConflictError, FieldManager, restoreManagedFieldsIfInvalid } from '../fieldmanager/index.js';
 import { managerName, requireApplyFieldManager, validateFieldManager } from './managed-fields.js';
 import { generateName, MAX_NAME_GENERATION_ATTEMPTS, randomSuffix } from './names.js';
-import {
-  clone,
-  deepEqual,
-  nowTimestamp,
-  sameContent,
-  sameDesiredState,
-  sameManagedFieldsButTimes,
-} from './object.js';
+import { clone, nowTimestamp, sameContent, sameDesiredState, sameManagedFieldsButTimes } from './object.js';
 import { applyPatch, preparePatch } from './patch.js';
 import { keepAllButStatus, STATUS_SUBRESOURCE, statusSubresourceInfo } from './status.js';
 import { convertToTable } from './table.js';
@@ -1009,9 +1002,17 @@ export class Store implements RESTStorage {
     if (!refs || refs.length < 2) return;
     const kept: typeof refs = [];
     const duplicates: string[] = [];
+    // One canonical text per reference, so a body of many references costs one pass
+    // (upstream looks up the uid first, then compares the kept list: quadratic in a
+    // body whose references share a uid).
+    const seen = new Set<string>();
     for (const ref of refs) {
-      if (kept.some((k) => deepEqual(k, ref))) duplicates.push(ref.uid);
-      else kept.push(ref);
+      const text = canonicalReference(ref);
+      if (seen.has(text)) duplicates.push(ref.uid);
+      else {
+        seen.add(text);
+        kept.push(ref);
+      }
     }
     if (duplicates.length === 0) return;
     const warning = afterRecording
@@ -1024,6 +1025,17 @@ export class Store implements RESTStorage {
   private throwIfInvalid(name: string, errs: readonly FieldError[]): void {
     if (errs.length > 0) throw newInvalid(this.gk, name, errs);
   }
+}
+
+/**
+ * A reference as text equal for exactly the references deepEqual finds equal: its
+ * fields sorted by name, those without a value left out (a decoded body has none).
+ */
+function canonicalReference(ref: object): string {
+  const fields = Object.entries(ref)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(fields);
 }
 
 /** store.go ShouldDeleteDuringUpdate: the last finalizer is gone from an object already being deleted. */

@@ -4,6 +4,7 @@ import { ApiError, messageOf, type List, type ObjectMeta } from '../api.js';
 import type { Context } from '../context.js';
 import { follow, type FollowState } from '../follow.js';
 import { alertBox, button, field, h, replace, type Attrs, type Child } from '../dom.js';
+import { asInputValue } from './form-edits.js';
 import {
   changedFields,
   describeValue,
@@ -187,7 +188,9 @@ export async function livePage<T>(
 export function editInProgress(root: HTMLElement): boolean {
   if (root.querySelector(`[${CONFIRMING}]`)) return true;
   for (const el of root.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input, textarea')) {
-    if (el.value !== el.defaultValue) return true;
+    // An input's value has no line breaks even when its default (the stored text) has.
+    const initial = el.tagName === 'TEXTAREA' ? el.defaultValue : asInputValue(el.defaultValue);
+    if (el.value !== initial) return true;
   }
   for (const select of root.querySelectorAll('select')) {
     for (const option of select.options) if (option.selected !== option.defaultSelected) return true;

@@ -4,9 +4,18 @@ import { describe, it } from 'node:test';
 import { guardedPatch } from '../field-patch.js';
 import { editedFields, newTeamSpec, newUserSpec, teamFormFields, userFormFields } from './form-edits.js';
 
-/** The form's submitted values: each field's shown text (trimmed, as textForm submits it), then `edits`. */
-function submit(fields: { id: string; shown: string }[], edits: Record<string, string>): Record<string, string> {
-  return { ...Object.fromEntries(fields.map((f) => [f.id, f.shown.trim()])), ...edits };
+/**
+ * The form's submitted values: each field's shown text as a one-line input holds it
+ * (line breaks stripped by the browser) and trimmed as textForm submits it, then `edits`.
+ */
+function submit(
+  fields: { id: string; shown: string }[],
+  edits: Record<string, string>,
+): Record<string, string> {
+  return {
+    ...Object.fromEntries(fields.map((f) => [f.id, f.shown.replace(/[\r\n]/g, '').trim()])),
+    ...edits,
+  };
 }
 
 // A team whose stored fields do not read back from their text: a display name with a
@@ -23,7 +32,10 @@ const team = {
 describe("a Team's and a User's edit forms", () => {
   it('save only the field whose text was edited, never one left as shown', () => {
     const fields = teamFormFields(team.spec);
-    const patch = guardedPatch(team, editedFields(fields, submit(fields, { 'team-description': 'Runs the platform' })));
+    const patch = guardedPatch(
+      team,
+      editedFields(fields, submit(fields, { 'team-description': 'Runs the platform' })),
+    );
     assert.deepEqual(patch, [
       { op: 'test', path: '/metadata/uid', value: 'u-1' },
       // The description was not set: guarded by the version (field-patch.ts).
@@ -32,6 +44,21 @@ describe("a Team's and a User's edit forms", () => {
     ]);
     // Nothing edited: nothing sent.
     assert.deepEqual(guardedPatch(team, editedFields(fields, submit(fields, {}))), []);
+  });
+
+  it('do not send a stored multi-line description when another field is edited', () => {
+    // Set with kubectl (`description: |`); an <input> holds it without its line breaks.
+    const spec = { ...team.spec, description: 'line one\nline two\n' };
+    const fields = teamFormFields(spec);
+    const patch = guardedPatch(
+      { ...team, spec },
+      editedFields(fields, submit(fields, { 'team-users': 'alice' })),
+    );
+    assert.deepEqual(
+      patch.filter((op) => op.path.startsWith('/spec/')).map((op) => op.path),
+      ['/spec/users', '/spec/users'],
+      'only the members are tested and sent',
+    );
   });
 
   it('save an edited list or cluster roles whole, tested against the stored value', () => {
@@ -55,7 +82,10 @@ describe("a Team's and a User's edit forms", () => {
       spec: { username: 'bob', email: 'bob@example.com', groups: ['dev', 'ops'], clusterRoles: [{}] },
     };
     const fields = userFormFields(user.spec);
-    const patch = guardedPatch(user, editedFields(fields, submit(fields, { 'user-email': 'bob@example.org' })));
+    const patch = guardedPatch(
+      user,
+      editedFields(fields, submit(fields, { 'user-email': 'bob@example.org' })),
+    );
     assert.deepEqual(patch, [
       { op: 'test', path: '/metadata/uid', value: 'u-2' },
       { op: 'test', path: '/spec/email', value: 'bob@example.com' },
@@ -68,7 +98,10 @@ describe("a Team's and a User's edit forms", () => {
 
   it('create a team or a user with the fields filled only (no empty display name, no empty members)', () => {
     assert.deepEqual(newTeamSpec('', ''), {});
-    assert.deepEqual(newTeamSpec('Platform', 'alice, , bob'), { displayName: 'Platform', users: ['alice', 'bob'] });
+    assert.deepEqual(newTeamSpec('Platform', 'alice, , bob'), {
+      displayName: 'Platform',
+      users: ['alice', 'bob'],
+    });
     assert.deepEqual(newUserSpec('bob', '', ''), { username: 'bob' });
     assert.deepEqual(newUserSpec('bob', 'Bob', 'bob@example.com'), {
       username: 'bob',

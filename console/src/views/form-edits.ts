@@ -32,12 +32,22 @@ function specChange(name: string, label: string, value: unknown): FieldChange {
 }
 
 /** A text field of `spec`; empty removes it. */
-export function textField(id: string, label: string, name: string, stored: string | undefined): SpecFormField {
+export function textField(
+  id: string,
+  label: string,
+  name: string,
+  stored: string | undefined,
+): SpecFormField {
   return { id, label, shown: stored ?? '', change: (text) => specChange(name, label, text || null) };
 }
 
 /** A list of strings, edited comma separated; none removes it. */
-export function listField(id: string, label: string, name: string, stored: readonly string[] | undefined): SpecFormField {
+export function listField(
+  id: string,
+  label: string,
+  name: string,
+  stored: readonly string[] | undefined,
+): SpecFormField {
   return {
     id,
     label: `${label} (comma separated)`,
@@ -50,26 +60,45 @@ export function listField(id: string, label: string, name: string, stored: reado
 }
 
 /** Cluster roles (atomic items `{ name }`), edited as their names comma separated; none removes them. */
-export function clusterRolesField(id: string, stored: readonly { name?: string }[] | undefined): SpecFormField {
+export function clusterRolesField(
+  id: string,
+  stored: readonly { name?: string }[] | undefined,
+): SpecFormField {
   return {
     id,
     label: 'Cluster roles (comma separated)',
     shown: (stored ?? []).map((r) => r.name ?? '').join(', '),
     change: (text) => {
       const names = splitList(text);
-      return specChange('clusterRoles', 'Cluster roles', names.length ? names.map((name) => ({ name })) : null);
+      return specChange(
+        'clusterRoles',
+        'Cluster roles',
+        names.length ? names.map((name) => ({ name })) : null,
+      );
     },
   };
 }
 
 /**
- * The changes of the fields whose submitted text differs from what they showed
- * (trimmed, as textForm submits it): a field left as shown is never sent.
+ * The text a one-line `<input>` holds when given `value`: HTML's value sanitization
+ * strips line breaks (a description set with kubectl may hold them).
  */
-export function editedFields(fields: readonly SpecFormField[], values: Readonly<Record<string, string>>): FieldChange[] {
+export function asInputValue(value: string): string {
+  return value.replace(/[\r\n]/g, '');
+}
+
+/**
+ * The changes of the fields whose submitted text differs from what they showed (as
+ * the input held it, trimmed, as textForm submits it): a field left as shown is never
+ * sent, even one whose stored value the input could not hold exactly.
+ */
+export function editedFields(
+  fields: readonly SpecFormField[],
+  values: Readonly<Record<string, string>>,
+): FieldChange[] {
   return fields.flatMap((f) => {
     const text = values[f.id] ?? '';
-    return text === f.shown.trim() ? [] : [f.change(text)];
+    return text === asInputValue(f.shown).trim() ? [] : [f.change(text)];
   });
 }
 

@@ -85,8 +85,13 @@ test('the e2e harness and the bench start the server with the flags', () => {
 
 /** A call that starts a process. */
 const LAUNCH = /\b(?:spawn|spawnSync|fork|execFile|execFileSync)\(/;
-/** The server's entry point (as a path or path.join's pieces) or the bench's server host. */
-const SERVER_SCRIPT = /cmd['"\s,/]+apiserver['"\s,/]+main\b|server-host/;
+/**
+ * The server's entry point (as a path or path.join's pieces), the bench's server host
+ * (not etcd3-server-host, a module that starts one with the flags itself), or a script
+ * that forks itself and runs the server in that child (`startServer` of pkg/server).
+ */
+const SERVER_SCRIPT =
+  /cmd['"\s,/]+apiserver['"\s,/]+main\b|(?<!etcd3-)server-host\b|fork\(fileURLToPath\(import\.meta\.url\)[^]*\bserver\.startServer\(|\bserver\.startServer\([^]*fork\(fileURLToPath\(import\.meta\.url\)/;
 /**
  * What puts the flags on a child's command line: the flags themselves, or the helpers
  * that add them (children.ts's execArgvOf and Child.start, the harness's serverCommand).
@@ -115,7 +120,21 @@ test('the launcher check flags a script that spawns the server without the flags
   assert.equal(startsServerWithoutFlags(spawned), true);
   assert.equal(startsServerWithoutFlags(forked), true);
   assert.equal(startsServerWithoutFlags(spawned.replace('[main,', '[...SERVER_NODE_FLAGS, main,')), false);
-  assert.equal(startsServerWithoutFlags(forked.replace("['--expose-gc']", "execArgvOf('server-host')")), false);
+  assert.equal(
+    startsServerWithoutFlags(forked.replace("['--expose-gc']", "execArgvOf('server-host')")),
+    false,
+  );
+  // A script that forks itself to run the server in process is a launcher too (it was missed).
+  const selfForked = `
+    const running = await server.startServer(config);
+    const proc = fork(fileURLToPath(import.meta.url), ['--child'], { stdio: 'inherit' });`;
+  assert.equal(startsServerWithoutFlags(selfForked), true);
+  assert.equal(
+    startsServerWithoutFlags(selfForked.replace('{ stdio', '{ execArgv: [...SERVER_NODE_FLAGS], stdio')),
+    false,
+  );
+  // etcd3-server-host starts its server host with the flags: a script using it is no launcher.
+  assert.equal(startsServerWithoutFlags(`await startEtcd3Host(opts); spawnSync('taskset', ['-p']);`), false);
   // A script that starts something else (etcd, kubectl) is no launcher of the server.
   assert.equal(startsServerWithoutFlags(`spawn('etcd', ['--data-dir', dir]);`), false);
 });

@@ -31,6 +31,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import { startEtcd } from '../etcd.js';
+import { SERVER_NODE_FLAGS } from '../../pkg/server/node-flags.js';
 import type * as ServerModule from '../../pkg/server/index.js';
 import type * as OptionsModule from '../../pkg/apiserver/options/index.js';
 import type * as CodecModule from '../../pkg/storage/codec.js';
@@ -140,7 +141,9 @@ async function child(job: ChildJob): Promise<Window[]> {
 
 function runChild(job: ChildJob): Promise<Window[]> {
   return new Promise((resolvePromise, reject) => {
+    // The child runs the server in process: with the server's node flags.
     const proc = fork(fileURLToPath(import.meta.url), ['--child'], {
+      execArgv: [...SERVER_NODE_FLAGS],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     proc.once('message', (msg: { result?: Window[]; error?: string }) => {

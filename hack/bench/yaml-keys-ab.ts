@@ -2,7 +2,7 @@
 //                                      [--rounds R] [--decodes N] [--only <body name part>]
 //
 // What reading YAML map keys as kube-apiserver does costs a YAML body (pkg/apiserver/
-// yaml-keys.ts: each plain key resolved from its source text by goyaml.v2's rules and
+// yaml-scalars.ts: each plain key resolved from its source text by goyaml.v2's rules and
 // written back as sigs.k8s.io/yaml writes it). Decodes the same YAML bodies with this
 // build's decodeYAML (B) and with another build's (A, `--baseline`: e.g. the commit
 // before the change, exported with `git archive <commit> pkg tsconfig*.json package.json`

@@ -269,6 +269,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       const go = goScalarOfNode(node);
       if (go === undefined) return; // a quoted or block string, as the YAML library holds it
       if (go.type === 'error') throw newBadRequest(go.message);
+      if (go.type === 'string' && node.value === go.text) return; // most values: a word as parsed
       if (go.type === 'int' || go.type === 'uint64') {
         const literal = (node.source ?? '').trim();
         if (outsideInt64(go.value))

@@ -94,13 +94,15 @@ function parseDotFloat(text: string): number | undefined {
 export function resolvePlain(text: string): GoScalar {
   const looked = BY_LOOKUP.get(text);
   if (looked) return looked;
-  const first = text[0] ?? '';
-  if (first === '.') {
+  const first = text.charCodeAt(0);
+  if (first === 0x2e) {
     // resolve's '.' hint: strconv.ParseFloat of the text as it is (".5", ".5e3").
     const f = parseDotFloat(text);
     return f === undefined ? { type: 'string', text } : { type: 'float64', value: f };
   }
-  if (!/^[-+0-9]$/.test(first)) return { type: 'string', text };
+  // resolve's hints: only a digit or a sign may start a number.
+  const digit = first >= 0x30 && first <= 0x39;
+  if (!digit && first !== 0x2b && first !== 0x2d) return { type: 'string', text };
   // Timestamps (YYYY-...) resolve to time.Time, which decoding into interface{} keeps as
   // its text; none of them parses as a number, so falling through gives the same text.
   const plain = text.replace(/_/g, '');

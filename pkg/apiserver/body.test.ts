@@ -226,6 +226,15 @@ describe('body decoding', () => {
     }
     // Quoted keys are strings as written; the value side is unchanged.
     assert.deepEqual(decodeYAML(`"1.0": a\n'yes': b\n"0x1F": c\n`).value, { '1.0': 'a', yes: 'b', '0x1F': 'c' });
+    // Tagged keys are read by their tag (each confirmed with sigs.k8s.io/yaml v1.4.0's YAMLToJSON).
+    assert.deepEqual(decodeYAML('!!str 1: a\n!!binary aGk=: b\n!!int "0x1F": c\n!!bool yes: d\n').value, {
+      '1': 'a',
+      hi: 'b',
+      '31': 'c',
+      true: 'd',
+    });
+    assert.deepEqual(decodeYAML('!!float 1: a\n').value, { '1': 'a' });
+    assert.throws(() => decodeYAML('!!int x: a\n'), badRequest(/^yaml: cannot decode !!str as a !!int$/));
     // Past 2^53 only the value is refused.
     assert.throws(() => decodeYAML('9007199254740993: 9007199254740993\n'), badRequest(/cannot keep number/));
   });

@@ -239,6 +239,16 @@ describe('body decoding', () => {
     assert.throws(() => decodeYAML('9007199254740993: 9007199254740993\n'), badRequest(/cannot keep number/));
   });
 
+  it('refuses a body in the order upstream finds its faults', () => {
+    // goyaml.v2's decoding errors first, then convertToJSONableObject's keys, then
+    // json.Marshal's values (each order confirmed with sigs.k8s.io/yaml v1.4.0), then the
+    // integers the JSON decoder (or, past 2^53, this server) refuses.
+    assert.throws(() => decodeYAML('a: .inf\nb: !!int x\n'), badRequest(/^yaml: cannot decode !!str as a !!int$/));
+    assert.throws(() => decodeYAML('a: .inf\n~: 1\n'), badRequest(/unsupported map key of type: %!s\(<nil>\)/));
+    assert.throws(() => decodeYAML('a: 9007199254740993\nb: .nan\n'), badRequest(/json: unsupported value: NaN$/));
+    assert.throws(() => decodeYAML('a: 9007199254740993\n~: 1\n'), badRequest(/unsupported map key/));
+  });
+
   it('refuses the keys YAMLToJSON cannot convert, in its words but without the value', () => {
     // Upstream adds `, value: %+#v` of the entry's value: here a Global Secret's value, never echoed.
     const refused = (pattern: RegExp) => badRequest(pattern);

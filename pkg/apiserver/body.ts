@@ -255,8 +255,13 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     next: number;
   }
   const frames: Frame[] = [];
-  // The first value encoding/json cannot write (±Inf, NaN), refused after the walk.
-  let unsupportedValue: string | undefined;
+  // Refused after the walk, in upstream's order: goyaml.v2's own errors (a tag the text
+  // does not fit) fail the walk at once; then a key YAMLToJSON cannot convert, a value
+  // encoding/json cannot write (±Inf, NaN), and last what the JSON decoder refuses (an
+  // integer outside int64, or one a double would change).
+  let unsupportedKey: ApiError | undefined;
+  let unsupportedValue: ApiError | undefined;
+  let integerError: ApiError | undefined;
   const visit = (node: YamlNode | null): void => {
     if (isAlias(node)) {
       const target = node.resolve(doc);
@@ -273,12 +278,12 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       if (go.type === 'int' || go.type === 'uint64') {
         const literal = (node.source ?? '').trim();
         if (outsideInt64(go.value))
-          throw newBadRequest(`yaml: cannot unmarshal number ${literal} into Go value of type int64`);
-        if (exact && changedByDouble(go.value)) throw inexactInteger(go.value.toString(), '', 'yaml');
+          integerError ??= newBadRequest(`yaml: cannot unmarshal number ${literal} into Go value of type int64`);
+        else if (exact && changedByDouble(go.value)) integerError ??= inexactInteger(go.value.toString(), '', 'yaml');
       }
       const json = goJSONValue(go);
       // json.Marshal runs once the whole document is converted: key errors come first.
-      if ('error' in json) unsupportedValue ??= json.error;
+      if ('error' in json) unsupportedValue ??= newBadRequest(`error converting YAML to JSON: ${json.error}`);
       else if (!Object.is(node.value, json.value)) node.value = json.value;
       return;
     }
@@ -303,8 +308,8 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
           // Written into the node, which toJS reads; an alias to an anchored key would
           // read it too (as a string, where goyaml.v2 would give the alias its number).
           const json = goYAMLMapKey(goKey);
-          if ('unsupported' in json) throw newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
-          if (isScalar(key) && key.value !== json.key) key.value = json.key;
+          if ('unsupported' in json) unsupportedKey ??= newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
+          else if (isScalar(key) && key.value !== json.key) key.value = json.key;
         } else {
           children.push(key);
         }
@@ -333,7 +338,8 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     }
     visit(top.children[top.next++] ?? null);
   }
-  if (unsupportedValue !== undefined) throw newBadRequest(`error converting YAML to JSON: ${unsupportedValue}`);
+  const refused = unsupportedKey ?? unsupportedValue ?? integerError;
+  if (refused) throw refused;
   // In document order, as go-yaml reports them.
   return duplicates
     .sort((a, b) => a.offset - b.offset)

@@ -96,8 +96,7 @@ for (const backend of backends()) {
     });
 
     it("YAML map keys are the JSON keys kube-apiserver's YAMLToJSON makes", TEST, async () => {
-      // An integer key keeps its digits past 2^53, 0x1F is 31, `on` is YAML 1.1's true;
-      // values stay YAML 1.2 (only keys are read as goyaml.v2 reads them).
+      // An integer key keeps its digits past 2^53, 0x1F is 31, `on` is YAML 1.1's true.
       const yaml =
         `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: int-keys\nspec:\n` +
         `  data:\n    9007199254740993: ${b64('a')}\n    0x1F: ${b64('b')}\n    on: ${b64('c')}\n`;
@@ -117,6 +116,31 @@ for (const backend of backends()) {
         'error converting YAML to JSON: unsupported map key of type: uint64, key: 0x8000000000000000',
       );
       assert.equal((await s.api('GET', `${secrets}/big-key`)).status, 404);
+    });
+
+    it("YAML values are what kube-apiserver's YAMLToJSON makes of them", TEST, async () => {
+      // goyaml.v2 reads plain scalars by YAML 1.1's rules: `yes` is true, `0x10` is 16;
+      // a quoted scalar stays a string. A value JSON cannot carry (.inf) is refused whole.
+      const yaml =
+        `apiVersion: ${GROUP_VERSION}\nkind: User\nmetadata:\n  name: yaml11-user\n` +
+        `spec:\n  username: "yes"\n  displayName: off-duty\n  disabled: yes\n  tokenGeneration: 0x10\n`;
+      const r = await s.api('POST', `${V1}/users`, yaml, { 'Content-Type': 'application/yaml' });
+      assert.equal(r.status, 201, r.text);
+      const read = await s.api('GET', `${V1}/users/yaml11-user`);
+      const spec = read.json<{ spec: Record<string, unknown> }>().spec;
+      assert.equal(spec.disabled, true);
+      assert.equal(spec.tokenGeneration, 16);
+      assert.equal(spec.username, 'yes');
+      assert.equal(spec.displayName, 'off-duty');
+      const inf = await s.api(
+        'POST',
+        `${V1}/users`,
+        `apiVersion: ${GROUP_VERSION}\nkind: User\nmetadata:\n  name: yaml11-inf\nspec:\n  tokenGeneration: .inf\n`,
+        { 'Content-Type': 'application/yaml' },
+      );
+      const status = failureStatus(inf, 400, 'BadRequest');
+      assert.equal(status.message, 'error converting YAML to JSON: json: unsupported value: +Inf');
+      assert.equal((await s.api('GET', `${V1}/users/yaml11-inf`)).status, 404);
     });
 
     it('a body over 3 MiB is a 413', TEST, async () => {

@@ -1,17 +1,19 @@
 // node dist/hack/bench/yaml-keys-ab.js --baseline <other build's dist/pkg/apiserver/body.js>
 //                                      [--rounds R] [--decodes N] [--only <body name part>]
 //
-// What reading YAML map keys as kube-apiserver does costs a YAML body (pkg/apiserver/
-// yaml-keys.ts: each plain key resolved from its source text by goyaml.v2's rules and
-// written back as sigs.k8s.io/yaml writes it). Decodes the same YAML bodies with this
-// build's decodeYAML (B) and with another build's (A, `--baseline`: e.g. the commit
-// before the change, exported with `git archive <commit> pkg tsconfig*.json package.json`
-// into a directory, node_modules linked, built with `tsc -p tsconfig.build.json`).
-// In process, without HTTP: the body decode alone, which a request through the server
-// pays on top of the same fixed cost on both sides. Three bodies: a Team as kubectl
-// sends it (a dozen keys), a Global Secret with 200 data keys (keys dominate), and a
-// manifest-sized object with 2,000 keys in nested maps. Rounds alternate A and B so a
-// noisy neighbour slows them alike; the median round counts; CPU µs per decode is
+// What reading YAML scalars as kube-apiserver does costs a YAML body (pkg/apiserver/
+// yaml-scalars.ts: each plain scalar, map key or value, resolved from its source text by
+// goyaml.v2's rules, keys written back as sigs.k8s.io/yaml writes them). Decodes the same
+// YAML bodies with this build's decodeYAML (B) and with another build's (A, `--baseline`:
+// e.g. the commit before the change, exported with `git archive <commit> pkg tsconfig*.json
+// package.json` into a directory, node_modules linked, built with `tsc -p
+// tsconfig.build.json`). In process, without HTTP: the body decode alone, which a request
+// through the server pays on top of the same fixed cost on both sides. Four bodies: a Team
+// as kubectl sends it (a dozen keys), a Global Secret with 200 data keys (keys dominate),
+// a manifest-sized object with 2,000 keys in nested maps, and 2,000 typed values (bools,
+// integers, floats, nulls, strings) in a list. Every body reads alike in YAML 1.2 and 1.1,
+// so both builds must decode it alike (checked). Rounds alternate A and B so a noisy
+// neighbour slows them alike; the median round counts; CPU µs per decode is
 // process.cpuUsage() over each round's window.
 
 import { resolve } from 'node:path';
@@ -77,10 +79,19 @@ function nested(maps: number, keys: number): string {
   return text;
 }
 
+/** Typed values YAML 1.2 and goyaml.v2 read alike: bools, integers, floats, nulls, words. */
+function typedValues(count: number): string {
+  const kinds = ['true', 'false', '42', '-7', '1.5', '0.25', 'null', 'word', 'two words', '2001-01-01'];
+  let text = 'apiVersion: management.platform.dev/v1\nkind: Team\nmetadata:\n  name: typed\nspec:\n  values:\n';
+  for (let i = 0; i < count; i++) text += `    - ${kinds[i % kinds.length] ?? ''}\n`;
+  return text;
+}
+
 const BODIES: Record<string, string> = {
   'team (13 keys)': team,
   'secret (200 data keys)': secret(200),
   'nested (2,000 keys)': nested(40, 50),
+  'typed values (2,000)': typedValues(2000),
 };
 
 interface Round {

@@ -6,10 +6,12 @@
 // whose value contains their own alias, and excessive alias expansion ("billion
 // laughs"). Duplicate keys are collected for fieldValidation (Strict refuses them,
 // Warn warns), in sigs.k8s.io/json's words for JSON and sigs.k8s.io/yaml's for YAML.
-// A YAML map key becomes the JSON key kube-apiserver's YAMLToJSON makes of it
-// (yaml-keys.ts): an integer key keeps its digits, however large, and the checks on
-// integers below are for values only.
-//
+// A YAML scalar becomes what kube-apiserver's YAMLToJSON makes of it (yaml-scalars.ts):
+// plain scalars are read by YAML 1.1's rules (`yes` is true, `0777` is 511, `1_000` is
+// 1000), tagged ones by their tag, a map key is written as Go writes its type (an integer
+// key keeps its digits, however large, so the checks on integers below are for values
+// only), and a value of ±Inf or NaN is refused as encoding/json refuses it.
+
 // One refusal is ours alone. kube-apiserver keeps every int64 exact; objects here are
 // JavaScript values, whose numbers are doubles, so an integer past ±2^53 would come
 // back changed, silently: rounded (9007199254740993 -> 9007199254740992) or, when a
@@ -34,7 +36,7 @@ import {
 import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
 import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
-import { goKeyOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-keys.js';
+import { goJSONValue, goScalarOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-scalars.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -186,7 +188,8 @@ export function decodeYAML(text: string, exact = true): DecodedBody {
   if (yamlNestsTooDeep(text)) throw newTooDeep();
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false });
+  // The failsafe schema leaves every scalar a string: its Go value is resolved in the walk (yaml-scalars.ts).
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, schema: 'failsafe', resolveKnownTags: false });
   if (!Array.isArray(docs)) throw newBadRequest('the request body is empty');
   const nonEmpty = docs.filter((d) => d.contents !== null || d.errors.length > 0);
   if (nonEmpty.length === 0) throw newBadRequest('the request body is empty');
@@ -222,17 +225,18 @@ function firstLine(message: string): string {
   return (nl < 0 ? message : message.slice(0, nl)).replace(/ at line \d+, column \d+:?$/, '');
 }
 
-/** A YAML integer's value when it is one (decimal, 0x hex or 0o octal, as YAML 1.2's core schema reads them). */
-function yamlInteger(source: string): bigint | undefined {
-  const m = /^([-+]?)(0x[0-9a-fA-F]+|0o[0-7]+|[0-9]+)$/.exec(source);
-  if (!m) return undefined;
-  const magnitude = BigInt(m[2] ?? '0');
-  return m[1] === '-' ? -magnitude : magnitude;
-}
-
-/** A key the YAML library resolved itself (quoted or tagged), as the Go value goyaml.v2 would hold. */
-function stringKey(value: unknown): GoScalar {
-  return { type: 'string', text: String(value) };
+/**
+ * A map key's Go value as goyaml.v2 holds it (typed: the int 1 and the string "1" are
+ * two keys): nil for an absent key, a scalar's resolved value (a quoted one is the
+ * string the YAML library holds); undefined for a collection or an alias.
+ */
+function goKeyOf(key: YamlNode | null): GoScalar | undefined {
+  if (key === null) return { type: 'nil' };
+  if (!isScalar(key)) return undefined;
+  const go = goScalarOfNode(key);
+  if (go === undefined) return { type: 'string', text: String(key.value) };
+  if (go.type === 'error') throw newBadRequest(go.message);
+  return go;
 }
 
 /**
@@ -251,6 +255,13 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     next: number;
   }
   const frames: Frame[] = [];
+  // Refused after the walk, in upstream's order: goyaml.v2's own errors (a tag the text
+  // does not fit) fail the walk at once; then a key YAMLToJSON cannot convert, a value
+  // encoding/json cannot write (±Inf, NaN), and last what the JSON decoder refuses (an
+  // integer outside int64, or one a double would change).
+  let unsupportedKey: ApiError | undefined;
+  let unsupportedValue: ApiError | undefined;
+  let integerError: ApiError | undefined;
   const visit = (node: YamlNode | null): void => {
     if (isAlias(node)) {
       const target = node.resolve(doc);
@@ -259,15 +270,21 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       return;
     }
     if (isScalar(node)) {
-      if (typeof node.value === 'number' && !Number.isSafeInteger(node.value) && node.source !== undefined) {
-        const n = yamlInteger(node.source.trim());
-        if (n !== undefined && outsideInt64(n)) {
-          throw newBadRequest(
-            `yaml: cannot unmarshal number ${node.source.trim()} into Go value of type int64`,
-          );
-        }
-        if (exact && n !== undefined && changedByDouble(n)) throw inexactInteger(n.toString(), '', 'yaml');
+      // A value (keys are read below, with their map): its Go value as JSON sees it.
+      const go = goScalarOfNode(node);
+      if (go === undefined) return; // a quoted or block string, as the YAML library holds it
+      if (go.type === 'error') throw newBadRequest(go.message);
+      if (go.type === 'string' && node.value === go.text) return; // most values: a word as parsed
+      if (go.type === 'int' || go.type === 'uint64') {
+        const literal = (node.source ?? '').trim();
+        if (outsideInt64(go.value))
+          integerError ??= newBadRequest(`yaml: cannot unmarshal number ${literal} into Go value of type int64`);
+        else if (exact && changedByDouble(go.value)) integerError ??= inexactInteger(go.value.toString(), '', 'yaml');
       }
+      const json = goJSONValue(go);
+      // json.Marshal runs once the whole document is converted: key errors come first.
+      if ('error' in json) unsupportedValue ??= newBadRequest(`error converting YAML to JSON: ${json.error}`);
+      else if (!Object.is(node.value, json.value)) node.value = json.value;
       return;
     }
     const children: (YamlNode | null)[] = [];
@@ -277,7 +294,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       for (const pair of node.items) {
         const key = pair.key as YamlNode | null;
         const value = pair.value as YamlNode | null;
-        const goKey = goKeyOfNode(key) ?? (isScalar(key) ? stringKey(key.value) : undefined);
+        const goKey = goKeyOf(key);
         if (goKey !== undefined) {
           // Most keys are strings: their identity is their text, and `%#v` is made for a duplicate only.
           const identity = goKey.type === 'string' ? `s${goKey.text}` : `${goKey.type} ${goSyntax(goKey)}`;
@@ -286,17 +303,17 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
             duplicates.push({ offset, message: `key ${goSyntax(goKey)} already set in map` });
           }
           seen.add(identity);
-        }
-        if (goKey !== undefined && (key === null || (isScalar(key) && key.type === 'PLAIN'))) {
-          // The JSON key upstream makes of it (yaml-keys.ts): its exact digits past 2^53,
+          // The JSON key upstream makes of it (yaml-scalars.ts): its exact digits past 2^53,
           // YAML 1.1's words for bools, or a 400 (a null key, one in uint64's range).
           // Written into the node, which toJS reads; an alias to an anchored key would
           // read it too (as a string, where goyaml.v2 would give the alias its number).
           const json = goYAMLMapKey(goKey);
-          if ('unsupported' in json) throw newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
-          if (isScalar(key) && key.value !== json.key) key.value = json.key;
+          if ('unsupported' in json) unsupportedKey ??= newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
+          else if (isScalar(key) && key.value !== json.key) key.value = json.key;
+        } else {
+          children.push(key);
         }
-        children.push(key, value);
+        children.push(value);
       }
     } else if (isSeq(node)) {
       for (const item of node.items) {
@@ -321,6 +338,8 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     }
     visit(top.children[top.next++] ?? null);
   }
+  const refused = unsupportedKey ?? unsupportedValue ?? integerError;
+  if (refused) throw refused;
   // In document order, as go-yaml reports them.
   return duplicates
     .sort((a, b) => a.offset - b.offset)

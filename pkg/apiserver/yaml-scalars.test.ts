@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { formatGoFloat, goSyntax, resolvePlain } from './yaml-keys.js';
+import { formatGoFloat, goSyntax, resolvePlain } from './yaml-scalars.js';
 
 // Expected strings are Go's: strconv.FormatFloat(f, 'g', -1, bits) and fmt's %+#v
 // (checked with Go 1.19's fmt and strconv).

@@ -121,18 +121,23 @@ export function decodeBody(raw: Buffer, format: BodyFormat, exact = true): Decod
   return decodeYAML(raw.toString('utf8'), exact);
 }
 
-/** The 400 for an integer literal no int64 holds, as encoding/json words an overflow. */
-function outOfInt64(literal: string, path: string): ApiError {
+/**
+ * The 400 for an integer literal no int64 holds, as encoding/json words an overflow,
+ * without the literal: this check reads every number of a body before its kind's
+ * schema does, so the literal may be a Global Secret's value (upstream would judge
+ * such a value by its string field's type, whose message quotes nothing).
+ */
+function outOfInt64(path: string, format: 'json' | 'yaml'): ApiError {
   const where = path === '' ? '' : ` (field ${path})`;
-  return newBadRequest(`json: cannot unmarshal number ${literal} into Go value of type int64${where}`);
+  return newBadRequest(`${format}: cannot unmarshal number into Go value of type int64${where}`);
 }
 
-/** The 400 for an integer literal that a double would change (see the header). */
-function inexactInteger(literal: string, path: string, format: 'json' | 'yaml'): ApiError {
+/** The 400 for an integer literal that a double would change (see the header); without it, as above. */
+function inexactInteger(path: string, format: 'json' | 'yaml'): ApiError {
   const where = path === '' ? '' : ` (field ${path})`;
   return newBadRequest(
-    `${format}: cannot keep number ${literal}${where} exactly: this server holds integers beyond ` +
-      `±9007199254740992 as 64-bit floats, which would store it as ${String(Number(literal))}`,
+    `${format}: cannot keep a number${where} exactly: this server holds integers beyond ` +
+      `±9007199254740992 as 64-bit floats, which would change it`,
   );
 }
 
@@ -151,9 +156,9 @@ export function decodeJSON(raw: Buffer, exact = true): DecodedBody {
     throw newBadRequest(`the request body is not valid JSON: ${detail}`);
   }
   const big = scan.outOfRange[0];
-  if (big) throw outOfInt64(big.literal, big.path);
+  if (big) throw outOfInt64(big.path, 'json');
   const rounded = scan.inexact[0];
-  if (rounded) throw inexactInteger(rounded.literal, rounded.path, 'json');
+  if (rounded) throw inexactInteger(rounded.path, 'json');
   const duplicates = scan.duplicates.map((path) => `duplicate field ${JSON.stringify(path)}`);
   return { value, duplicates, strictError: duplicates.join(', ') };
 }
@@ -189,7 +194,12 @@ export function decodeYAML(text: string, exact = true): DecodedBody {
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
   // The failsafe schema leaves every scalar a string: its Go value is resolved in the walk (yaml-scalars.ts).
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, schema: 'failsafe', resolveKnownTags: false });
+  const docs = parseAllDocuments(text, {
+    lineCounter,
+    uniqueKeys: false,
+    schema: 'failsafe',
+    resolveKnownTags: false,
+  });
   if (!Array.isArray(docs)) throw newBadRequest('the request body is empty');
   const nonEmpty = docs.filter((d) => d.contents !== null || d.errors.length > 0);
   if (nonEmpty.length === 0) throw newBadRequest('the request body is empty');
@@ -276,10 +286,8 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       if (go.type === 'error') throw newBadRequest(go.message);
       if (go.type === 'string' && node.value === go.text) return; // most values: a word as parsed
       if (go.type === 'int' || go.type === 'uint64') {
-        const literal = (node.source ?? '').trim();
-        if (outsideInt64(go.value))
-          integerError ??= newBadRequest(`yaml: cannot unmarshal number ${literal} into Go value of type int64`);
-        else if (exact && changedByDouble(go.value)) integerError ??= inexactInteger(go.value.toString(), '', 'yaml');
+        if (outsideInt64(go.value)) integerError ??= outOfInt64('', 'yaml');
+        else if (exact && changedByDouble(go.value)) integerError ??= inexactInteger('', 'yaml');
       }
       const json = goJSONValue(go);
       // json.Marshal runs once the whole document is converted: key errors come first.
@@ -308,7 +316,8 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
           // Written into the node, which toJS reads; an alias to an anchored key would
           // read it too (as a string, where goyaml.v2 would give the alias its number).
           const json = goYAMLMapKey(goKey);
-          if ('unsupported' in json) unsupportedKey ??= newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
+          if ('unsupported' in json)
+            unsupportedKey ??= newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
           else if (isScalar(key) && key.value !== json.key) key.value = json.key;
         } else {
           children.push(key);

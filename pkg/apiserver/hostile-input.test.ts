@@ -314,7 +314,7 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         const status = await refused(400, 'POST', collection, body, JSON_TYPE);
         assert.match(
           status.message,
-          /^json: cannot unmarshal number -?922337203685477580\d into Go value of type int64 \(field spec\.(tokenGeneration|ttl)\)$/,
+          /^json: cannot unmarshal number into Go value of type int64 \(field spec\.(tokenGeneration|ttl)\)$/,
         );
       }
       await refused(
@@ -341,7 +341,7 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         '{"metadata":{"name":"max"},"spec":{"username":"max","tokenGeneration":9223372036854775807}}',
         JSON_TYPE,
       );
-      assert.match(max.message, /would store it as 9223372036854776000$/);
+      assert.match(max.message, /cannot keep a number \(field spec\.tokenGeneration\) exactly/);
       const exact = await send(
         'POST',
         `${ROOT}/users?dryRun=All`,
@@ -371,7 +371,7 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         const status = await refused(400, method, path, body, type);
         assert.match(
           status.message,
-          /^(json|yaml): cannot keep number -?9007199254740993( \(field spec\.tokenGeneration\))? exactly: .* would store it as -?9007199254740992$/,
+          /^(json|yaml): cannot keep a number( \(field spec\.tokenGeneration\))? exactly: .* which would change it$/,
         );
       }
     });

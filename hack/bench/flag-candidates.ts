@@ -50,7 +50,11 @@ export async function startFlaggedServer(
   flags: readonly string[],
   storage: readonly string[],
 ): Promise<FlaggedServer> {
-  const host = Child.start(label, 'server-host', { logFile: join(dir, `${label}.log`), gc: true, nodeFlags: flags });
+  const host = Child.start(label, 'server-host', {
+    logFile: join(dir, `${label}.log`),
+    gc: true,
+    nodeFlags: flags,
+  });
   children.push(host);
   const started = await host.call<HostStarted>({
     start: { args: ['--secure-port', '0', '--data-dir', join(dir, label), ...storage] },
@@ -65,7 +69,13 @@ export async function startFlaggedServer(
 export async function addReader(load: Child, server: FlaggedServer, keyTail: string): Promise<void> {
   const key = `${'reader'.padEnd(40, 'z')}${keyTail}`;
   await request(load, server.admin, 'POST', `${API_PATH}/users`, userBody('reader'));
-  await request(load, server.admin, 'POST', `${API_PATH}/ownedaccesskeys`, plainKeyBody('reader-key', 'reader', key));
+  await request(
+    load,
+    server.admin,
+    'POST',
+    `${API_PATH}/ownedaccesskeys`,
+    plainKeyBody('reader-key', 'reader', key),
+  );
   const target: HttpTarget = { origin: server.admin.origin, token: key };
   const path = `${API_PATH}/users/reader`;
   await untilKeyWorks(load, target, path, server.label);
@@ -97,7 +107,8 @@ export async function alternateCandidates<W>(
   for (const s of servers) await measure(s, true);
   const results = new Map<string, W[]>(candidates.map((c) => [c.label, []]));
   for (let i = 0; i < rounds; i++) {
-    for (const k of roundOrder(servers.length, i)) results.get(candidates[k]!.label)!.push(await measure(servers[k]!, false));
+    for (const k of roundOrder(servers.length, i))
+      results.get(candidates[k]!.label)!.push(await measure(servers[k]!, false));
     process.stderr.write(`${progress}: round ${i + 1}/${rounds}\n`);
   }
   return results;

@@ -98,7 +98,6 @@ const etcds: EtcdInstance[] = [];
 const startServer = (label: string, flags: readonly string[], storage: string[]): Promise<Server> =>
   startFlaggedServer(dir, children, label, flags, storage);
 
-
 interface Window {
   readonly ops: number;
   readonly perSecond: number;
@@ -181,9 +180,21 @@ function report(title: string, results: Map<string, Window[]>, unit: string): vo
     console.log(
       `  ${c.label.padEnd(24)} ${fmt(m((w) => w.cpuUsPerOp)).padStart(12)} ${fmt(median(ratios), 2).padStart(8)} ` +
         `${fmt(m((w) => w.mainUsPerOp)).padStart(6)} ${fmt(m((w) => w.othersUsPerOp)).padStart(6)} ` +
-        `${fmt(m((w) => w.perSecond)).padStart(8)} ${fmt(m((w) => w.p50Ms), 2).padStart(7)} ` +
-        `${fmt(m((w) => w.p99Ms), 1).padStart(7)} ${fmt(m((w) => w.pausesPer1k), 1).padStart(7)} ` +
-        `${fmt(m((w) => w.gcMsPer1k), 1).padStart(9)} ${fmt(quantile(pauses, 0.99), 2).padStart(9)} ` +
+        `${fmt(m((w) => w.perSecond)).padStart(8)} ${fmt(
+          m((w) => w.p50Ms),
+          2,
+        ).padStart(7)} ` +
+        `${fmt(
+          m((w) => w.p99Ms),
+          1,
+        ).padStart(7)} ${fmt(
+          m((w) => w.pausesPer1k),
+          1,
+        ).padStart(7)} ` +
+        `${fmt(
+          m((w) => w.gcMsPer1k),
+          1,
+        ).padStart(9)} ${fmt(quantile(pauses, 0.99), 2).padStart(9)} ` +
         `${fmt(pauses.length > 0 ? Math.max(...pauses) : NaN, 2).padStart(8)}` +
         `  (CPU by round: ${ws.map((w) => fmt(w.cpuUsPerOp)).join(', ')}; × today by round: ${ratios.map((x) => fmt(x, 2)).join(', ')})` +
         (errors > 0 ? `; ${errors} errors (first: ${firstError ?? '?'})` : ''),
@@ -206,7 +217,8 @@ async function main(): Promise<void> {
   const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
   children.push(load);
   console.log(`GC helper threads A/B, ${rounds} rounds of ${args.seconds} s; load average ${loadAverage()}`);
-  for (const c of candidates) console.log(`  ${c.label}: ${c.flags.join(' ') || "(the server's flags only)"}`);
+  for (const c of candidates)
+    console.log(`  ${c.label}: ${c.flags.join(' ') || "(the server's flags only)"}`);
   const sqlite: Server[] = [];
   const etcd3: Server[] = [];
   for (const c of candidates) {
@@ -216,7 +228,12 @@ async function main(): Promise<void> {
       const e = await startEtcd();
       etcds.push(e);
       etcd3.push(
-        await startServer(`${c.label}-etcd3`, c.flags, ['--storage-backend', 'etcd3', '--etcd-servers', e.endpoint]),
+        await startServer(`${c.label}-etcd3`, c.flags, [
+          '--storage-backend',
+          'etcd3',
+          '--etcd-servers',
+          e.endpoint,
+        ]),
       );
     }
   }
@@ -242,7 +259,9 @@ async function main(): Promise<void> {
     console.log(`  ${s.label.padEnd(32)} ${fmt(startRss.get(s.label)!)} → ${fmt(rssMb(s.host.pid))}`);
 
   if (rows.has('memory')) {
-    console.log(`\nmemory: ${objects} Users created on each sqlite server (16 clients), cached by its watch cache`);
+    console.log(
+      `\nmemory: ${objects} Users created on each sqlite server (16 clients), cached by its watch cache`,
+    );
     for (const s of sqlite) {
       const before = await s.host.call<MemoryUsage>({ memory: true });
       const rssBefore = rssMb(s.host.pid);

@@ -95,7 +95,6 @@ const etcds: EtcdInstance[] = [];
 const startServer = (label: string, flags: readonly string[], storage: string[]): Promise<Server> =>
   startFlaggedServer(dir, children, label, flags, storage);
 
-
 interface Window {
   readonly ops: number;
   readonly perSecond: number;

@@ -23,6 +23,12 @@ export interface GcStats {
    * second is committed, so it reads twice this after the first scavenge.
    */
   readonly semiSpaceBytes: number;
+  /**
+   * The duration (ms) of every collection since the previous call, of any kind, in
+   * order: the main thread's pause for each (what a request waiting behind it sees),
+   * for a window's longest pause and its percentiles. Drained by each call.
+   */
+  readonly pausesMs: readonly number[];
 }
 
 const KINDS: Record<number, string> = {
@@ -34,6 +40,7 @@ const KINDS: Record<number, string> = {
 
 const counts: Record<string, number> = {};
 const ms: Record<string, number> = {};
+let pauses: number[] = [];
 let observer: PerformanceObserver | undefined;
 
 export function gcStats(): GcStats {
@@ -44,6 +51,7 @@ export function gcStats(): GcStats {
         const kind = KINDS[detail?.kind ?? -1] ?? 'other';
         counts[kind] = (counts[kind] ?? 0) + 1;
         ms[kind] = (ms[kind] ?? 0) + entry.duration;
+        pauses.push(entry.duration);
       }
     });
     observer.observe({ entryTypes: ['gc'] });
@@ -59,6 +67,8 @@ export function gcStats(): GcStats {
       semiSpaceBytes = s.space_used_size + s.space_available_size;
     }
   }
+  const pausesMs = pauses;
+  pauses = [];
   return {
     counts: { ...counts },
     ms: { ...ms },
@@ -67,5 +77,6 @@ export function gcStats(): GcStats {
     spaces,
     newSpaceBytes,
     semiSpaceBytes,
+    pausesMs,
   };
 }

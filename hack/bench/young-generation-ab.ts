@@ -47,11 +47,19 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEtcd, type EtcdInstance } from '../etcd.js';
 import { Child } from './children.js';
+import {
+  addReader,
+  alternateCandidates,
+  fmt,
+  parseCandidates,
+  readerGetJob,
+  rssMb,
+  startFlaggedServer,
+  type FlaggedServer as Server,
+} from './flag-candidates.js';
 import type { GcStats } from './gc-stats.js';
-import { cpuOf, job, median, plainKeyBody, request, seedTeamsAndKeys, untilKeyWorks } from './get-sides.js';
-import type { HttpTarget, Job } from './load.js';
-import { API_PATH, userBody } from './objects.js';
-import type { HostStarted } from './server-host.js';
+import { cpuOf, job, median, seedTeamsAndKeys } from './get-sides.js';
+import type { Job } from './load.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -74,19 +82,7 @@ const { values: args } = parseArgs({
   },
 });
 
-interface Candidate {
-  readonly label: string;
-  readonly flags: readonly string[];
-}
-
-const candidates: Candidate[] = args.candidates
-  .split(';')
-  .filter((c) => c.trim() !== '')
-  .map((c) => {
-    const at = c.indexOf('=');
-    const [label, flags] = at < 0 ? [c, ''] : [c.slice(0, at), c.slice(at + 1)];
-    return { label: label.trim(), flags: flags.split(/\s+/).filter((f) => f !== '') };
-  });
+const candidates = parseCandidates(args.candidates);
 const rows = new Set(args.rows.split(','));
 const rounds = Number(args.rounds);
 const ms = Number(args.seconds) * 1000;
@@ -96,44 +92,8 @@ const dir = mkdtempSync(join(tmpdir(), 'young-gen-'));
 const children: Child[] = [];
 const etcds: EtcdInstance[] = [];
 
-interface Server {
-  readonly label: string;
-  readonly host: Child;
-  readonly admin: HttpTarget;
-  /** The reader's target and path: a plain user getting their own User. */
-  reader?: { target: HttpTarget; path: string };
-}
-
-async function startServer(label: string, flags: readonly string[], storage: string[]): Promise<Server> {
-  const host = Child.start(label, 'server-host', {
-    logFile: join(dir, `${label}.log`),
-    gc: true,
-    nodeFlags: flags,
-  });
-  children.push(host);
-  const started = await host.call<HostStarted>({
-    start: { args: ['--secure-port', '0', '--data-dir', join(dir, label), ...storage] },
-  });
-  return { label, host, admin: { origin: started.origin, token: started.token } };
-}
-
-const keyOf = (who: string): string => `${who.padEnd(40, 'z')}younggenkey0000000000000000`;
-
-/** A plain User `who` with a key of their own, reading their own User. */
-async function addReader(load: Child, server: Server, who = 'reader'): Promise<void> {
-  await request(load, server.admin, 'POST', `${API_PATH}/users`, userBody(who));
-  await request(
-    load,
-    server.admin,
-    'POST',
-    `${API_PATH}/ownedaccesskeys`,
-    plainKeyBody(`${who}-key`, who, keyOf(who)),
-  );
-  const target: HttpTarget = { origin: server.admin.origin, token: keyOf(who) };
-  const path = `${API_PATH}/users/${who}`;
-  await untilKeyWorks(load, target, path, server.label);
-  server.reader = { target, path };
-}
+const startServer = (label: string, flags: readonly string[], storage: string[]): Promise<Server> =>
+  startFlaggedServer(dir, children, label, flags, storage);
 
 interface Window {
   readonly ops: number;
@@ -172,14 +132,7 @@ async function window(load: Child, server: Server, j: Job): Promise<Window> {
   };
 }
 
-const getJob = (s: Server): Job => ({
-  kind: 'get',
-  target: s.reader!.target,
-  paths: [s.reader!.path],
-  concurrency: clients,
-  warmupMs: 0,
-  durationMs: ms,
-});
+const getJob = (s: Server): Job => readerGetJob(s, clients, ms);
 
 // Every window creates names of its own (a window reusing another's would only conflict).
 let createWindows = 0;
@@ -191,13 +144,6 @@ const createJob = (s: Server): Job => ({
   warmupMs: 0,
   durationMs: ms,
 });
-
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? NaN) / 1024;
-}
-
-const fmt = (x: number, d = 0): string => (Number.isFinite(x) ? x.toFixed(d) : '–');
 
 function report(title: string, results: Map<string, Window[]>, unit: string): void {
   console.log(`\n${title}`);
@@ -222,24 +168,20 @@ function report(title: string, results: Map<string, Window[]>, unit: string): vo
   }
 }
 
-/** Rounds over `servers` (one per candidate, same order), each round in a rotated order. */
-async function alternate(
+/** Rounds over `servers`, a one-second warm-up window each first. */
+const alternate = (
   load: Child,
   servers: readonly Server[],
   jobOf: (s: Server) => Job,
   label: string,
-): Promise<Map<string, Window[]>> {
-  for (const s of servers) await window(load, s, { ...jobOf(s), durationMs: 1000 } as Job);
-  const results = new Map<string, Window[]>(candidates.map((c) => [c.label, []]));
-  for (let i = 0; i < rounds; i++) {
-    for (let j = 0; j < servers.length; j++) {
-      const k = (i + j) % servers.length;
-      results.get(candidates[k]!.label)!.push(await window(load, servers[k]!, jobOf(servers[k]!)));
-    }
-    process.stderr.write(`${label}: round ${i + 1}/${rounds}\n`);
-  }
-  return results;
-}
+): Promise<Map<string, Window[]>> =>
+  alternateCandidates(
+    candidates,
+    servers,
+    rounds,
+    (s, warmUp) => window(load, s, warmUp ? ({ ...jobOf(s), durationMs: 1000 } as Job) : jobOf(s)),
+    label,
+  );
 
 async function main(): Promise<void> {
   const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
@@ -273,7 +215,7 @@ async function main(): Promise<void> {
       seeded.push(await startServer(`${c.label}-seeded`, c.flags, ['--storage-backend', 'sqlite']));
   }
   all.push(...sqlite, ...etcd3, ...seeded);
-  for (const s of [...sqlite, ...etcd3, ...seeded]) await addReader(load, s);
+  for (const s of [...sqlite, ...etcd3, ...seeded]) await addReader(load, s, 'younggenkey0000000000000000');
   if (rows.has('authz')) {
     const t0 = performance.now();
     const sizes = { users: Number(args.users), keys: Number(args.keys), teams: Number(args.teams) };

@@ -18,6 +18,17 @@
 // load (it had grown to 16 MiB and kept the pages). Pinning the maximum too keeps that
 // size when a later Node changes its default. Measured in docs/performance/young-generation.md;
 // see docs/design.md ("The server's node flags").
+//
+// Why V8's GC helper threads stay on (parallel scavenge, concurrent marking and
+// sweeping, Node's platform pool of 4): on two cores shared with the load and etcd, the
+// server spends 30-47 µs a get and ~140 µs a create on threads other than the main one,
+// and --single-threaded-gc cuts that to 7-17 µs a get and ~20 µs a create, but the main
+// thread then does the same work itself: its CPU rose by as much or more, so CPU per
+// operation moved by less than the rounds' spread for every candidate (single-threaded
+// GC, no parallel scavenge, no concurrent marking, a pool of one thread, a pair), while
+// doing the marking and sweeping on the main thread made GC pauses longer (the p99 of
+// pauses 32-50 ms → 55-73 ms under that load), and with 100,000 cached objects
+// its RSS was 763 MiB against 489. Measured in docs/performance/gcflags.md.
 
 import { getHeapSpaceStatistics } from 'node:v8';
 

@@ -28,7 +28,7 @@
 // GC, no parallel scavenge, no concurrent marking, a pool of one thread, a pair), while
 // doing the marking and sweeping on the main thread made GC pauses longer (the p99 of
 // pauses 32-50 ms → 55-73 ms under that load), and with 100,000 cached objects
-// its RSS was 763 MiB against 489. Measured in docs/performance/gcflags.md.
+// its RSS was 763 MiB against 489. Measured in docs/performance/gc-helper-threads.md.
 
 import { getHeapSpaceStatistics } from 'node:v8';
 

@@ -14,7 +14,8 @@ export const loggingOptions = {
       name: 'log-level',
       field: 'logLevel',
       kind: 'string',
-      usage: 'Least severe level logged: debug, info, warn or error. Logs are JSON lines on stdout.',
+      usage:
+        'Least severe level logged: debug, info, warn or error. Logs are JSON lines on stdout. One line per request (method, path, user, code, duration) is logged at `debug`, as kube-apiserver logs requests only from `-v=3`; the audit log is the record of requests.',
       default: 'info',
     },
   ],

@@ -69,7 +69,8 @@ const manifest = (objects: Record<string, unknown>[]): string => objects.map((o)
 describe('kubectl as an administrator and as plain users', TEST, () => {
   before(async () => {
     process.env['E2E_SERVER_LOGS'] = logDir;
-    server = await startServer({ backend: 'sqlite' });
+    // debug: the line per request (kube-apiserver's httplog, from -v=3) is checked for keys below.
+    server = await startServer({ backend: 'sqlite', args: ['--log-level', 'debug'] });
     keys['admin'] = server.token;
     const apply = await kubectlAs(
       'admin',

@@ -512,8 +512,18 @@ describe("the log line of a former owner's key", () => {
   it('forgets the oldest keys rather than grow: a client cycling many keys is written for, not remembered', () => {
     clock.now = START + 20 * 3_600_000;
     refusal(formerOwnersKey('k-first'));
+    for (let i = 0; i < 3; i++) refusal(formerOwnersKey('k-first'));
     for (let i = 0; i < LOG_THROTTLE_MAX_SUBJECTS; i++) refusal(formerOwnersKey(`k-cycled-${i}`));
     assert.equal(warnings.length, LOG_THROTTLE_MAX_SUBJECTS + 1, 'a line for each new key');
+    // The line of the key that made room for itself by forgetting the first key counts
+    // its 3 refusals left out, by number only (no key named but its own). The windows
+    // earlier tests left, older, were forgotten (and counted) before it.
+    const counting = warnings.filter((w) => w.fields?.['suppressedOfForgottenKeys'] !== undefined);
+    assert.deepEqual(counting.at(-1)?.fields, {
+      accessKey: `k-cycled-${LOG_THROTTLE_MAX_SUBJECTS - 1}`,
+      reason: counting.at(-1)?.fields?.['reason'],
+      suppressedOfForgottenKeys: 3,
+    });
     // The first key's window was forgotten to make room: its next refusal is written at once.
     refusal(formerOwnersKey('k-first'));
     assert.equal(formerOwnerLines('k-first').length, 2);

@@ -31,7 +31,7 @@ import {
   UNKNOWN_FORMER_OWNER,
 } from '../apis/management/v1/owned-access-key.js';
 import type { Logger } from '../util/log/index.js';
-import { LogThrottle } from '../util/log/throttle.js';
+import { LogThrottle, type LogAdmission } from '../util/log/throttle.js';
 import { accessKeyDigest } from './access-key-digest.js';
 import { storedLastActivity } from '../identity/activity.js';
 import { keyTokenGeneration, userTokenGeneration } from '../identity/token-generation.js';
@@ -298,16 +298,22 @@ function adoptedFromFormerUser(
  * since: a client retrying such a key in a loop would otherwise write a line per
  * request.
  */
+const NOTHING_LEFT_OUT: LogAdmission = { suppressed: 0, forgotten: 0 };
+
 function logFormerOwnersKey(key: KubeObject, reason: string, ctx: CheckContext): void {
   if (!ctx.logger) return;
   // By key and reason: a reason that changed (the key re-adopted, its owner re-created
   // again) is news to the administrator; a key has only a few.
-  const suppressed = ctx.logThrottle ? ctx.logThrottle.admit(`${keyName(key)}\n${reason}`, ctx.now) : 0;
-  if (suppressed === undefined) return;
+  const admitted = ctx.logThrottle ? ctx.logThrottle.admit(`${keyName(key)}\n${reason}`, ctx.now) : NOTHING_LEFT_OUT;
+  if (admitted === undefined) return;
+  const { suppressed, forgotten } = admitted;
   ctx.logger.warn("access key refused: it belongs to a former owner of its owner's name", {
     accessKey: keyName(key),
     reason,
     ...(suppressed > 0 ? { suppressed } : {}),
+    // Refusals of other keys whose windows the throttle forgot (its cap) before their
+    // next line: counted here so the log's counts add up, by number only.
+    ...(forgotten > 0 ? { suppressedOfForgottenKeys: forgotten } : {}),
   });
 }
 

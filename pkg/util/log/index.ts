@@ -4,5 +4,6 @@ export {
   LOG_THROTTLE_INTERVAL_MS,
   LOG_THROTTLE_MAX_SUBJECTS,
   LogThrottle,
+  type LogAdmission,
   type LogThrottleOptions,
 } from './throttle.js';

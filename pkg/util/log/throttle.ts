@@ -7,8 +7,11 @@
 //
 // The memory is capped (maxSubjects): a client cycling through many subjects makes the
 // oldest windows be forgotten, never the map grow. A forgotten subject's next line is
-// written at once and counts from zero (the lines left out in its window are lost, as
-// they would be had it never come back).
+// written at once and counts from zero. The lines left out in a forgotten window are
+// not lost: the line whose subject made room for itself carries their sum (`forgotten`,
+// the refusals of subjects no longer remembered), so the log's counts still add up to
+// every event, without a line more and without naming the forgotten subjects (a
+// client cycling through subjects would otherwise turn each eviction into a line).
 
 export interface LogThrottleOptions {
   /** How long after a written line the lines about the same subject are left out (default a minute). */
@@ -19,6 +22,17 @@ export interface LogThrottleOptions {
 
 export const LOG_THROTTLE_INTERVAL_MS = 60_000;
 export const LOG_THROTTLE_MAX_SUBJECTS = 1024;
+
+/** What a line admitted by LogThrottle.admit is to say about the lines left out. */
+export interface LogAdmission {
+  /** Lines about this subject left out since the last one written (0 for the first). */
+  readonly suppressed: number;
+  /**
+   * Lines about other subjects left out in windows forgotten to make room for this
+   * one (the cap), not reported by any line before: 0 unless the cap was reached.
+   */
+  readonly forgotten: number;
+}
 
 interface Window {
   /** When the last written line about the subject was (ms). */
@@ -45,24 +59,26 @@ export class LogThrottle {
 
   /**
    * Whether a line about `subject` may be written at `now` (ms): undefined when it is
-   * to be left out, otherwise how many lines about it were left out since the last
-   * one written (0 for the first). A clock that went back opens a new window.
+   * to be left out, otherwise the counts the line is to carry (LogAdmission). A clock
+   * that went back opens a new window.
    */
-  admit(subject: string, now: number): number | undefined {
+  admit(subject: string, now: number): LogAdmission | undefined {
     const open = this.windows.get(subject);
     if (open && now >= open.since && now - open.since < this.intervalMs) {
       open.suppressed++;
       return undefined;
     }
+    let forgotten = 0;
     if (open) this.windows.delete(subject);
     else {
       while (this.windows.size >= this.maxSubjects) {
-        const oldest = this.windows.keys().next();
+        const oldest = this.windows.entries().next();
         if (oldest.done) break;
-        this.windows.delete(oldest.value);
+        forgotten += oldest.value[1].suppressed;
+        this.windows.delete(oldest.value[0]);
       }
     }
     this.windows.set(subject, { since: now, suppressed: 0 });
-    return open?.suppressed ?? 0;
+    return { suppressed: open?.suppressed ?? 0, forgotten };
   }
 }

@@ -4,8 +4,9 @@
 // docs/design.md, "The server's node flags"). The launchers: `npm start`, the image's
 // entry point (which the chart's and deploy/'s Deployment run: they set args, never
 // command, nor NODE_OPTIONS), the e2e harness and the bench's server hosts; and any
-// other script under hack/ or e2e/ that starts the server's entry point or a server host
-// itself (found by reading the sources, so a new bench script is checked too).
+// other script under hack/ or e2e/ (.ts, .mjs, .js, .sh) that starts the server's entry
+// point or a server host itself: every such call on its own (launch-calls.ts reads the
+// sources, so a new bench script is checked too).
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import YAML from 'yaml';
 import { serverCommand } from '../e2e/harness.js';
 import { SERVER_NODE_FLAGS, SERVER_MIN_SEMI_SPACE_MIB } from '../pkg/server/node-flags.js';
 import { execArgvOf } from './bench/children.js';
+import { launchesOf, launchesWithoutFlags } from './launch-calls.js';
 
 // Tests run from the repository root, after the build.
 const flags = SERVER_NODE_FLAGS.join(' ');
@@ -83,72 +85,90 @@ test('the e2e harness and the bench start the server with the flags', () => {
   );
 });
 
-/** A call that starts a process. */
-const LAUNCH = /\b(?:spawn|spawnSync|fork|execFile|execFileSync)\(/;
-/**
- * The server's entry point (as a path or path.join's pieces), the bench's server host
- * (not etcd3-server-host, a module that starts one with the flags itself), or a script
- * that forks itself and runs the server in that child (`startServer` of pkg/server).
- */
-const SERVER_SCRIPT =
-  /cmd['"\s,/]+apiserver['"\s,/]+main\b|(?<!etcd3-)server-host\b|fork\(fileURLToPath\(import\.meta\.url\)[^]*\bserver\.startServer\(|\bserver\.startServer\([^]*fork\(fileURLToPath\(import\.meta\.url\)/;
-/**
- * What puts the flags on a child's command line: the flags themselves, or the helpers
- * that add them (children.ts's execArgvOf and Child.start, the harness's serverCommand).
- */
-const CARRIES_FLAGS = /\bSERVER_NODE_FLAGS\b|\bexecArgvOf\(|\bChild\.start\(|\bserverCommand\(/;
-
-/** Whether a script's source starts the server (or a server host) with nothing that gives it the flags. */
-function startsServerWithoutFlags(source: string): boolean {
-  return LAUNCH.test(source) && SERVER_SCRIPT.test(source) && !CARRIES_FLAGS.test(source);
-}
-
 function sourcesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.includes('node_modules'))
+    .filter((f) => /\.(?:[cm]?js|m?ts|sh)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('node_modules'))
     .map((f) => join(dir, f));
 }
 
-test('the launcher check flags a script that spawns the server without the flags', () => {
+/** The server launches without the flags in one source, by line. */
+function without(file: string, source: string): number[] {
+  return launchesWithoutFlags(file, source, SERVER_NODE_FLAGS).map((c) => c.line);
+}
+
+test('the launcher check judges each call that starts the server, not the file', () => {
   // The two bench scripts the check missed before it read the sources, as they were.
   const spawned = `
     const main = join(repoRoot, 'dist', 'cmd', 'apiserver', 'main.js');
     const child = spawn(process.execPath, [main, '--secure-port', '0'], { cwd: repoRoot });`;
   const forked = `
-    const self = fileURLToPath(new URL('./server-host.js', import.meta.url));
+    const file = fileURLToPath(new URL('./server-host.js', import.meta.url));
     this.proc = fork(file, [], { execArgv: ['--expose-gc'] });`;
-  assert.equal(startsServerWithoutFlags(spawned), true);
-  assert.equal(startsServerWithoutFlags(forked), true);
-  assert.equal(startsServerWithoutFlags(spawned.replace('[main,', '[...SERVER_NODE_FLAGS, main,')), false);
-  assert.equal(
-    startsServerWithoutFlags(forked.replace("['--expose-gc']", "execArgvOf('server-host')")),
-    false,
+  assert.deepEqual(without('a.ts', spawned), [3]);
+  assert.deepEqual(without('a.ts', forked), [3]);
+  assert.deepEqual(without('a.ts', spawned.replace('[main,', '[...SERVER_NODE_FLAGS, main,')), []);
+  assert.deepEqual(without('a.ts', forked.replace("['--expose-gc']", "execArgvOf('server-host')")), []);
+  // The flags given to one launch do not cover another in the same file (a whole-file
+  // check passed this).
+  const twice = `${spawned.replace('[main,', '[...SERVER_NODE_FLAGS, main,')}
+    const again = execFileSync(process.execPath, [main, '--help'], { encoding: 'utf8' });`;
+  assert.deepEqual(without('a.ts', twice), [4]);
+  // exec*, execFile* and promisified ones are launches too.
+  assert.deepEqual(without('a.ts', `await execFileAsync('node', ['dist/cmd/apiserver/main.js']);`), [1]);
+  assert.deepEqual(without('a.ts', `exec(\`node dist/cmd/apiserver/main.js --secure-port 0\`);`), [1]);
+  assert.deepEqual(without('a.ts', `const m = /main/.exec('dist/cmd/apiserver/main.js');`), [], 'not a launch');
+  // A worker thread cannot be given V8's heap flags (per process): the server never runs in one.
+  assert.deepEqual(
+    without('a.mjs', `new Worker(new URL('../dist/cmd/apiserver/main.js', import.meta.url), { execArgv: [] });`),
+    [1],
   );
-  // A script that forks itself to run the server in process is a launcher too (it was missed).
+  // A script that forks itself to run the server in process is a launcher too.
   const selfForked = `
     const running = await server.startServer(config);
     const proc = fork(fileURLToPath(import.meta.url), ['--child'], { stdio: 'inherit' });`;
-  assert.equal(startsServerWithoutFlags(selfForked), true);
-  assert.equal(
-    startsServerWithoutFlags(selfForked.replace('{ stdio', '{ execArgv: [...SERVER_NODE_FLAGS], stdio')),
-    false,
+  assert.deepEqual(without('a.ts', selfForked), [3]);
+  assert.deepEqual(
+    without('a.ts', selfForked.replace('{ stdio', '{ execArgv: [...SERVER_NODE_FLAGS], stdio')),
+    [],
   );
+  // ...but not one that forks itself for something else.
+  assert.deepEqual(without('a.ts', `fork(fileURLToPath(import.meta.url), ['--child']);`), []);
   // etcd3-server-host starts its server host with the flags: a script using it is no launcher.
-  assert.equal(startsServerWithoutFlags(`await startEtcd3Host(opts); spawnSync('taskset', ['-p']);`), false);
+  assert.deepEqual(without('a.ts', `await startEtcd3Host(opts); spawnSync('taskset', ['-p']);`), []);
   // A script that starts something else (etcd, kubectl) is no launcher of the server.
-  assert.equal(startsServerWithoutFlags(`spawn('etcd', ['--data-dir', dir]);`), false);
+  assert.deepEqual(without('a.ts', `spawn('etcd', ['--data-dir', dir]);`), []);
+  // A shell script: each command line that runs the server's entry point with node.
+  const shell = [
+    '#!/bin/sh',
+    `exec node ${flags} dist/cmd/apiserver/main.js "$@"`,
+    'node \\',
+    '  dist/cmd/apiserver/main.js --secure-port 0 &',
+    'node hack/test.mjs',
+  ].join('\n');
+  assert.deepEqual(without('a.sh', shell), [3]);
 });
 
 test('every script under hack/ and e2e/ that starts the server gives it the flags', () => {
-  const self = join('hack', 'launchers.test.ts');
-  const scripts = [...sourcesUnder('hack'), ...sourcesUnder('e2e')].filter((f) => f !== self);
-  const launchers = scripts.filter((f) => {
-    const source = readFileSync(f, 'utf8');
-    return LAUNCH.test(source) && SERVER_SCRIPT.test(source);
-  });
+  // This test and the checker show launches in their examples and comments.
+  const own = new Set([join('hack', 'launchers.test.ts'), join('hack', 'launch-calls.ts')]);
+  const scripts = [...sourcesUnder('hack'), ...sourcesUnder('e2e')].filter((f) => !own.has(f));
+  const launchers = new Set<string>();
+  const missing: string[] = [];
+  for (const file of scripts) {
+    const source = readFileSync(file, 'utf8');
+    for (const call of launchesOf(file, source, SERVER_NODE_FLAGS)) {
+      if (!call.startsServer) continue;
+      launchers.add(file);
+      if (call.worker || !call.carriesFlags) missing.push(`${file}:${call.line}: ${call.text.slice(0, 120)}`);
+    }
+  }
   // The check reads something: the harness and the bench's launchers are among them.
-  assert.ok(launchers.includes(join('e2e', 'harness.ts')), launchers.join(', '));
-  assert.ok(launchers.includes(join('hack', 'bench', 'hostcluster-lazy-load.ts')), launchers.join(', '));
-  const without = launchers.filter((f) => startsServerWithoutFlags(readFileSync(f, 'utf8')));
-  assert.deepEqual(without, []);
+  for (const known of [
+    join('e2e', 'harness.ts'),
+    join('hack', 'bench', 'hostcluster-lazy-load.ts'),
+    join('hack', 'bench', 'create-path.ts'),
+  ]) {
+    assert.ok(launchers.has(known), `${known} not found among the launchers: ${[...launchers].join(', ')}`);
+  }
+  assert.deepEqual(missing, []);
 });

@@ -44,8 +44,15 @@ const COMPARED = [
   'limiter-create',
 ];
 
+/**
+ * Rows measured in rotated rounds (rounds.ts), whose ratio is the median of the rounds'
+ * ratios: a best-of-two comparison cannot resolve their targets on a shared machine.
+ */
+const BY_ROUNDS = ['authz-scale', 'authz-scale-floor', 'limiter-get', 'limiter-create'];
+
 interface ReportRow {
   id: string;
+  rounds?: { ratios: number[]; cpuRatios: number[] };
   workload: string;
   server: { value: number; unit: string };
   baseline: { value: number; unit: string; label: string } | null;
@@ -90,6 +97,11 @@ test('npm run bench -- --quick produces a complete table and JSON report', { tim
         `${id}: no baseline`,
       );
       assert.ok(row.ratio !== null, `${id}: no ratio`);
+    }
+    for (const id of BY_ROUNDS) {
+      const rounds = report.rows.find((x) => x.id === id)?.rounds;
+      assert.ok(rounds && rounds.ratios.length >= 4, `${id}: not measured by rounds`);
+      assert.equal(rounds.cpuRatios.length, rounds.ratios.length, `${id}: a CPU ratio per round`);
     }
     for (const prefix of ['scale-get-', 'scale-page-', 'scale-list-']) {
       assert.ok(

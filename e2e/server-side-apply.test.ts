@@ -239,6 +239,73 @@ for (const backend of backends()) {
     );
 
     it(
+      'kubectl patch that duplicates an owner reference warns, writes, and takes the reference from its applier',
+      TEST,
+      async () => {
+        const user = { apiVersion: GROUP_VERSION, kind: 'User', metadata: { name: 'dup-owner' } };
+        ok(
+          await s.kubectl(['create', '-f', '-'], {
+            input: toYaml({ ...user, spec: { username: 'dup-owner' } }),
+          }),
+          'kubectl create user',
+        );
+        const key = { apiVersion: GROUP_VERSION, kind: 'OwnedAccessKey', metadata: { name: 'dup-key' } };
+        ok(
+          await s.kubectl(['create', '-f', '-'], { input: toYaml({ ...key, spec: { user: 'dup-owner' } }) }),
+          'kubectl create key',
+        );
+        type Key = Team & { metadata: { ownerReferences?: Record<string, unknown>[] } };
+        const readKey = async (): Promise<Key> => {
+          const r = await s.api('GET', `${V1}/ownedaccesskeys/dup-key`);
+          assert.equal(r.status, 200, r.text);
+          return r.json<Key>();
+        };
+        const ref = (await readKey()).metadata.ownerReferences?.[0];
+        assert.ok(ref, 'the server added the owner reference');
+        ok(
+          await s.kubectl(['apply', '--server-side', '--field-manager=gitops', '-f', '-'], {
+            input: toYaml({
+              ...key,
+              metadata: { name: 'dup-key', ownerReferences: [ref] },
+              spec: { user: 'dup-owner' },
+            }),
+          }),
+          'kubectl apply --server-side --field-manager=gitops',
+        );
+        const before = await readKey();
+        const refKey = `k:${JSON.stringify({ uid: ref['uid'] })}`;
+        const ownsRef = (obj: Key, manager: string): unknown => {
+          const entry = obj.metadata.managedFields?.find((e) => e.manager === manager);
+          const meta = entry?.fieldsV1?.['f:metadata'] as Record<string, Record<string, unknown>> | undefined;
+          return meta?.['f:ownerReferences']?.[refKey];
+        };
+        assert.ok(ownsRef(before, 'gitops'), JSON.stringify(before.metadata.managedFields));
+        // A patch whose only change is a second copy of the reference.
+        const patched = await s.kubectl([
+          'patch',
+          'ownedaccesskey',
+          'dup-key',
+          '--type=json',
+          '-p',
+          JSON.stringify([{ op: 'add', path: '/metadata/ownerReferences/-', value: ref }]),
+        ]);
+        ok(patched, 'kubectl patch --type=json');
+        assert.match(
+          patched.stderr,
+          /Warning: \.metadata\.ownerReferences contains duplicate entries after mutating admission happens; .*duplicate UID\(s\) observed: /,
+        );
+        const after = await readKey();
+        assert.deepEqual(after.metadata.ownerReferences, [ref], 'the duplicate is dropped');
+        // kube-apiserver 1.32 records the duplicate (smd 4.4 owns it as one item) before
+        // it dedups: the patcher now owns the reference, the applier no longer does, and
+        // the changed managed fields are written.
+        assert.notEqual(after.metadata.resourceVersion, before.metadata.resourceVersion);
+        assert.deepEqual(ownsRef(after, 'kubectl-patch'), {}, JSON.stringify(after.metadata.managedFields));
+        assert.equal(ownsRef(after, 'gitops'), undefined, JSON.stringify(after.metadata.managedFields));
+      },
+    );
+
+    it(
       'an object made by client-side kubectl apply moves to server-side apply without conflicts',
       TEST,
       async () => {

@@ -25,7 +25,7 @@
 // Pure: no I/O; time comes from the `now` option. Inputs are never mutated.
 
 import { ApiError, newBadRequest } from '../../apis/meta/errors.js';
-import type { KubeObject, ManagedFieldsEntry } from '../../apis/meta/types.js';
+import { isObject, type KubeObject, type ManagedFieldsEntry } from '../../apis/meta/types.js';
 import { toApplyConflicts, ApplyConflictError } from './conflict.js';
 import { FieldSet } from './field-set.js';
 import {
@@ -39,7 +39,7 @@ import {
 } from './managed.js';
 import { fieldElement, type Path } from './path.js';
 import { fromOpenAPI, type Atom } from './schema.js';
-import { TypedValueError } from './typed.js';
+import { AppliedConfigurationError, TypedValueError } from './typed.js';
 import { ConflictsError, Updater, type ManagedFieldSets } from './updater.js';
 import type { Value } from './value.js';
 import { ANCIENT_CHANGES_MANAGER, capUpdateManagers, MAX_UPDATE_MANAGERS } from './cap-managers.js';
@@ -385,6 +385,15 @@ export class FieldManager {
       result = this.updater.apply(live, clone(applied) as unknown as Value, managed.fields, id, force);
     } catch (err) {
       if (err instanceof ConflictsError) throw new ApplyConflictError(toApplyConflicts(err.conflicts));
+      if (err instanceof AppliedConfigurationError) {
+        // structuredmerge.go's wording, which names the applied object as its body does.
+        const meta = isObject(applied['metadata']) ? applied['metadata'] : {};
+        const where = `${String(meta['namespace'] ?? '')}/${String(meta['name'] ?? '')}`;
+        throw new FieldManagerError(
+          `failed to create typed patch object (${where}; ${gvkString(this.apiVersion, this.kind)}): ${err.message}`,
+          { cause: err },
+        );
+      }
       throw this.engineError('failed to apply', err);
     }
     const fields = this.stripped(result.managers, id);

@@ -98,7 +98,7 @@ describe('typed values', () => {
     assert.throws(
       () => mergeValues({}, { tags: ['a', 'a'] }, atom),
       (e: Error) =>
-        e instanceof TypedValueError && /\.tags: rhs: duplicate entries for key \[="a"\]/.test(e.message),
+        e instanceof TypedValueError && /\.tags: duplicate entries for key \[="a"\]/.test(e.message),
     );
     assert.throws(
       () => mergeValues({}, { name: 5 }, atom),

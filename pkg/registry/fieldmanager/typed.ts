@@ -26,9 +26,15 @@ export class TypedValueError extends Error {
   override readonly name = 'TypedValueError';
 }
 
-function fail(path: Path, message: string): never {
+/**
+ * An applied configuration that smd refuses before merging it (it is parsed without
+ * AllowDuplicates, so a repeated key is refused there; the live object may repeat one).
+ */
+export class AppliedConfigurationError extends TypedValueError {}
+
+function fail(path: Path, message: string, error: typeof TypedValueError = TypedValueError): never {
   const at = pathToString(path);
-  throw new TypedValueError(at ? `${at}: ${message}` : message);
+  throw new error(at ? `${at}: ${message}` : message);
 }
 
 /** The atom a value takes where several are possible (smd deduceAtom). */
@@ -111,12 +117,37 @@ function collectList(v: Value, t: ListType, path: PathElement[], set: FieldSet):
   }
   const list = asList(v);
   if (!list) return;
+  const elements = list.map((item, i) => listItemElement(t, i, item, path));
+  const duplicated = duplicatedIdentities(elements);
   list.forEach((item, i) => {
-    const pe = listItemElement(t, i, item, path);
+    const pe = elements[i] as PathElement;
     const childPath = [...path, pe];
+    // smd 4.4 owns a duplicated key as the item itself, without descending into
+    // its copies (typed/tofieldset.go): which copy's fields would they be?
+    if (duplicated.has(identity(pe))) {
+      set.insert(childPath);
+      return;
+    }
     collect(item, t.elementType, childPath, set);
     set.insert(childPath);
   });
+}
+
+/** One text per list item key: equal for exactly the elements smd finds equal. */
+function identity(pe: PathElement): string {
+  return elementToString(pe) + '\u0000' + pe.kind;
+}
+
+/** The identities that occur more than once in a list. */
+function duplicatedIdentities(elements: readonly PathElement[]): Set<string> {
+  const seen = new Set<string>();
+  const duplicated = new Set<string>();
+  for (const pe of elements) {
+    const id = identity(pe);
+    if (seen.has(id)) duplicated.add(id);
+    else seen.add(id);
+  }
+  return duplicated;
 }
 
 function collectMap(v: Value, t: MapType, path: PathElement[], set: FieldSet): void {
@@ -156,6 +187,11 @@ interface MergeRules {
   leaf(w: Walker): void;
   /** Called after a non-leaf node's children were merged. */
   after?(w: Walker): void;
+  /**
+   * Set when comparing: list items then pair up as smd's compare does (typed/compare.go),
+   * a key duplicated on either side compared as one whole item, recorded here.
+   */
+  comparison?: Comparison;
 }
 
 function walk(w: Walker, atom: Atom, rules: MergeRules): void {
@@ -197,24 +233,32 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
   const rhs = asList(w.rhs);
   const bothEmpty = (!lhs || lhs.length === 0) && (!rhs || rhs.length === 0);
   if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
+  if (rules.comparison) return compareListItems(w, t, lhs ?? [], rhs ?? [], rules, rules.comparison);
   const out: Value[] = [];
   const rhsItems: { pe: PathElement; item: Value }[] = [];
   const rhsByKey = new Map<string, Value>();
-  const identity = (pe: PathElement): string => elementToString(pe) + '\u0000' + pe.kind;
   for (const [i, item] of (rhs ?? []).entries()) {
     const pe = listItemElement(t, i, item, w.path);
     const id = identity(pe);
-    if (rhsByKey.has(id)) fail(w.path, `rhs: duplicate entries for key ${elementToString(pe)}`);
+    // The applied configuration may not repeat a key (smd refuses it before merging).
+    if (rhsByKey.has(id))
+      fail(w.path, `duplicate entries for key ${elementToString(pe)}`, AppliedConfigurationError);
     rhsByKey.set(id, item);
     rhsItems.push({ pe, item });
   }
+  const lhsElements = (lhs ?? []).map((item, i) => listItemElement(t, i, item, w.path));
+  // The live object may repeat a key (smd 4.4, typed/merge.go): a repeated key the
+  // configuration also sets becomes the configuration's one item, not a merge of a
+  // copy; one it leaves alone keeps every copy.
+  const duplicated = duplicatedIdentities(lhsElements);
   const seen = new Set<string>();
   for (const [i, item] of (lhs ?? []).entries()) {
-    const pe = listItemElement(t, i, item, w.path);
+    const pe = lhsElements[i] as PathElement;
     const id = identity(pe);
-    if (seen.has(id)) fail(w.path, `lhs: duplicate entries for key ${elementToString(pe)}`);
+    const configured = rhsByKey.get(id);
+    if (seen.has(id) && configured !== undefined) continue;
     seen.add(id);
-    const w2 = descend(w, pe, item, rhsByKey.get(id));
+    const w2 = descend(w, pe, duplicated.has(id) && configured !== undefined ? undefined : item, configured);
     walk(w2, t.elementType, rules);
     if (w2.out !== undefined) out.push(w2.out);
   }
@@ -225,6 +269,46 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
     if (w2.out !== undefined) out.push(w2.out);
   }
   if (out.length > 0) w.out = out;
+}
+
+/**
+ * The items of two lists compared (smd 4.4 typed/compare.go): a key once on each
+ * side is compared field by field; a key repeated on a side is one whole item, so
+ * the list of its copies is modified, added or removed as a unit.
+ */
+function compareListItems(
+  w: Walker,
+  t: ListType,
+  lhs: readonly Value[],
+  rhs: readonly Value[],
+  rules: MergeRules,
+  c: Comparison,
+): void {
+  const byKey = new Map<string, { pe: PathElement; l: Value[]; r: Value[] }>();
+  const group = (pe: PathElement): { pe: PathElement; l: Value[]; r: Value[] } => {
+    const id = identity(pe);
+    let g = byKey.get(id);
+    if (!g) byKey.set(id, (g = { pe, l: [], r: [] }));
+    return g;
+  };
+  lhs.forEach((item, i) => group(listItemElement(t, i, item, w.path)).l.push(item));
+  rhs.forEach((item, i) => group(listItemElement(t, i, item, w.path)).r.push(item));
+  const item = (g: { pe: PathElement }, l: Value | undefined, r: Value | undefined): void =>
+    walk(descend(w, g.pe, l, r), t.elementType, rules);
+  for (const g of byKey.values()) {
+    const path = [...w.path, g.pe];
+    if (g.l.length <= 1 && g.r.length <= 1) item(g, g.l[0], g.r[0]);
+    else if (g.l.length >= 2 && g.r.length >= 2) {
+      const same = g.l.length === g.r.length && g.l.every((v, i) => equalValues(v, g.r[i] as Value));
+      if (!same) c.modified.insert(path);
+    } else if (g.l.length >= 2) {
+      if (g.r.length > 0) item(g, undefined, g.r[0]);
+      c.removed.insert(path);
+    } else {
+      if (g.l.length > 0) item(g, g.l[0], undefined);
+      c.added.insert(path);
+    }
+  }
 }
 
 function mergeMap(w: Walker, t: MapType, rules: MergeRules): void {
@@ -282,6 +366,7 @@ export function isSame(c: Comparison): boolean {
 export function compareValuesTyped(lhs: Value, rhs: Value, atom: Atom): Comparison {
   const c = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
   run(lhs, rhs, atom, {
+    comparison: c,
     leaf(w) {
       if (w.lhs === undefined) c.added.insert(w.path);
       else if (w.rhs === undefined) c.removed.insert(w.path);

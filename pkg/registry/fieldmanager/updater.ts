@@ -8,7 +8,7 @@
 // cannot be converted to it, which smd treats as a "missing version": such a
 // manager is dropped from the comparison (and from the result) as upstream does.
 
-import type { FieldSet } from './field-set.js';
+import { FieldSet } from './field-set.js';
 import { type Path } from './path.js';
 import { type Atom } from './schema.js';
 import {
@@ -144,9 +144,12 @@ export class Updater {
   update(liveObject: Value, newObject: Value, managers: ManagedFieldSets, manager: string): UpdateResult {
     const { managers: out, compare } = this.reconcile(liveObject, newObject, managers, manager, true);
     const previous = out.get(manager)?.set;
-    let set = (previous ? previous.union(compare.modified) : compare.modified)
-      .union(compare.added)
-      .difference(compare.removed);
+    // Removed first, then what changed or came (smd 4.4 merge/update.go): a key a
+    // write duplicated is both removed (its fields) and added (the whole item), and
+    // the item is the writer's.
+    let set = (previous ? previous.difference(compare.removed) : new FieldSet())
+      .union(compare.modified)
+      .union(compare.added);
     if (this.ignored) set = set.recursiveDifference(this.ignored);
     if (set.empty()) out.delete(manager);
     else out.set(manager, versioned(set, this.apiVersion, false));

@@ -51,6 +51,24 @@ describe('server-side apply through the Store', () => {
   });
   afterEach(() => f.close());
 
+  it('refuses an applied configuration that repeats an owner reference, as structuredmerge.go does', async () => {
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c1', uid: 'u1' };
+    const body = applied('w1', { size: 1 }, { metadata: { name: 'w1', ownerReferences: [ref, ref] } });
+    const refused = {
+      code: 500,
+      message:
+        'failed to create typed patch object (/w1; test.example.dev/v1, Kind=Widget): .metadata.ownerReferences: duplicate entries for key [uid="u1"]',
+    };
+    // Parsed without AllowDuplicates, the configuration is refused before any merge,
+    // whether it would create the object or change it; nothing is written.
+    await rejectsWith(apply(f, 'w1', body), refused);
+    await f.store.create(f.ctx(), applied('w1', { size: 2 }), CREATE);
+    await rejectsWith(apply(f, 'w1', body), refused);
+    const stored = await f.store.get(f.ctx(), 'w1', {});
+    assert.equal(stored.metadata.ownerReferences, undefined);
+    assert.deepEqual(stored.spec, { size: 2 });
+  });
+
   it('requires a fieldManager, with upstream’s wording', async () => {
     await rejectsWith(apply(f, 'w1', applied('w1', { size: 1 }), { fieldManager: '' }), {
       code: 422,

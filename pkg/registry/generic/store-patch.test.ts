@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import { ApiError } from '../../apis/meta/errors.js';
 import type { KubeObject } from '../../apis/meta/types.js';
+import type { RequestContext } from '../rest/interfaces.js';
 import { CREATE, PATCH, newFixture, rejectsWith, widget, type Fixture } from './testing/fixtures.js';
 
 const spec = (obj: KubeObject): Record<string, unknown> => obj.spec as Record<string, unknown>;
@@ -93,14 +94,34 @@ describe('Store.patch', () => {
     const afterAdmission =
       '.metadata.ownerReferences contains duplicate entries after mutating admission happens; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u1';
 
+    const fieldsOf = (obj: KubeObject, manager: string): unknown =>
+      obj.metadata.managedFields?.find((e) => e.manager === manager)?.fieldsV1;
+    const ownedRef = { 'k:{"uid":"u1"}': {} };
+    /** The manager `owner` writes the one reference. */
+    const ownTheReference = async (): Promise<KubeObject> =>
+      (
+        await f.store.patch(
+          f.ctx(),
+          'w1',
+          'merge',
+          { metadata: { ownerReferences: [ref] } },
+          { ...PATCH, fieldManager: 'owner' },
+        )
+      ).object;
+    /** A JSON patch by `manager` whose only operation adds a copy of the reference. */
+    const duplicateTheReference = async (ctx: RequestContext, manager: string): Promise<KubeObject> =>
+      (
+        await f.store.patch(
+          ctx,
+          'w1',
+          'json',
+          [{ op: 'add', path: '/metadata/ownerReferences/-', value: ref }],
+          { ...PATCH, fieldManager: manager },
+        )
+      ).object;
+
     it("are deduped with the after-admission warning, and the patch's manager owns what it changed", async () => {
-      await f.store.patch(
-        f.ctx(),
-        'w1',
-        'merge',
-        { metadata: { ownerReferences: [ref] } },
-        { ...PATCH, fieldManager: 'owner' },
-      );
+      await ownTheReference();
       const ctx = f.ctx();
       const { object } = await f.store.patch(
         ctx,
@@ -115,12 +136,52 @@ describe('Store.patch', () => {
       assert.deepEqual(ctx.warnings, [afterAdmission]);
       assert.deepEqual(object.metadata.ownerReferences, [ref]);
       assert.deepEqual(object.metadata.labels, { app: 'web' });
-      // kube-apiserver 1.32 records the patched object with the duplicate as one atomic
-      // entry, then dedups: the labeller owns its label. Our field manager refuses
-      // duplicate keys (smd 4.1.2), so the Store dedups first and ends where 1.32 does.
-      const labeller = object.metadata.managedFields?.find((e) => e.manager === 'labeller');
-      assert.ok(labeller, 'the patch is recorded for its manager');
-      assert.match(JSON.stringify(labeller.fieldsV1), /"f:app"/);
+      // kube-apiserver 1.32 records the patched object with the duplicate, which smd 4.4
+      // owns as one whole item, then dedups: the labeller owns its label and the
+      // reference it duplicated, which the owner no longer owns.
+      assert.deepEqual(fieldsOf(object, 'labeller'), {
+        'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} }, 'f:ownerReferences': ownedRef },
+      });
+      assert.deepEqual(fieldsOf(object, 'owner'), { 'f:metadata': { 'f:ownerReferences': {} } });
+    });
+
+    it('a patch that only duplicates a reference writes, and takes the reference', async () => {
+      const owned = await ownTheReference();
+      const ctx = f.ctx();
+      const object = await duplicateTheReference(ctx, 'taker');
+      assert.deepEqual(ctx.warnings, [afterAdmission]);
+      assert.deepEqual(object.metadata.ownerReferences, [ref]);
+      // The content is unchanged but the managed fields are not: 1.32 writes.
+      assert.notEqual(object.metadata.resourceVersion, owned.metadata.resourceVersion);
+      assert.deepEqual(fieldsOf(object, 'taker'), { 'f:metadata': { 'f:ownerReferences': ownedRef } });
+      assert.deepEqual(fieldsOf(object, 'owner'), { 'f:metadata': { 'f:ownerReferences': {} } });
+      const stored = await f.store.get(f.ctx(), 'w1', {});
+      assert.equal(stored.metadata.resourceVersion, object.metadata.resourceVersion);
+    });
+
+    it("keep the warnings of an attempt a conflict retried, as upstream's recorder does", async () => {
+      await ownTheReference();
+      // Another writer replaces the references while the first attempt is in flight, so
+      // storage refuses that attempt's write and the patch is tried again on the new object.
+      const other = { ...ref, name: 'c2', uid: 'u2' };
+      const prepare = f.strategy.prepareForUpdate.bind(f.strategy);
+      let attempts = 0;
+      let raced = false;
+      f.strategy.prepareForUpdate = async (ctx, obj, old) => {
+        attempts++;
+        if (!raced) {
+          raced = true;
+          await f.store.patch(f.ctx(), 'w1', 'merge', { metadata: { ownerReferences: [other] } }, PATCH);
+        }
+        prepare(ctx, obj, old);
+      };
+      const ctx = f.ctx();
+      const object = await duplicateTheReference(ctx, 'adder');
+      // The first attempt added a duplicate and warned; the second did not, and its
+      // result stands. Upstream keeps the first attempt's warning all the same.
+      assert.equal(attempts, 3, 'the racing write, the first attempt and its retry');
+      assert.deepEqual(object.metadata.ownerReferences, [other, ref]);
+      assert.deepEqual(ctx.warnings, [afterAdmission]);
     });
 
     it('are deduped in one pass over a body of many references', async () => {

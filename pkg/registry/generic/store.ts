@@ -505,29 +505,25 @@ export class Store implements RESTStorage {
     validateFieldManager(options.fieldManager, 'PatchOptions');
     const key = this.keys.objectKey(ctx.namespace, name);
     const manager = managerName(options.fieldManager, ctx.userAgent);
-    // Warnings of the attempt that succeeded only: a retried update reapplies the patch.
-    let warnings: string[] = [];
+    // Every attempt's warnings go to the request, as upstream's recorder keeps them
+    // (deduplicated by text when sent): a retried patch keeps what a failed attempt said.
     const object = await this.updateObject(ctx.deadline, key, name, undefined, options.dryRun, (current) => {
-      warnings = [];
       const patched = applyPatch(clone(current) as Record<string, unknown>, prepared, this.schema);
       const obj = decodeObject(patched, {
         info: this.info,
         schema: this.compiled,
         fieldValidation: options.fieldValidation,
-        warnings,
+        warnings: ctx.warnings,
         mode: 'patch',
       });
       this.checkName(ctx, obj, name);
-      // kube-apiserver dedups a patch's owner references after recording the write
-      // (patch.go: UpdateNoErrors, then dedupOwnerReferencesTransformer), and 1.32's
-      // structured-merge-diff records a duplicate as one atomic entry. Our field manager
-      // follows smd 4.1.2, which refuses duplicate keys and would record nothing for the
-      // patch's manager, so they go before recording here, which ends where 1.32 does:
-      // the manager owns what it changed. The warning is the patch's wording.
-      this.dedupOwnerReferences(obj, warnings, true);
-      return this.prepareUpdate(ctx, obj, current, manager, target, 'update');
+      // Owner references are deduped once the write is recorded (patch.go: UpdateNoErrors,
+      // then dedupOwnerReferencesTransformer): a patch that duplicates a reference is
+      // recorded as owning it whole, as smd 4.4 records a duplicated key.
+      return this.prepareUpdate(ctx, obj, current, manager, target, 'update', true, (recorded) =>
+        this.dedupOwnerReferences(recorded, ctx.warnings, true),
+      );
     });
-    ctx.warnings.push(...warnings);
     return { object: this.output(object, false, ctx), created: false };
   }
 
@@ -545,6 +541,7 @@ export class Store implements RESTStorage {
     target: WriteTarget,
     managedFields: ManagedFieldsMode,
     admit = true,
+    afterRecording?: (recorded: KubeObject) => void,
   ): Promise<KubeObject> {
     const name = old.metadata.name ?? '';
     const meta = obj.metadata;
@@ -562,6 +559,7 @@ export class Store implements RESTStorage {
     // the server keeps or sets is owned by no manager of this request.
     const recorded =
       managedFields === 'update' ? this.managerOf(target).updateNoErrors(old, obj, manager) : obj;
+    afterRecording?.(recorded);
     return this.prepareRecordedUpdate(ctx, recorded, old, target, admit);
   }
 
@@ -679,27 +677,25 @@ export class Store implements RESTStorage {
     const force = options.force ?? false;
     const fm = this.managerOf(target);
     const key = this.keys.objectKey(ctx.namespace, name);
-    let warnings: string[] = [];
+    // Warnings of every attempt, as for a patch (upstream retries both alike).
     const merge = (live: KubeObject, mode: DecodeMode): KubeObject => {
-      warnings = [];
       const merged = fm.apply(live, applied, manager, force);
       const obj = decodeObject(merged, {
         info: this.info,
         schema: this.compiled,
         fieldValidation: options.fieldValidation,
-        warnings,
+        warnings: ctx.warnings,
         mode,
       });
       this.checkName(ctx, obj, name);
       // After the apply is recorded in `merged`, as a patch does (patch.go).
-      this.dedupOwnerReferences(obj, warnings, true);
+      this.dedupOwnerReferences(obj, ctx.warnings, true);
       return obj;
     };
     try {
       const object = await this.updateObject(ctx.deadline, key, name, undefined, options.dryRun, (current) =>
         this.prepareUpdate(ctx, merge(current, 'patch'), current, manager, target, 'applied'),
       );
-      ctx.warnings.push(...warnings);
       return { object: this.output(object, false, ctx), created: false };
     } catch (err) {
       if (!isApiError(err) || err.reason !== 'NotFound' || err instanceof ApplyConflictError) throw err;
@@ -707,7 +703,6 @@ export class Store implements RESTStorage {
     }
     // Nothing to apply to: the apply creates the object (patch.go createNewObject).
     const obj = merge(this.emptyObject(), 'body');
-    ctx.warnings.push(...warnings);
     this.ensureNamespace(ctx, obj.metadata);
     const created = await this.createOnce(ctx, obj, options, manager, 'applied');
     return { object: created, created: true };

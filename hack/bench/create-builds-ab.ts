@@ -26,6 +26,9 @@
 // `--raw` adds raw etcd puts of the same size and concurrency on an etcd of their own
 // (the harness's baseline), for each round's create/put ratio. `--profile DIR` writes a
 // V8 CPU profile of each server's last window at each client count (profile-summary.js).
+// `--allocations` ends with one more window of each build at the first client count under
+// V8's sampling heap profiler: bytes allocated per create, and the top allocating functions
+// (a create's garbage is what its scavenges cost).
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +40,7 @@ import { Child } from './children.js';
 import { etcdPidsOfThisProcess, processCpuMicros } from './process-cpu.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
 import type { HostStarted } from './server-host.js';
+import type { AllocationSummary } from './allocation-profiler.js';
 
 /** Stored size of one bench User (objects.ts aims at ~1 KiB), as the harness puts it raw. */
 const VALUE_SIZE = 1024;
@@ -49,6 +53,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '64,1' },
     raw: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    allocations: { type: 'boolean', default: false },
   },
 });
 
@@ -138,11 +143,18 @@ async function rawSide(): Promise<Side> {
   };
 }
 
-async function measure(load: Child, side: Side, concurrency: number, ms: number, round: number): Promise<Window> {
+async function measure(
+  load: Child,
+  side: Side,
+  concurrency: number,
+  ms: number,
+  round: number,
+): Promise<Window> {
   const before = side.host ? await side.host.cpuMicros() : 0;
   const etcdBefore = processCpuMicros(side.etcdPid);
   const r = await load.call<LoadResult>({ job: side.job(concurrency, ms, round) });
-  if (r.operations === 0) throw new Error(`${side.label}: no create succeeded (${r.firstError ?? 'no error reported'})`);
+  if (r.operations === 0)
+    throw new Error(`${side.label}: no create succeeded (${r.firstError ?? 'no error reported'})`);
   const etcdUsed = processCpuMicros(side.etcdPid) - etcdBefore;
   const used = side.host ? (await side.host.cpuMicros()) - before : NaN;
   const per = (x: number): number => (r.operations > 0 ? x / r.operations : NaN);
@@ -165,17 +177,27 @@ function ratioSummary(ratios: readonly number[]): string {
   return `${median(ratios).toFixed(2)}× (${sorted[0]?.toFixed(2)}–${sorted[sorted.length - 1]?.toFixed(2)})`;
 }
 
-function report(sides: readonly Side[], results: Map<string, Window[]>, clientCounts: readonly number[]): void {
+function report(
+  sides: readonly Side[],
+  results: Map<string, Window[]>,
+  clientCounts: readonly number[],
+): void {
   const key = (label: string, c: number): string => `${label}@${c}`;
-  console.log(`creates of ~1 KiB Users over HTTPS (etcd3), ${args.rounds} rounds of ${args.seconds} s, medians:`);
-  console.log('side         clients   creates/s   p50 ms   p99 ms   etcd CPU µs/op   server CPU µs/op (by round)');
+  console.log(
+    `creates of ~1 KiB Users over HTTPS (etcd3), ${args.rounds} rounds of ${args.seconds} s, medians:`,
+  );
+  console.log(
+    'side         clients   creates/s   p50 ms   p99 ms   etcd CPU µs/op   server CPU µs/op (by round: µs@creates/s)',
+  );
   for (const c of clientCounts) {
     for (const s of sides) {
       const ws = results.get(key(s.label, c)) ?? [];
       const errors = ws.reduce((n, w) => n + w.errors, 0);
       const m = (f: (w: Window) => number, digits: number, width: number): string =>
         median(ws.map(f)).toFixed(digits).padStart(width);
-      const cpu = s.host ? `${m((w) => w.cpuUsPerOp, 0, 6)} (${ws.map((w) => w.cpuUsPerOp.toFixed(0)).join(', ')})` : '–';
+      // By round, CPU per create beside creates/s: fewer creates a second share fewer wake-ups.
+      const rounds = ws.map((w) => `${w.cpuUsPerOp.toFixed(0)}@${w.perSecond.toFixed(0)}/s`).join(', ');
+      const cpu = s.host ? `${m((w) => w.cpuUsPerOp, 0, 6)} (${rounds})` : '–';
       console.log(
         `${s.label.padEnd(12)} ${String(c).padStart(7)} ${m((w) => w.perSecond, 0, 11)} ${m((w) => w.p50Ms, 2, 8)} ` +
           `${m((w) => w.p99Ms, 1, 8)} ${m((w) => w.etcdCpuUsPerOp, 0, 16)}   ${cpu}${errors > 0 ? `; ${errors} errors` : ''}`,
@@ -209,6 +231,27 @@ function report(sides: readonly Side[], results: Map<string, Window[]>, clientCo
   }
 }
 
+/** One more window of each build under the sampling heap profiler: what a create allocates. */
+async function allocations(
+  load: Child,
+  sides: readonly Side[],
+  concurrency: number,
+  ms: number,
+): Promise<void> {
+  for (const s of sides) {
+    if (!s.host) continue;
+    await s.host.call({ allocations: { start: true } });
+    const r = await load.call<LoadResult>({ job: s.job(concurrency, ms, -2) });
+    const sampled = await s.host.call<AllocationSummary>({ allocations: { stop: true } });
+    const perCreate = (bytes: number): string => (bytes / Math.max(1, r.operations)).toFixed(0);
+    console.log(
+      `${s.label}: ${perCreate(sampled.totalBytes)} bytes allocated a create (${r.operations} creates); by function:`,
+    );
+    for (const [name, bytes] of sampled.byFunction.slice(0, 25))
+      console.log(`  ${perCreate(bytes).padStart(7)}  ${name}`);
+  }
+}
+
 async function main(): Promise<void> {
   const ms = Number(args.seconds) * 1000;
   const rounds = Number(args.rounds);
@@ -218,7 +261,8 @@ async function main(): Promise<void> {
     const load = Child.start('load', 'load', { logFile: join(dir, 'load.log') });
     children.push(load);
     const sides: Side[] = [];
-    for (const [i, b] of parseBuilds(args.builds).entries()) sides.push(await buildSide(b.label, b.benchDir, i));
+    for (const [i, b] of parseBuilds(args.builds).entries())
+      sides.push(await buildSide(b.label, b.benchDir, i));
     if (args.raw) sides.push(await rawSide());
     // Warm every side (JIT, connections, the users cache) before measuring.
     for (const s of sides) for (const c of clientCounts) await measure(load, s, c, 2000, -1);
@@ -242,6 +286,7 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round + 1}/${rounds} done\n`);
     }
     report(sides, results, clientCounts);
+    if (args.allocations) await allocations(load, sides, clientCounts[0] ?? 64, ms);
   } finally {
     for (const c of children.reverse()) await c.stop().catch(() => undefined);
     for (const e of etcds) await e.stop().catch(() => undefined);

@@ -11,7 +11,9 @@
 //     range, create, update, delete, and the revision read `currentRevision`);
 //   - the etcd calls on the wire: every HTTP/2 stream the server opens to etcd, by
 //     gRPC method (the unary transport's Range/Txn, and any Watch stream), so a call
-//     made around the KV (a batched revision read, a progress request) shows too.
+//     made around the KV (a batched revision read, a progress request) shows too;
+//   - the watch caches' put events, and the objects they decoded: an event that finds
+//     the create's own object (its Txn answered first) is applied without a decode.
 // And a wall-clock timeline (median over the creates of each kind, µs after the
 // request's first byte reached the server): request received, authentication,
 // authorization, the Store's create, admission, each storage call and each etcd
@@ -36,6 +38,7 @@ import { ADMIN_KUBECONFIG_FILE, buildServerConfig, startServer } from '../../pkg
 import { MeteredKV } from '../../pkg/storage/metered-kv.js';
 import { Store } from '../../pkg/registry/generic/store.js';
 import { Etcd3Watch } from '../../pkg/storage/etcd3/watch.js';
+import { Cacher } from '../../pkg/storage/cacher/cacher.js';
 import { AdmissionChain } from '../../pkg/authorization/admission/index.js';
 import type { Authenticator } from '../../pkg/authentication/interfaces.js';
 import type { Authorizer } from '../../pkg/authorization/interfaces.js';
@@ -108,6 +111,19 @@ observe(Store.prototype, 'create', 'registry create', false);
 // A watch response's handling (its events to the cache or the write-order watch).
 observe(Etcd3Watch.prototype, 'onResponse', 'watch response handled', false);
 observe(AdmissionChain.prototype, 'admit', 'admission', false);
+// Whether a create's watch event finds the write's own object (handed over by
+// expectWrite when the Txn's answer came first) or decodes the event's bytes.
+const cacher = Cacher.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+for (const [method, what] of [
+  ['entryOfEvent', 'cache: put events applied'],
+  ['entryOf', 'cache: objects decoded'],
+] as const) {
+  const inner = cacher[method]!;
+  cacher[method] = function (this: unknown, ...a: unknown[]): unknown {
+    count(what);
+    return inner.apply(this, a);
+  };
+}
 
 // The request's arrival and the response's end, on the HTTPS server the assembly makes.
 const emit = https.Server.prototype.emit;

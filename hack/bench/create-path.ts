@@ -19,7 +19,8 @@
 // `--profile <dir>` writes a .cpuprofile of each child's 64-caller window.
 // `--micro` instead times, in this process, the steps of a create this topic changed
 // (storage's encode and returned object, the copy of the body, the creation
-// timestamp, the managedFields),
+// timestamp, the managedFields) and, for their size, the watch event's decode and the
+// response's JSON,
 // each as every build does it, alternating builds: what one such change moves is
 // below the noise of whole-server windows on a shared machine.
 
@@ -35,6 +36,8 @@ import { SERVER_NODE_FLAGS } from '../../pkg/server/node-flags.js';
 import type * as ServerModule from '../../pkg/server/index.js';
 import type * as OptionsModule from '../../pkg/apiserver/options/index.js';
 import type * as CodecModule from '../../pkg/storage/codec.js';
+import type * as WatchCacheModule from '../../pkg/storage/cacher/watch-cache.js';
+import type { KeyValue } from '../../pkg/storage/kv.js';
 import type * as ObjectModule from '../../pkg/registry/generic/object.js';
 import type * as FieldManagerModule from '../../pkg/registry/fieldmanager/field-manager.js';
 import type * as UserModule from '../../pkg/apis/management/v1/user.js';
@@ -236,6 +239,21 @@ const PROBES: Record<string, Probe> = {
     const object = await load<typeof ObjectModule>(dist, 'pkg/registry/generic/object.js');
     return () => object.nowTimestamp(new Date());
   },
+  // Sizes only (no build changed them): what a create's watch event costs the cache when
+  // its object is decoded from the event's bytes, and the response body's JSON.
+  'watch event decode': async (dist) => {
+    const codec = await load<Codec>(dist, 'pkg/storage/codec.js');
+    const cache = await load<typeof WatchCacheModule>(dist, 'pkg/storage/cacher/watch-cache.js');
+    const bytes = new Map<Stored, Buffer>();
+    let rev = 1;
+    return (o) => {
+      let value = bytes.get(o);
+      if (value === undefined) bytes.set(o, (value = codec.encodeObject(o)));
+      const kv: KeyValue = { key: '/k', value, createRevision: rev, modRevision: rev++ };
+      return cache.deepFreeze(codec.decodeKeyValue(kv));
+    };
+  },
+  'response JSON': async () => (o) => Buffer.from(JSON.stringify(o)),
   managedFields: async (dist) => {
     const fm = await load<typeof FieldManagerModule>(dist, 'pkg/registry/fieldmanager/field-manager.js');
     const user = await load<typeof UserModule>(dist, 'pkg/apis/management/v1/user.js');

@@ -20,9 +20,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Child } from './children.js';
-import { cpuOf, job, measure, plainKeyBody, request, untilKeyWorks, type Round, type Side } from './get-sides.js';
+import { job, measure, plainKeyBody, request, settle, teamBody, untilKeyWorks, type Round, type Side } from './get-sides.js';
 import type { HttpTarget } from './load.js';
-import { API_PATH, GROUP, userBody } from './objects.js';
+import { API_PATH, userBody } from './objects.js';
 import { median, roundOrder } from './rounds.js';
 import type { HostStarted } from './server-host.js';
 
@@ -43,18 +43,6 @@ const children: Child[] = [];
 const readerKey = 'r'.repeat(40) + 'benchreaderkey0000000000';
 const readerPath = `${API_PATH}/users/reader`;
 
-/** As suite.ts's settle(): until the process used under 10% of a core over 500 ms (at most 20 s). */
-async function settle(p: Child): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  let last = await cpuOf(p);
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = await cpuOf(p);
-    if (now - last < 500 * 100) return;
-    last = now;
-  }
-}
-
 /** A server with the row's reader: User, key, then (a second after the User) team-0. */
 async function startSide(load: Child, n: number): Promise<Side> {
   const host = Child.start(`server-${n}`, 'server-host', { logFile: join(dir, `server-${n}.log`), gc: true });
@@ -68,12 +56,7 @@ async function startSide(load: Child, n: number): Promise<Side> {
   const target: HttpTarget = { origin: started.origin, token: readerKey };
   await untilKeyWorks(load, target, readerPath, `server ${n}`);
   await new Promise((r) => setTimeout(r, 1100));
-  await request(load, admin, 'POST', `${API_PATH}/teams`, {
-    apiVersion: `${GROUP}/v1`,
-    kind: 'Team',
-    metadata: { name: 'team-0' },
-    spec: { displayName: 'team-0', users: ['reader'] },
-  });
+  await request(load, admin, 'POST', `${API_PATH}/teams`, teamBody('team-0', ['reader']));
   return { label: `server ${n}`, process: host, target, paths: [readerPath] };
 }
 

@@ -74,6 +74,18 @@ export const gets = (load: Child, side: Side, ms: number, clients: number): Prom
     durationMs: ms,
   });
 
+/** As suite.ts's settle(): until the process used under 10% of a core over 500 ms (at most 20 s). */
+export async function settle(p: Child): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let last = await cpuOf(p);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await cpuOf(p);
+    if (now - last < 500 * 100) return;
+    last = now;
+  }
+}
+
 /** One timed window of gets against `side`, with its process's CPU (and a server's GC) over the window. */
 export async function measure(load: Child, side: Side, ms: number, clients: number): Promise<Round> {
   const gcBefore = await gcOf(side);
@@ -124,6 +136,16 @@ export async function untilKeyWorks(load: Child, target: HttpTarget, path: strin
   }
 }
 
+/** A Team `name` whose members are `users`. */
+export function teamBody(name: string, users: readonly string[]): Record<string, unknown> {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'Team',
+    metadata: { name },
+    spec: { displayName: name, users: [...users] },
+  };
+}
+
 /**
  * The authorization-at-scale seeding of suite.ts, over HTTPS as the admin: `teams`
  * Teams over the Users `member-0..users-1` (team i holds every member u with
@@ -146,12 +168,7 @@ export async function seedTeamsAndKeys(
         const members: string[] = [];
         for (let u = t; u < users; u += teams) members.push(`member-${u}`);
         if (t === 0) members.push(...firstTeamAlso);
-        return post('teams', {
-          apiVersion: `${GROUP}/v1`,
-          kind: 'Team',
-          metadata: { name: `team-${t}` },
-          spec: { displayName: `team-${t}`, users: members },
-        });
+        return post('teams', teamBody(`team-${t}`, members));
       }),
     );
   }

@@ -40,6 +40,16 @@ export function etcdPidsOfThisProcess(): number[] {
  */
 export function threadCpuMicros(pid: number): { main: number; others: number } {
   const out = { main: 0, others: 0 };
+  for (const [tid, micros] of cpuByThread(pid)) {
+    if (tid === pid) out.main += micros;
+    else out.others += micros;
+  }
+  return out;
+}
+
+/** CPU time (user + system, µs, 10 ms resolution) of each thread of `pid` so far, by thread id. */
+export function cpuByThread(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
   let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
@@ -50,9 +60,7 @@ export function threadCpuMicros(pid: number): { main: number; others: number } {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const micros = ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
-      if (tid === String(pid)) out.main += micros;
-      else out.others += micros;
+      out.set(Number(tid), ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND);
     } catch {
       // The thread ended between the listing and the read.
     }

@@ -116,7 +116,7 @@ export async function serveResource(
   const info = scope.info;
   if (!info) throw new Error('resource request without request info');
   const parts = info.parts;
-  if (parts.length > 3 || parts.some((p) => p === '')) throw newResourceNotFound();
+  if (parts.length > 3 || parts.includes('')) throw newResourceNotFound();
   const pathName = parts[1];
   const namespaced = storage.info.namespaced;
   // Cluster-scoped kinds have no namespaced paths; namespaced kinds have only the

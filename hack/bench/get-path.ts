@@ -46,7 +46,10 @@
 // `--alloc` ends with one more window per server under V8's sampling heap profiler
 // (heap-sampling.ts; `--alloc-interval` bytes between samples, default 512): bytes and
 // objects allocated per get, the top allocation sites, and each site charged to the
-// nearest frame of this project (`--alloc-top N` lines each, default 25). With
+// nearest frame of this project (`--alloc-top N` lines each, default 25); `--alloc-rounds
+// N` repeats those windows N times, the servers' order rotating, and prints each
+// server's bytes a get by window and their median (with `--base`: the allocation A/B of
+// two builds, as in "The get path, seventh pass: allocation per get"). With
 // `--rounds 0` only that window runs (after the warm-up). `--audit` runs every server
 // as the chart deploys it by default: its default audit policy (read from the rendered
 // deploy/05-configmap-platform-apiserver-audit-policy.yaml; reads at Metadata), events
@@ -106,6 +109,7 @@ const { values: args } = parseArgs({
     audit: { type: 'boolean', default: false },
     'alloc-interval': { type: 'string', default: '512' },
     'alloc-top': { type: 'string', default: '25' },
+    'alloc-rounds': { type: 'string', default: '1' },
   },
 });
 /** The limiter's A/B is a plain user's: administrators never pass through the limiter. */
@@ -243,7 +247,7 @@ async function traceWrites(load: Child, side: Side, ms: number): Promise<string>
 }
 
 /** One window of gets against a server under the sampling heap profiler: what a get allocates, and where. */
-async function allocation(load: Child, side: Side, ms: number): Promise<string> {
+async function allocation(load: Child, side: Side, ms: number): Promise<{ text: string; bytesPerGet: number }> {
   await side.process.call({ heapSampling: { start: { intervalBytes: Number(args['alloc-interval']) } } });
   const r = await gets(load, side, ms);
   const a = await side.process.call<AllocationSummary>({ heapSampling: { stop: { topSites: Number(args['alloc-top']) } } });
@@ -253,11 +257,11 @@ async function allocation(load: Child, side: Side, ms: number): Promise<string> 
     sites
       .map((x) => `      ${(x.bytes / n).toFixed(0).padStart(7)} B/get ${((100 * x.bytes) / a.bytes).toFixed(1).padStart(5)}%  ${x.site}`)
       .join('\n');
-  return (
+  const text =
     `  ${side.label.padEnd(6)} ${r.operations} gets: ${(a.bytes / n).toFixed(0)} bytes and ~${(a.objects / n).toFixed(0)} objects ` +
     `allocated per get (${a.samples} samples)\n` +
-    `${lines('by allocating function', a.bySite)}\n${lines('by nearest frame of this project', a.byProjectFrame)}`
-  );
+    `${lines('by allocating function', a.bySite)}\n${lines('by nearest frame of this project', a.byProjectFrame)}`;
+  return { text, bytesPerGet: a.bytes / n };
 }
 
 async function main(): Promise<void> {
@@ -376,7 +380,24 @@ async function main(): Promise<void> {
     // A base build older than heap-sampling.ts would take the unknown message for a stop.
     const samples = (s: Side): boolean =>
       s.label !== 'bare' && (s.label !== 'base' || existsSync(join(args.base!, 'heap-sampling.js')));
-    for (const s of sides) if (samples(s)) console.log(await allocation(load, s, seconds * 1000));
+    const measured = sides.filter(samples);
+    const bytes = new Map<string, number[]>(measured.map((s) => [s.label, []]));
+    // `--alloc-rounds N`: N windows per server, the servers' order rotating by round;
+    // the sites are printed for the last window, the bytes a get for every one.
+    const rounds = Math.max(1, Number(args['alloc-rounds']));
+    for (let round = 0; round < rounds; round++) {
+      const order = measured.map((_, i) => measured[(i + round) % measured.length]!);
+      for (const s of order) {
+        const a = await allocation(load, s, seconds * 1000);
+        bytes.get(s.label)!.push(a.bytesPerGet);
+        if (round === rounds - 1) console.log(a.text);
+      }
+    }
+    if (rounds > 1) {
+      for (const [label, b] of bytes) {
+        console.log(`  ${label} bytes a get, by window: ${b.map((x) => x.toFixed(0)).join(', ')} (median ${median(b).toFixed(0)})`);
+      }
+    }
   }
   if (args.writes) {
     console.log(`writes under strace (${args.clients} clients, one window of ${seconds} s each):`);

@@ -13,7 +13,9 @@
 // 1 / (1 - e^(-size / interval)) objects): less exact for small objects under
 // allocation folding, so read it as an order of magnitude and compare like with like.
 
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { join } from 'node:path';
 
 export type HeapSamplingCommand = { start: { intervalBytes: number } } | { stop: { topSites: number } };
 
@@ -123,5 +125,9 @@ export async function heapSampling(command: HeapSamplingCommand): Promise<Alloca
   await post(session, 'HeapProfiler.disable');
   session.disconnect();
   session = undefined;
+  // The whole profile too, for stacks the summary leaves out (open it in DevTools'
+  // Memory tab, or read it with a script): HEAP_SAMPLING_DUMP=<dir>.
+  const dumpDir = process.env.HEAP_SAMPLING_DUMP;
+  if (dumpDir) writeFileSync(join(dumpDir, `heap-${process.pid}-${Date.now()}.heapprofile`), JSON.stringify(profile));
   return summarise(profile, interval, command.stop.topSites);
 }

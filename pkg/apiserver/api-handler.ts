@@ -59,6 +59,9 @@ const HEALTH_ENDPOINTS: ReadonlySet<string> = new Set(['healthz', 'livez', 'read
 
 /** `/readyz` → ['readyz', undefined]; `/readyz/ping` → ['readyz', 'ping']; else undefined. */
 function matchHealth(path: string): [HealthEndpoint, string | undefined] | undefined {
+  // Every other path is told apart by its second character, with nothing sliced.
+  const c = path.charCodeAt(1);
+  if (c !== 104 /* h */ && c !== 108 /* l */ && c !== 114 /* r */) return undefined;
   const rest = path.slice(1);
   const slash = rest.indexOf('/');
   const head = slash < 0 ? rest : rest.slice(0, slash);
@@ -274,7 +277,7 @@ class Server implements ApiHandler {
       if (!doc) continue;
       await this.beginUnauthenticated(
         scope,
-        newRequestInfo(method, path, () => scope.query),
+        newRequestInfo(method, path, scope),
       );
       if (method !== 'GET' && method !== 'HEAD') throw newMethodNotAllowed();
       writeBytes(scope.res, 200, doc.contentType, `${JSON.stringify(doc.body)}\n`, {
@@ -312,7 +315,7 @@ class Server implements ApiHandler {
     // Probes and /version need no credentials (kubelet and load balancers have none).
     const health = matchHealth(path);
     if (health) {
-      const info = newRequestInfo(method, path, () => scope.query);
+      const info = newRequestInfo(method, path, scope);
       await this.beginUnauthenticated(scope, info);
       // Probes are recorded as upstream's healthz handlers record them: component ''.
       this.metrics?.route(req, res, info, scope.rawQuery, '');
@@ -322,7 +325,7 @@ class Server implements ApiHandler {
     if (path === '/version' || path === '/version/') {
       await this.beginUnauthenticated(
         scope,
-        newRequestInfo(method, path, () => scope.query),
+        newRequestInfo(method, path, scope),
       );
       if (method !== 'GET' && method !== 'HEAD') throw newMethodNotAllowed();
       writeBytes(res, 200, 'application/json', this.versionBytes);
@@ -334,12 +337,12 @@ class Server implements ApiHandler {
     if (this.console.matches(path)) {
       await this.beginUnauthenticated(
         scope,
-        newRequestInfo(method, path, () => scope.query),
+        newRequestInfo(method, path, scope),
       );
       return this.console.serve(req, res, path, scope.rawPath, scope.rawQuery);
     }
 
-    const info = newRequestInfo(method, path, () => scope.query);
+    const info = newRequestInfo(method, path, scope);
     // Each step below answers synchronously when it can: awaited only when it did not.
     try {
       const user = authenticate(this.config.authenticator, req, this.config.logger);

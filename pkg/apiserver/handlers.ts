@@ -108,15 +108,22 @@ function query(scope: RequestScope): URLSearchParams {
 }
 
 /** Routes a resource request (group and version already known to be ours). */
-export async function serveResource(
-  scope: RequestScope,
-  storage: RESTStorage,
-  env: HandlerEnv,
-): Promise<void> {
+export function serveResource(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
+  // Not async: the verb handler's promise is handed back as it is, rather than an async
+  // function's promise resolved with it (a thenable job and two more microtask hops a
+  // request). What routing throws is a rejection, as from an async function.
+  try {
+    return routeResource(scope, storage, env);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+function routeResource(scope: RequestScope, storage: RESTStorage, env: HandlerEnv): Promise<void> {
   const info = scope.info;
   if (!info) throw new Error('resource request without request info');
   const parts = info.parts;
-  if (parts.length > 3 || parts.some((p) => p === '')) throw newResourceNotFound();
+  if (parts.length > 3 || parts.includes('')) throw newResourceNotFound();
   const pathName = parts[1];
   const namespaced = storage.info.namespaced;
   // Cluster-scoped kinds have no namespaced paths; namespaced kinds have only the
@@ -126,8 +133,7 @@ export async function serveResource(
 
   if (info.subresource) {
     if (info.watchViaPath) throw newResourceNotFound();
-    await serveSubresource(scope, storage, info.subresource, pathName ?? '', env);
-    return;
+    return serveSubresource(scope, storage, info.subresource, pathName ?? '', env);
   }
 
   if (info.watchViaPath) {

@@ -51,10 +51,26 @@ export function stripPrefix(path: string, prefixes: readonly string[]): string {
   return path;
 }
 
+/**
+ * The path's segments between its leading and trailing slashes, decoded. One array and
+ * the segments themselves: no trimmed copy, no second array from a map.
+ */
 function splitPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
-  if (trimmed === '') return [];
-  return trimmed.split('/').map(decodeSegment);
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 47 /* '/' */) start++;
+  while (end > start && path.charCodeAt(end - 1) === 47) end--;
+  const segments: string[] = [];
+  if (start === end) return segments;
+  for (;;) {
+    const slash = path.indexOf('/', start);
+    if (slash < 0 || slash >= end) {
+      segments.push(decodeSegment(path.slice(start, end)));
+      return segments;
+    }
+    segments.push(decodeSegment(path.slice(start, slash)));
+    start = slash + 1;
+  }
 }
 
 function decodeSegment(segment: string): string {
@@ -90,31 +106,43 @@ function nonResource(path: string, method: string): RequestInfo {
   };
 }
 
+/** Where a request's query is read from only when needed (a request scope parses it on first use). */
+export interface QuerySource {
+  readonly query: URLSearchParams;
+}
+
 /**
  * Derives the request info. `query` is only consulted for GET/HEAD on collections
- * (watch and the metadata.name field selector), so callers may pass it lazily.
+ * (watch and the metadata.name field selector), so callers may pass it lazily: a
+ * function, or an object whose `query` is read then (the server passes the request's
+ * scope: no closure per request).
  */
-export function newRequestInfo(method: string, path: string, query: () => URLSearchParams): RequestInfo {
-  let parts = splitPath(path);
-  if (parts.length < 3) return nonResource(path, method);
-  const apiPrefix = parts[0] ?? '';
+export function newRequestInfo(
+  method: string,
+  path: string,
+  query: (() => URLSearchParams) | QuerySource,
+): RequestInfo {
+  // The segments are walked by index and `parts` sliced off once, at the end.
+  const segments = splitPath(path);
+  if (segments.length < 3) return nonResource(path, method);
+  const apiPrefix = segments[0] ?? '';
   if (!API_PREFIXES.has(apiPrefix)) return nonResource(path, method);
-  parts = parts.slice(1);
+  let at = 1;
 
   let apiGroup = '';
   if (!GROUPLESS_API_PREFIXES.has(apiPrefix)) {
     // /apis/<group>/<version> alone is discovery, not a resource.
-    if (parts.length < 3) return nonResource(path, method);
-    apiGroup = parts[0] ?? '';
-    parts = parts.slice(1);
+    if (segments.length - at < 3) return nonResource(path, method);
+    apiGroup = segments[at] ?? '';
+    at++;
   }
-  const apiVersion = parts[0] ?? '';
-  parts = parts.slice(1);
+  const apiVersion = segments[at] ?? '';
+  at++;
 
   let verb: string;
   let watchViaPath = false;
-  if (parts[0] === 'watch') {
-    parts = parts.slice(1);
+  if (segments[at] === 'watch') {
+    at++;
     verb = 'watch';
     watchViaPath = true;
   } else {
@@ -141,19 +169,20 @@ export function newRequestInfo(method: string, path: string, query: () => URLSea
   }
 
   let namespace = '';
-  if (parts[0] === 'namespaces') {
-    if (parts.length > 1) {
-      namespace = parts[1] ?? '';
-      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2] ?? '')) parts = parts.slice(2);
+  if (segments[at] === 'namespaces') {
+    if (segments.length - at > 1) {
+      namespace = segments[at + 1] ?? '';
+      if (segments.length - at > 2 && !NAMESPACE_SUBRESOURCES.has(segments[at + 2] ?? '')) at += 2;
     }
   }
+  const parts = segments.slice(at);
 
   const resource = parts[0] ?? '';
   let name = parts[1] ?? '';
   const subresource = parts[2] ?? '';
 
   if (name === '' && verb === 'get') {
-    const q = query();
+    const q = typeof query === 'function' ? query() : query.query;
     verb = queryBool(q.get('watch')) ? 'watch' : 'list';
     const selected = nameFromFieldSelector(q.get('fieldSelector'));
     if (selected !== undefined) name = selected;

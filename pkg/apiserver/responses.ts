@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { stringify as yamlStringify } from 'yaml';
 
 import { isApiError, toApiError, type ApiError } from '../apis/meta/errors.js';
-import { cachedBytes, cachedListBody, type EncodedBody } from '../registry/generic/encoded.js';
+import { cachedItemBody, cachedListBody, type EncodedBody } from '../registry/generic/encoded.js';
 import type { Logger } from '../util/log/index.js';
 import { JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, type MediaType } from './negotiation.js';
 
@@ -46,8 +46,7 @@ export function writeObject(res: ServerResponse, code: number, obj: unknown, for
 
 /** An object, or a list, served from the watch cache: its JSON as memoized Buffers. */
 function cachedBody(obj: unknown): EncodedBody | undefined {
-  const bytes = cachedBytes(obj);
-  return bytes ? { parts: [bytes], bytes: bytes.length } : cachedListBody(obj);
+  return cachedItemBody(obj) ?? cachedListBody(obj);
 }
 
 const NEWLINE = Buffer.from('\n');

@@ -114,33 +114,7 @@ export class RequestScope implements DeadlineEntry {
   context(namespace: string): RequestContext {
     const user = this.user;
     if (!user) throw new Error('request context without an authenticated user');
-    const userAgent = this.req.headers['user-agent'];
-    const warnings = this.warnings;
-    const deadline = this.storageDeadline;
-    // The signal is created only if the registry looks: most requests never need one.
-    // A getter in the literal (own and enumerable, so a spread copy keeps the signal)
-    // rather than defineProperty afterwards, which cost ~4 us a request in profiles.
-    const signal = (): AbortSignal => this.signal;
-    return userAgent === undefined
-      ? {
-          user,
-          namespace,
-          warnings,
-          deadline,
-          get signal() {
-            return signal();
-          },
-        }
-      : {
-          user,
-          namespace,
-          userAgent,
-          warnings,
-          deadline,
-          get signal() {
-            return signal();
-          },
-        };
+    return new ScopeContext(this, user, namespace);
   }
 
   /** Sets one Warning header per collected warning; a no-op once headers are out. */
@@ -191,5 +165,37 @@ export class RequestScope implements DeadlineEntry {
     // As upstream's httplog notes "<caller> is impersonating <user>".
     if (this.user?.impersonator) fields.impersonatedBy = this.user.impersonator.name;
     return fields;
+  }
+}
+
+/**
+ * The registry's view of a request. A class, so that every context shares one hidden
+ * class and its `signal` getter lives on the prototype: an object literal with a getter
+ * was a dictionary-mode object with a fresh getter closure, ~0.6 KB a request. The
+ * signal is still created only if the registry looks (most requests never need one).
+ * A copy made with spread carries only own fields, so one that must keep the signal
+ * names it (`{ ...ctx, namespace, signal: ctx.signal }`).
+ */
+class ScopeContext implements RequestContext {
+  readonly userAgent: string | undefined;
+  readonly warnings: string[];
+  readonly deadline: StorageDeadline | undefined;
+
+  /** A private field: not an own key, so no spread copy takes it along. */
+  readonly #scope: RequestScope;
+
+  constructor(
+    scope: RequestScope,
+    readonly user: AuthenticatedUser,
+    readonly namespace: string,
+  ) {
+    this.#scope = scope;
+    this.userAgent = scope.req.headers['user-agent'];
+    this.warnings = scope.warnings;
+    this.deadline = scope.storageDeadline;
+  }
+
+  get signal(): AbortSignal {
+    return this.#scope.signal;
   }
 }

@@ -14,7 +14,6 @@
 //   ResponseStarted event with an empty user and what credentials were tried.
 // - WithAuthorization's annotations: authorization.k8s.io/decision and /reason.
 
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { newInternalError } from '../../apis/meta/errors.js';
@@ -28,6 +27,7 @@ import { auditRequestsRejectedTotal, countAuditLevel } from '../../metrics/audit
 import { accessKeyExtraKey } from '../../registry/authentication/selfsubjectreview/storage.js';
 import type { RequestInfo } from '../request-info.js';
 import type { RequestScope } from '../scope.js';
+import { randomUUID } from '../../util/uuid.js';
 
 /** Nothing was written (the client went away first): upstream's faked status, copied per event. */
 const CLOSED_EARLY = { metadata: {}, status: 'Success', message: 'Connection closed early', code: 200 } as const;

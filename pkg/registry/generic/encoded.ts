@@ -21,6 +21,8 @@ interface Encoded extends MemoBytes {
   readonly kind: unknown;
   /** False on an encoding made for one use and not kept (only a list's overflow makes those). */
   readonly kept?: false;
+  /** `bytes` as a response body, made on the first get that writes it and shared by the next. */
+  body?: EncodedBody | undefined;
 }
 
 /** Output copy -> the frozen cached object it copies. */
@@ -88,6 +90,16 @@ export function cachedBytes(value: unknown): Buffer | undefined {
   return encodedItem(value, true)?.bytes;
 }
 
+/**
+ * cachedBytes as a one-piece response body: the same object for every response of the
+ * same state (frozen, as the memo's bytes are never written into).
+ */
+export function cachedItemBody(value: unknown): EncodedBody | undefined {
+  const memo = encodedItem(value, true);
+  if (memo === undefined) return undefined;
+  return (memo.body ??= Object.freeze({ parts: Object.freeze([memo.bytes]), bytes: memo.bytes.length }));
+}
+
 /** cachedBytes as a string (tests, and callers that need one). */
 export function cachedJSON(value: unknown): string | undefined {
   return cachedBytes(value)?.toString();
@@ -130,8 +142,8 @@ function encodedState(state: KubeObject, keep: boolean): Encoded {
 function encodeNow(output: object, source: KubeObject, keep: boolean): Encoded {
   const { apiVersion, kind } = output as Record<string, unknown>;
   const { bytes, listed } = memoBytes(JSON.stringify(output), keep);
-  if (!keep) return { apiVersion, kind, bytes, listed, kept: false };
-  const encoded: Encoded = { apiVersion, kind, bytes, listed };
+  if (!keep) return { apiVersion, kind, bytes, listed, kept: false, body: undefined };
+  const encoded: Encoded = { apiVersion, kind, bytes, listed, body: undefined };
   remember(source, encoded);
   return encoded;
 }

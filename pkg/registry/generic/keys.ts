@@ -32,9 +32,12 @@ export class KeyFunctions {
   objectKey(namespace: string, name: string): string {
     if (this.namespaced && !namespace) throw newBadRequest('Namespace parameter required.');
     if (!name) throw newBadRequest('Name parameter required.');
-    const msgs = isValidPathSegmentName(name);
-    if (msgs.length > 0)
-      throw newBadRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
+    // The messages (and their arrays) only for a name that has something to report.
+    if (name === '.' || name === '..' || name.includes('/') || name.includes('%')) {
+      const msgs = isValidPathSegmentName(name);
+      if (msgs.length > 0)
+        throw newBadRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${msgs.join(';')}`);
+    }
     return this.namespaced ? `${this.root}${namespace}/${name}` : `${this.root}${name}`;
   }
 }

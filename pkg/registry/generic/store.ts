@@ -300,11 +300,13 @@ export class Store implements RESTStorage {
 
   async get(ctx: RequestContext, name: string, options: GetOptions): Promise<KubeObject> {
     const key = this.keys.objectKey(ctx.namespace, name);
-    const obj = await this.storageCall(
-      () => this.storage.get(key, { resourceVersion: options.resourceVersion ?? '' }, ctx.deadline),
-      name,
-      'get',
-    );
+    // storageCall inlined: one async frame and no closure on the hottest read.
+    let obj: KubeObject | null;
+    try {
+      obj = await this.storage.get(key, { resourceVersion: options.resourceVersion ?? '' }, ctx.deadline);
+    } catch (err) {
+      throw interpretStorageError(err, this.gr, name, 'get');
+    }
     if (!obj) throw newNotFound(this.gr, name);
     return this.output(obj, false);
   }
@@ -886,7 +888,7 @@ export class Store implements RESTStorage {
       const list = await this.list(ctx, page);
       resourceVersion ??= list.metadata.resourceVersion;
       for (const item of list.items) {
-        const itemCtx: RequestContext = { ...ctx, namespace: item.metadata.namespace ?? '' };
+        const itemCtx: RequestContext = { ...ctx, namespace: item.metadata.namespace ?? '', signal: ctx.signal };
         try {
           const result = await this.delete(itemCtx, item.metadata.name ?? '', options);
           items.push(result.deleted ? item : (result.object as KubeObject));
@@ -938,12 +940,18 @@ export class Store implements RESTStorage {
   /** The object as a client sees it: typed envelope, then the kind's decoration. */
   /** `ctx` is given only for the response to the write that `ctx` made. */
   private output(obj: KubeObject, created: boolean, ctx?: RequestContext): KubeObject {
-    const { apiVersion: _v, kind: _k, ...rest } = obj;
-    const typed: KubeObject = { apiVersion: this.apiVersion, kind: this.info.kind, ...rest };
+    // A cached state already in output form is copied as it is (one object, the same
+    // keys in the same order); any other is rebuilt with this version's apiVersion and kind first.
+    const typed: KubeObject = this.inOutputForm(obj) ? { ...obj } : this.retyped(obj);
     if (this.strategy.decorate) return this.strategy.decorate(typed, created, ctx);
     // A copy of a cached (frozen) object: its JSON can be encoded once per state.
     noteOutputOf(typed, obj);
     return typed;
+  }
+
+  private retyped(obj: KubeObject): KubeObject {
+    const { apiVersion: _v, kind: _k, ...rest } = obj;
+    return { apiVersion: this.apiVersion, kind: this.info.kind, ...rest };
   }
 
   private restoreEnvelope(obj: KubeObject): void {

@@ -164,9 +164,15 @@ export class CachedStorage implements Storage {
     return cacher ? cacher.expectWrite(key, created) : created;
   }
 
-  async get(key: string, options: GetOptions = {}, deadline?: StorageDeadline): Promise<KubeObject | null> {
-    const cacher = this.cacherFor(key);
-    return cacher ? cacher.get(key, options, deadline) : this.storage.get(key, options, deadline);
+  // Not async: the promise of the read is handed back as it is, rather than wrapped in
+  // one more that resolves with it (two more microtask hops and their allocations).
+  get(key: string, options: GetOptions = {}, deadline?: StorageDeadline): Promise<KubeObject | null> {
+    try {
+      const cacher = this.cacherFor(key);
+      return cacher ? cacher.get(key, options, deadline) : this.storage.get(key, options, deadline);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async getList(key: string, options: ListOptions = {}, deadline?: StorageDeadline): Promise<ListResult> {

@@ -33,7 +33,7 @@ export function ownerAccessKeysSubresource(options: OwnerAccessKeysOptions): Sub
     async get(ctx: RequestContext, parentName: string, _options: GetOptions): Promise<KubeObject> {
       if (!owners.get || !keys.list) throw new Error('owners need get and keys need list');
       await owners.get(ctx, parentName, {});
-      const list = await keys.list({ ...ctx, namespace: '' }, {});
+      const list = await keys.list({ ...ctx, namespace: '', signal: ctx.signal }, {});
       return {
         apiVersion: `${owners.info.group}/${owners.info.version}`,
         kind,

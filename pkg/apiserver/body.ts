@@ -42,6 +42,7 @@ import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
 import { invalidMapKey } from './yaml-invalid-key.js';
 import { MergeExpander } from './yaml-merge.js';
 import { goJSONValue, goScalarOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-scalars.js';
+import { YAMLToJSONError } from './yaml-to-json-error.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -118,12 +119,68 @@ export interface DecodedBody {
 }
 
 /**
- * Decodes a body in the given format. Empty or malformed bodies are 400s, and so
- * are integers a double would round unless `exact` is false (see the header).
+ * Words an error YAMLToJSON returns (yaml-to-json-error.ts) as the 400's message, the
+ * way the calling verb's upstream handler does.
  */
-export function decodeBody(raw: Buffer, format: BodyFormat, exact = true): DecodedBody {
+export type YAMLErrorWording = (error: string) => string;
+
+/**
+ * The wording where no upstream handler words it (a DeleteOptions body): goyaml.v2's
+ * errors as they are, the conversion's after sigs.k8s.io/yaml's own prefix.
+ */
+const plainYAMLError: YAMLErrorWording = (error) =>
+  error.startsWith('yaml: ') ? error : `error converting YAML to JSON: ${error}`;
+
+/** handlers/patch.go's wording for an apply patch: sigs.k8s.io/yaml's Unmarshal, then the handler's prefix. */
+export const applyPatchYAMLError: YAMLErrorWording = (error) =>
+  `error decoding YAML: error converting YAML to JSON: ${error}`;
+
+/** Bytes of the body upstream's summary shows (handlers/rest.go `summarizeData(body, 30)`). */
+const SUMMARY_BYTES = 30;
+
+/** The envelope fields a summary may show: never a secret. */
+const ENVELOPE_LINE = /^(?:apiVersion|kind):/;
+const ENVELOPE_FLOW = /^\{\s*"?(?:apiVersion|kind)"?\s*:[^,}]*\}?\s*$/;
+
+/**
+ * handlers/rest.go `summarizeData(body, 30)`: the body's first 30 bytes, as text when it
+ * starts with `{`, else in hex, then ` ...` when there is more. Upstream shows whatever
+ * those bytes are; here they are shown only while they are all `apiVersion:` and `kind:`
+ * lines (as most bodies begin), since anything else may be a Global Secret's data and no
+ * message carries a value. Otherwise the summary says it is not shown.
+ */
+export function summarizeYAMLBody(raw: Buffer): string {
+  if (raw.length === 0) return '<empty>';
+  const head = raw.subarray(0, SUMMARY_BYTES);
+  const more = raw.length > SUMMARY_BYTES ? ' ...' : '';
+  const text = head.toString('latin1');
+  if (text.startsWith('{')) return ENVELOPE_FLOW.test(text) ? `${text}${more}` : '<not shown: may hold secret values>';
+  const lines = text.split('\n');
+  const last = lines.pop() ?? '';
+  const envelope =
+    lines.every((line) => ENVELOPE_LINE.test(line)) &&
+    (last === '' || ENVELOPE_LINE.test(last) || 'apiVersion:'.startsWith(last) || 'kind:'.startsWith(last));
+  return envelope ? `${head.toString('hex')}${more}` : '<not shown: may hold secret values>';
+}
+
+/** handlers/rest.go `transformDecodeError` for a create or update whose YAML body YAMLToJSON refused. */
+export function objectYAMLError(kind: string, raw: Buffer): YAMLErrorWording {
+  return (error) => `the object provided is unrecognized (must be of type ${kind}): ${error} (${summarizeYAMLBody(raw)})`;
+}
+
+/**
+ * Decodes a body in the given format. Empty or malformed bodies are 400s, and so
+ * are integers a double would round unless `exact` is false (see the header). What
+ * YAMLToJSON itself refuses is worded by `wording` (the verb's upstream words).
+ */
+export function decodeBody(
+  raw: Buffer,
+  format: BodyFormat,
+  exact = true,
+  wording: YAMLErrorWording = plainYAMLError,
+): DecodedBody {
   if (format === 'json') return decodeJSON(raw, exact);
-  return decodeYAML(raw.toString('utf8'), exact);
+  return decodeYAML(raw.toString('utf8'), exact, wording);
 }
 
 /**
@@ -193,8 +250,20 @@ function yamlNestsTooDeep(text: string): boolean {
   return false;
 }
 
-/** A single YAML document whose top level is a map. */
-export function decodeYAML(text: string, exact = true): DecodedBody {
+/**
+ * A single YAML document whose top level is a map. What YAMLToJSON itself refuses
+ * (goyaml.v2's errors, a key or value it cannot convert) is worded by `wording`.
+ */
+export function decodeYAML(text: string, exact = true, wording: YAMLErrorWording = plainYAMLError): DecodedBody {
+  try {
+    return decodeYAMLDocument(text, exact);
+  } catch (err) {
+    if (err instanceof YAMLToJSONError) throw newBadRequest(wording(err.message));
+    throw err;
+  }
+}
+
+function decodeYAMLDocument(text: string, exact: boolean): DecodedBody {
   if (yamlNestsTooDeep(text)) throw newTooDeep();
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
@@ -231,7 +300,7 @@ export function decodeYAML(text: string, exact = true): DecodedBody {
   } catch (err) {
     const detail = err instanceof Error ? err.message : 'cannot be decoded';
     // go-yaml's words for a "billion laughs" document.
-    if (/alias count/i.test(detail)) throw newBadRequest('yaml: document contains excessive aliasing');
+    if (/alias count/i.test(detail)) throw new YAMLToJSONError('yaml: document contains excessive aliasing');
     throw newBadRequest(`the request body is not valid YAML: ${detail}`);
   }
   // Aliases may nest one anchor's value inside another's, deeper than the text shows.
@@ -254,7 +323,7 @@ function goKeyOf(key: Scalar | null): GoScalar {
   if (key === null) return { type: 'nil' };
   const go = goScalarOfNode(key);
   if (go === undefined) return { type: 'string', text: String(key.value) };
-  if (go.type === 'error') throw newBadRequest(go.message);
+  if (go.type === 'error') throw new YAMLToJSONError(go.message);
   return go;
 }
 
@@ -281,21 +350,21 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
   // does not fit) fail the walk at once; then a key YAMLToJSON cannot convert, a value
   // encoding/json cannot write (±Inf, NaN), and last what the JSON decoder refuses (an
   // integer outside int64, or one a double would change).
-  let unsupportedKey: ApiError | undefined;
-  let unsupportedValue: ApiError | undefined;
+  let unsupportedKey: YAMLToJSONError | undefined;
+  let unsupportedValue: YAMLToJSONError | undefined;
   let integerError: ApiError | undefined;
   const visit = (node: YamlNode | null): void => {
     if (isAlias(node)) {
       const target = node.resolve(doc);
       if (target && open.has(target))
-        throw newBadRequest(`yaml: anchor '${node.source}' value contains itself`);
+        throw new YAMLToJSONError(`yaml: anchor '${node.source}' value contains itself`);
       return;
     }
     if (isScalar(node)) {
       // A value (keys are read below, with their map): its Go value as JSON sees it.
       const go = goScalarOfNode(node);
       if (go === undefined) return; // a quoted or block string, as the YAML library holds it
-      if (go.type === 'error') throw newBadRequest(go.message);
+      if (go.type === 'error') throw new YAMLToJSONError(go.message);
       if (go.type === 'string' && node.value === go.text) return; // most values: a word as parsed
       if (go.type === 'int' || go.type === 'uint64') {
         if (outsideInt64(go.value)) integerError ??= outOfInt64('', 'yaml');
@@ -303,7 +372,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       }
       const json = goJSONValue(go);
       // json.Marshal runs once the whole document is converted: key errors come first.
-      if ('error' in json) unsupportedValue ??= newBadRequest(`error converting YAML to JSON: ${json.error}`);
+      if ('error' in json) unsupportedValue ??= new YAMLToJSONError(json.error);
       else if (!Object.is(node.value, json.value)) node.value = json.value;
       return;
     }
@@ -328,7 +397,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
         // An alias key is its anchor's value: a scalar's Go value, or a collection (refused).
         const target = isAlias(key) ? key.resolve(doc) : key;
         if (isAlias(key) && target && open.has(target))
-          throw newBadRequest(`yaml: anchor '${key.source}' value contains itself`);
+          throw new YAMLToJSONError(`yaml: anchor '${key.source}' value contains itself`);
         // goyaml.v2 decodes a collection key, then refuses it at once (decode.go `mapping`).
         if (target !== null && target !== undefined && !isScalar(target)) throw invalidMapKey(target, doc);
         const goKey = goKeyOf(target ?? null);
@@ -351,7 +420,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
         // Written into the node, which toJS reads; an alias key becomes a scalar of its own.
         const json = goYAMLMapKey(goKey);
         if ('unsupported' in json) {
-          unsupportedKey ??= newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
+          unsupportedKey ??= new YAMLToJSONError(json.unsupported);
         } else if (isAlias(key)) {
           key = new Scalar(json.key);
           pair.key = key;

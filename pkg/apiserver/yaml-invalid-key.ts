@@ -12,8 +12,8 @@
 
 import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node as YamlNode } from 'yaml';
 
-import { newBadRequest, type ApiError } from '../apis/meta/errors.js';
 import { goScalarOfNode, goSyntax, type GoScalar } from './yaml-scalars.js';
+import { YAMLToJSONError } from './yaml-to-json-error.js';
 
 const MAX_SHOWN = 4096;
 
@@ -69,7 +69,7 @@ class Reader {
     if (!isScalar(node)) return { type: 'nil' };
     const go = goScalarOfNode(node);
     if (go === undefined) return { type: 'string', text: String(node.value) };
-    if (go.type === 'error') throw newBadRequest(go.message);
+    if (go.type === 'error') throw new YAMLToJSONError(go.message);
     return go;
   }
 }
@@ -109,8 +109,8 @@ function goSharpV(v: GoValue): string {
   }
 }
 
-/** The 400 goyaml.v2 fails a body with when a map key is a collection. */
-export function invalidMapKey(key: YamlNode, doc: Document): ApiError {
+/** The error goyaml.v2 fails a body with when a map key is a collection. */
+export function invalidMapKey(key: YamlNode, doc: Document): YAMLToJSONError {
   let shown: string;
   try {
     shown = goSharpV(new Reader(doc).read(key));
@@ -120,5 +120,5 @@ export function invalidMapKey(key: YamlNode, doc: Document): ApiError {
     shown = '';
   }
   if (shown === '' || shown.length > MAX_SHOWN) shown = `${shown.slice(0, MAX_SHOWN)} ...`;
-  return newBadRequest(`yaml: invalid map key: ${shown}`);
+  return new YAMLToJSONError(`yaml: invalid map key: ${shown}`);
 }

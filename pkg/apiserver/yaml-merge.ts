@@ -22,7 +22,7 @@
 
 import { isAlias, isMap, isScalar, isSeq, Pair, type Document, type Node as YamlNode, type YAMLMap } from 'yaml';
 
-import { newBadRequest } from '../apis/meta/errors.js';
+import { YAMLToJSONError } from './yaml-to-json-error.js';
 
 const MERGE_TAG = 'tag:yaml.org,2002:merge';
 
@@ -44,7 +44,7 @@ export function isMergeKey(key: unknown): boolean {
 function addNothing(): void {}
 
 function wantMap(): never {
-  throw newBadRequest('yaml: map merge requires map or sequence of maps as the value');
+  throw new YAMLToJSONError('yaml: map merge requires map or sequence of maps as the value');
 }
 
 /** Where a merged entry was set: the offset of its map's `<<` key, and its rank among that merge's entries. */
@@ -142,7 +142,7 @@ export class MergeExpander {
     if (!isAlias(alias)) wantMap();
     const target = alias.resolve(this.doc);
     if (target && (open.has(target) || (isMap(target) && this.expanding.has(target))))
-      throw newBadRequest(`yaml: anchor '${alias.source}' value contains itself`);
+      throw new YAMLToJSONError(`yaml: anchor '${alias.source}' value contains itself`);
     if (!isMap(target)) wantMap();
     return target;
   }
@@ -150,7 +150,7 @@ export class MergeExpander {
   /** Counts a merged entry's nodes against MAX_MERGED_NODES. */
   private charge(entry: Pair): void {
     this.copied += 1 + this.size(entry.key as YamlNode | null) + this.size(entry.value as YamlNode | null);
-    if (this.copied > MAX_MERGED_NODES) throw newBadRequest('yaml: document contains excessive aliasing');
+    if (this.copied > MAX_MERGED_NODES) throw new YAMLToJSONError('yaml: document contains excessive aliasing');
   }
 
   /** Nodes in a subtree (an alias counts one), remembered per node. */

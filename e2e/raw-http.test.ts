@@ -104,16 +104,15 @@ for (const backend of backends()) {
       assert.equal(r.status, 201, r.text);
       const data = r.json<{ spec: { data: Record<string, string> } }>().spec.data;
       assert.deepEqual(Object.keys(data).sort(), ['31', '9007199254740993', 'true']);
-      const unsupported = await s.api(
-        'POST',
-        secrets,
-        `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: big-key\nspec:\n  data:\n    9223372036854775808: ${b64('x')}\n`,
-        { 'Content-Type': 'application/yaml' },
-      );
+      const bigKey = `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: big-key\nspec:\n  data:\n    9223372036854775808: ${b64('x')}\n`;
+      const unsupported = await s.api('POST', secrets, bigKey, { 'Content-Type': 'application/yaml' });
       const status = failureStatus(unsupported, 400, 'BadRequest');
+      // A create words YAMLToJSON's error as handlers/rest.go transformDecodeError does, with
+      // summarizeData's hex of the first 30 bytes (here all apiVersion, so shown).
       assert.equal(
         status.message,
-        'error converting YAML to JSON: unsupported map key of type: uint64, key: 0x8000000000000000',
+        'the object provided is unrecognized (must be of type SharedSecret): unsupported map key of type: ' +
+          `uint64, key: 0x8000000000000000 (${Buffer.from(bigKey).subarray(0, 30).toString('hex')} ...)`,
       );
       assert.equal((await s.api('GET', `${secrets}/big-key`)).status, 404);
     });
@@ -132,15 +131,64 @@ for (const backend of backends()) {
       assert.equal(spec.tokenGeneration, 16);
       assert.equal(spec.username, 'yes');
       assert.equal(spec.displayName, 'off-duty');
-      const inf = await s.api(
-        'POST',
-        `${V1}/users`,
-        `apiVersion: ${GROUP_VERSION}\nkind: User\nmetadata:\n  name: yaml11-inf\nspec:\n  tokenGeneration: .inf\n`,
-        { 'Content-Type': 'application/yaml' },
-      );
+      const infBody = `apiVersion: ${GROUP_VERSION}\nkind: User\nmetadata:\n  name: yaml11-inf\nspec:\n  tokenGeneration: .inf\n`;
+      const inf = await s.api('POST', `${V1}/users`, infBody, { 'Content-Type': 'application/yaml' });
       const status = failureStatus(inf, 400, 'BadRequest');
-      assert.equal(status.message, 'error converting YAML to JSON: json: unsupported value: +Inf');
+      assert.equal(
+        status.message,
+        'the object provided is unrecognized (must be of type User): json: unsupported value: +Inf ' +
+          `(${Buffer.from(infBody).subarray(0, 30).toString('hex')} ...)`,
+      );
       assert.equal((await s.api('GET', `${V1}/users/yaml11-inf`)).status, 404);
+    });
+
+    it('YAML merge keys, collection keys and alias keys read as goyaml.v2 reads them', TEST, async () => {
+      // Merged at the `<<`: what follows wins, what came before loses (sigs.k8s.io/yaml v1.4).
+      // `*z` as a key is its anchor's scalar.
+      const yaml =
+        `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: merged\n` +
+        `  labels: &base {tier: web, team: blue}\n  annotations:\n    team: red\n    <<: *base\n    zone: &z a\n` +
+        `spec:\n  data:\n    one: ${b64('1')}\n    <<: [{two: ${b64('2')}}, {two: ${b64('x')}}]\n    *z : ${b64('3')}\n`;
+      const r = await s.api('POST', secrets, yaml, { 'Content-Type': 'application/yaml' });
+      assert.equal(r.status, 201, r.text);
+      const read = await s.api('GET', `${secrets}/merged`);
+      const obj = read.json<{
+        metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+        spec: { data: Record<string, string> };
+      }>();
+      assert.deepEqual(obj.metadata.labels, { tier: 'web', team: 'blue' });
+      assert.deepEqual(obj.metadata.annotations, { team: 'blue', tier: 'web', zone: 'a' });
+      assert.deepEqual(obj.spec.data, { one: b64('1'), two: b64('2'), a: b64('3') });
+      // Strict: a merged entry set over another is a duplicate, as YAMLToJSONStrict reports it.
+      const strict = await s.api('POST', `${secrets}?fieldValidation=Strict`, yaml.replace('name: merged', 'name: strict'), {
+        'Content-Type': 'application/yaml',
+      });
+      assert.equal(
+        failureStatus(strict, 400, 'BadRequest').message,
+        'SharedSecret in version "v1" cannot be handled as a SharedSecret: strict decoding error: ' +
+          'yaml: unmarshal errors:\n  line 5: key "team" already set in map\n  line 13: key "two" already set in map',
+      );
+      // A collection key: goyaml's 400, worded for a create; nothing stored.
+      const collection = `apiVersion: ${GROUP_VERSION}\nkind: SharedSecret\nmetadata:\n  name: coll\nspec:\n  data:\n    ? [a, b]\n    : ${b64('s')}\n`;
+      const refused = await s.api('POST', secrets, collection, { 'Content-Type': 'application/yaml' });
+      assert.equal(
+        failureStatus(refused, 400, 'BadRequest').message,
+        'the object provided is unrecognized (must be of type SharedSecret): yaml: invalid map key: ' +
+          `[]interface {}{"a", "b"} (${Buffer.from(collection).subarray(0, 30).toString('hex')} ...)`,
+      );
+      assert.equal((await s.api('GET', `${secrets}/coll`)).status, 404);
+      // The same through server-side apply: sigs.k8s.io/yaml Unmarshal's and patch.go's prefixes.
+      const applied = await s.api('PATCH', `${secrets}/coll?fieldManager=e2e`, collection, {
+        'Content-Type': 'application/apply-patch+yaml',
+      });
+      assert.equal(
+        failureStatus(applied, 400, 'BadRequest').message,
+        'error decoding YAML: error converting YAML to JSON: yaml: invalid map key: []interface {}{"a", "b"}',
+      );
+      assert.equal((await s.api('GET', `${secrets}/coll`)).status, 404);
+      // No value reaches the server's log through a YAML warning either.
+      assert.doesNotMatch(s.logTail(), /stringified/);
+      await stillServes();
     });
 
     it('a body over 3 MiB is a 413', TEST, async () => {

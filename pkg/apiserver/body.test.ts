@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH } from '../registry/generic/object.js';
-import { decodeBody, decodeYAML } from './body.js';
+import { applyPatchYAMLError, decodeBody, decodeYAML, objectYAMLError, summarizeYAMLBody } from './body.js';
 
 function badRequest(pattern: RegExp) {
   return (err: unknown): boolean => err instanceof ApiError && err.code === 400 && pattern.test(err.message);
@@ -471,3 +471,56 @@ describe('hostile bodies', () => {
     assert.throws(() => decodeYAML(chained), badRequest(/exceeded max depth/));
   });
 });
+
+describe("YAMLToJSON's errors, worded per verb as kube-apiserver words them", () => {
+  const body = 'apiVersion: management.loft.sh/v1\nkind: Team\nmetadata:\n  ? [a]\n  : x\n';
+  const key = 'yaml: invalid map key: []interface {}{"a"}';
+
+  it('create and update: transformDecodeError, with the summary of the first 30 bytes', () => {
+    const raw = Buffer.from(body);
+    assert.throws(
+      () => decodeBody(raw, 'yaml', true, objectYAMLError('Team', raw)),
+      badRequest(
+        new RegExp(
+          `^${escape(`the object provided is unrecognized (must be of type Team): ${key} (`)}` +
+            `${raw.subarray(0, 30).toString('hex')} \\.\\.\\.\\)$`,
+        ),
+      ),
+    );
+    const big = Buffer.from('apiVersion: v1\nspec:\n  9223372036854775808: x\n');
+    assert.throws(
+      () => decodeBody(big, 'yaml', true, objectYAMLError('Team', big)),
+      badRequest(
+        /^the object provided is unrecognized \(must be of type Team\): unsupported map key of type: uint64, key: 0x8000000000000000 \(<not shown: may hold secret values>\)$/,
+      ),
+    );
+  });
+
+  it('apply: sigs.k8s.io/yaml Unmarshal and handlers/patch.go prefix it', () => {
+    assert.throws(
+      () => decodeYAML(body, true, applyPatchYAMLError),
+      badRequest(new RegExp(`^${escape(`error decoding YAML: error converting YAML to JSON: ${key}`)}$`)),
+    );
+    assert.throws(
+      () => decodeYAML('a: .inf\n', true, applyPatchYAMLError),
+      badRequest(/^error decoding YAML: error converting YAML to JSON: json: unsupported value: \+Inf$/),
+    );
+  });
+
+  it('summarizes a body as summarizeData does, showing only envelope bytes', () => {
+    const envelope = Buffer.from('kind: Team\napiVersion: management.loft.sh/v1\n');
+    assert.equal(summarizeYAMLBody(envelope), `${envelope.subarray(0, 30).toString('hex')} ...`);
+    assert.equal(summarizeYAMLBody(Buffer.from('kind: Team\n')), Buffer.from('kind: Team\n').toString('hex'));
+    assert.equal(summarizeYAMLBody(Buffer.from('kind: Team\napiVer')), Buffer.from('kind: Team\napiVer').toString('hex'));
+    assert.equal(summarizeYAMLBody(Buffer.from('{"apiVersion": "v1"}')), '{"apiVersion": "v1"}');
+    assert.equal(summarizeYAMLBody(Buffer.alloc(0)), '<empty>');
+    // A Global Secret's data in the first bytes is never shown, in hex or as text.
+    for (const secret of ['kind: Team\nspec: {data: {k: c2VjcmV0}}\n', 'data: c2VjcmV0\n', '{"kind": "x", "spec": "c2VjcmV0"}']) {
+      assert.equal(summarizeYAMLBody(Buffer.from(secret)), '<not shown: may hold secret values>', secret);
+    }
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -10,7 +10,9 @@
 // plain scalars are read by YAML 1.1's rules (`yes` is true, `0777` is 511, `1_000` is
 // 1000), tagged ones by their tag, a map key is written as Go writes its type (an integer
 // key keeps its digits, however large, so the checks on integers below are for values
-// only), and a value of ±Inf or NaN is refused as encoding/json refuses it.
+// only), and a value of ±Inf or NaN is refused as encoding/json refuses it. Merge keys
+// (`<<`) are decoded as goyaml.v2 decodes them (yaml-merge.ts), a collection key is
+// refused in its words (yaml-invalid-key.ts), and an alias key is its anchor's scalar.
 
 // One refusal is ours alone. kube-apiserver keeps every int64 exact; objects here are
 // JavaScript values, whose numbers are doubles, so an integer past ±2^53 would come
@@ -29,6 +31,7 @@ import {
   Lexer,
   LineCounter,
   parseAllDocuments,
+  Scalar,
   type Document,
   type Node as YamlNode,
 } from 'yaml';
@@ -36,7 +39,10 @@ import {
 import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
 import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
+import { invalidMapKey } from './yaml-invalid-key.js';
+import { MergeExpander } from './yaml-merge.js';
 import { goJSONValue, goScalarOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-scalars.js';
+import { YAMLToJSONError } from './yaml-to-json-error.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -113,12 +119,68 @@ export interface DecodedBody {
 }
 
 /**
- * Decodes a body in the given format. Empty or malformed bodies are 400s, and so
- * are integers a double would round unless `exact` is false (see the header).
+ * Words an error YAMLToJSON returns (yaml-to-json-error.ts) as the 400's message, the
+ * way the calling verb's upstream handler does.
  */
-export function decodeBody(raw: Buffer, format: BodyFormat, exact = true): DecodedBody {
+export type YAMLErrorWording = (error: string) => string;
+
+/**
+ * The wording where no upstream handler words it (a DeleteOptions body): goyaml.v2's
+ * errors as they are, the conversion's after sigs.k8s.io/yaml's own prefix.
+ */
+const plainYAMLError: YAMLErrorWording = (error) =>
+  error.startsWith('yaml: ') ? error : `error converting YAML to JSON: ${error}`;
+
+/** handlers/patch.go's wording for an apply patch: sigs.k8s.io/yaml's Unmarshal, then the handler's prefix. */
+export const applyPatchYAMLError: YAMLErrorWording = (error) =>
+  `error decoding YAML: error converting YAML to JSON: ${error}`;
+
+/** Bytes of the body upstream's summary shows (handlers/rest.go `summarizeData(body, 30)`). */
+const SUMMARY_BYTES = 30;
+
+/** The envelope fields a summary may show: never a secret. */
+const ENVELOPE_LINE = /^(?:apiVersion|kind):/;
+const ENVELOPE_FLOW = /^\{\s*"?(?:apiVersion|kind)"?\s*:[^,}]*\}?\s*$/;
+
+/**
+ * handlers/rest.go `summarizeData(body, 30)`: the body's first 30 bytes, as text when it
+ * starts with `{`, else in hex, then ` ...` when there is more. Upstream shows whatever
+ * those bytes are; here they are shown only while they are all `apiVersion:` and `kind:`
+ * lines (as most bodies begin), since anything else may be a Global Secret's data and no
+ * message carries a value. Otherwise the summary says it is not shown.
+ */
+export function summarizeYAMLBody(raw: Buffer): string {
+  if (raw.length === 0) return '<empty>';
+  const head = raw.subarray(0, SUMMARY_BYTES);
+  const more = raw.length > SUMMARY_BYTES ? ' ...' : '';
+  const text = head.toString('latin1');
+  if (text.startsWith('{')) return ENVELOPE_FLOW.test(text) ? `${text}${more}` : '<not shown: may hold secret values>';
+  const lines = text.split('\n');
+  const last = lines.pop() ?? '';
+  const envelope =
+    lines.every((line) => ENVELOPE_LINE.test(line)) &&
+    (last === '' || ENVELOPE_LINE.test(last) || 'apiVersion:'.startsWith(last) || 'kind:'.startsWith(last));
+  return envelope ? `${head.toString('hex')}${more}` : '<not shown: may hold secret values>';
+}
+
+/** handlers/rest.go `transformDecodeError` for a create or update whose YAML body YAMLToJSON refused. */
+export function objectYAMLError(kind: string, raw: Buffer): YAMLErrorWording {
+  return (error) => `the object provided is unrecognized (must be of type ${kind}): ${error} (${summarizeYAMLBody(raw)})`;
+}
+
+/**
+ * Decodes a body in the given format. Empty or malformed bodies are 400s, and so
+ * are integers a double would round unless `exact` is false (see the header). What
+ * YAMLToJSON itself refuses is worded by `wording` (the verb's upstream words).
+ */
+export function decodeBody(
+  raw: Buffer,
+  format: BodyFormat,
+  exact = true,
+  wording: YAMLErrorWording = plainYAMLError,
+): DecodedBody {
   if (format === 'json') return decodeJSON(raw, exact);
-  return decodeYAML(raw.toString('utf8'), exact);
+  return decodeYAML(raw.toString('utf8'), exact, wording);
 }
 
 /**
@@ -188,8 +250,20 @@ function yamlNestsTooDeep(text: string): boolean {
   return false;
 }
 
-/** A single YAML document whose top level is a map. */
-export function decodeYAML(text: string, exact = true): DecodedBody {
+/**
+ * A single YAML document whose top level is a map. What YAMLToJSON itself refuses
+ * (goyaml.v2's errors, a key or value it cannot convert) is worded by `wording`.
+ */
+export function decodeYAML(text: string, exact = true, wording: YAMLErrorWording = plainYAMLError): DecodedBody {
+  try {
+    return decodeYAMLDocument(text, exact);
+  } catch (err) {
+    if (err instanceof YAMLToJSONError) throw newBadRequest(wording(err.message));
+    throw err;
+  }
+}
+
+function decodeYAMLDocument(text: string, exact: boolean): DecodedBody {
   if (yamlNestsTooDeep(text)) throw newTooDeep();
   const lineCounter = new LineCounter();
   // Duplicate keys are found by walking the tree below, so the parser must not reject them.
@@ -199,6 +273,10 @@ export function decodeYAML(text: string, exact = true): DecodedBody {
     uniqueKeys: false,
     schema: 'failsafe',
     resolveKnownTags: false,
+    // The library reports through process.emitWarning otherwise (a collection key, an
+    // unknown tag): one warning per request would flood the server's log. What it
+    // would warn about is refused or handled in the walk below.
+    logLevel: 'error',
   });
   if (!Array.isArray(docs)) throw newBadRequest('the request body is empty');
   const nonEmpty = docs.filter((d) => d.contents !== null || d.errors.length > 0);
@@ -222,7 +300,7 @@ export function decodeYAML(text: string, exact = true): DecodedBody {
   } catch (err) {
     const detail = err instanceof Error ? err.message : 'cannot be decoded';
     // go-yaml's words for a "billion laughs" document.
-    if (/alias count/i.test(detail)) throw newBadRequest('yaml: document contains excessive aliasing');
+    if (/alias count/i.test(detail)) throw new YAMLToJSONError('yaml: document contains excessive aliasing');
     throw newBadRequest(`the request body is not valid YAML: ${detail}`);
   }
   // Aliases may nest one anchor's value inside another's, deeper than the text shows.
@@ -238,14 +316,14 @@ function firstLine(message: string): string {
 /**
  * A map key's Go value as goyaml.v2 holds it (typed: the int 1 and the string "1" are
  * two keys): nil for an absent key, a scalar's resolved value (a quoted one is the
- * string the YAML library holds); undefined for a collection or an alias.
+ * string the YAML library holds). An alias key is its anchor's value, which for a
+ * scalar is that scalar's Go value (`&n 12` makes `*n` the int 12).
  */
-function goKeyOf(key: YamlNode | null): GoScalar | undefined {
+function goKeyOf(key: Scalar | null): GoScalar {
   if (key === null) return { type: 'nil' };
-  if (!isScalar(key)) return undefined;
   const go = goScalarOfNode(key);
   if (go === undefined) return { type: 'string', text: String(key.value) };
-  if (go.type === 'error') throw newBadRequest(go.message);
+  if (go.type === 'error') throw new YAMLToJSONError(go.message);
   return go;
 }
 
@@ -256,7 +334,9 @@ function goKeyOf(key: YamlNode | null): GoScalar | undefined {
  * duplicate keys, as `line 3: key "a" already set in map`.
  */
 function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): string[] {
-  const duplicates: { offset: number; message: string }[] = [];
+  // Each duplicate at its place in goyaml.v2's decoding order (`order`, then `rank` among
+  // one merge's entries), with the offset of the line it names.
+  const duplicates: { order: number; rank: number; offset: number; message: string }[] = [];
   // Collections on the path from the root to the node being visited: an alias to one of them is a cycle.
   const open = new Set<YamlNode>();
   interface Frame {
@@ -265,25 +345,26 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     next: number;
   }
   const frames: Frame[] = [];
+  const merges = new MergeExpander(doc);
   // Refused after the walk, in upstream's order: goyaml.v2's own errors (a tag the text
   // does not fit) fail the walk at once; then a key YAMLToJSON cannot convert, a value
   // encoding/json cannot write (±Inf, NaN), and last what the JSON decoder refuses (an
   // integer outside int64, or one a double would change).
-  let unsupportedKey: ApiError | undefined;
-  let unsupportedValue: ApiError | undefined;
+  let unsupportedKey: YAMLToJSONError | undefined;
+  let unsupportedValue: YAMLToJSONError | undefined;
   let integerError: ApiError | undefined;
   const visit = (node: YamlNode | null): void => {
     if (isAlias(node)) {
       const target = node.resolve(doc);
       if (target && open.has(target))
-        throw newBadRequest(`yaml: anchor '${node.source}' value contains itself`);
+        throw new YAMLToJSONError(`yaml: anchor '${node.source}' value contains itself`);
       return;
     }
     if (isScalar(node)) {
       // A value (keys are read below, with their map): its Go value as JSON sees it.
       const go = goScalarOfNode(node);
       if (go === undefined) return; // a quoted or block string, as the YAML library holds it
-      if (go.type === 'error') throw newBadRequest(go.message);
+      if (go.type === 'error') throw new YAMLToJSONError(go.message);
       if (go.type === 'string' && node.value === go.text) return; // most values: a word as parsed
       if (go.type === 'int' || go.type === 'uint64') {
         if (outsideInt64(go.value)) integerError ??= outOfInt64('', 'yaml');
@@ -291,38 +372,63 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       }
       const json = goJSONValue(go);
       // json.Marshal runs once the whole document is converted: key errors come first.
-      if ('error' in json) unsupportedValue ??= newBadRequest(`error converting YAML to JSON: ${json.error}`);
+      if ('error' in json) unsupportedValue ??= new YAMLToJSONError(json.error);
       else if (!Object.is(node.value, json.value)) node.value = json.value;
       return;
     }
     const children: (YamlNode | null)[] = [];
     if (isMap(node)) {
+      // Merge keys first: their entries are set at the `<<` as if written there (yaml-merge.ts).
+      merges.expand(node, open);
+      // An inline map merged into this one is decoded straight into it: its own duplicates
+      // are this map's, found among the merged entries, not twice.
+      const inlineSource = merges.isInlineSource(node);
       // Keys as goyaml.v2 holds them (typed: the int 1 and the string "1" are two keys).
       const seen = new Set<string>();
       for (const pair of node.items) {
-        const key = pair.key as YamlNode | null;
+        let key = pair.key as YamlNode | null;
         const value = pair.value as YamlNode | null;
-        const goKey = goKeyOf(key);
-        if (goKey !== undefined) {
-          // Most keys are strings: their identity is their text, and `%#v` is made for a duplicate only.
-          const identity = goKey.type === 'string' ? `s${goKey.text}` : `${goKey.type} ${goSyntax(goKey)}`;
-          if (seen.has(identity)) {
-            const offset = isScalar(key) && key.range ? key.range[0] : 0;
-            duplicates.push({ offset, message: `key ${goSyntax(goKey)} already set in map` });
-          }
-          seen.add(identity);
-          // The JSON key upstream makes of it (yaml-scalars.ts): its exact digits past 2^53,
-          // YAML 1.1's words for bools, or a 400 (a null key, one in uint64's range).
-          // Written into the node, which toJS reads; an alias to an anchored key would
-          // read it too (as a string, where goyaml.v2 would give the alias its number).
-          const json = goYAMLMapKey(goKey);
-          if ('unsupported' in json)
-            unsupportedKey ??= newBadRequest(`error converting YAML to JSON: ${json.unsupported}`);
-          else if (isScalar(key) && key.value !== json.key) key.value = json.key;
-        } else {
-          children.push(key);
+        if (merges.isMergeEntry(pair)) {
+          // It sets nothing itself; what it names is checked like any node.
+          children.push(value);
+          continue;
         }
-        children.push(value);
+        const merged = merges.mergedAt(pair);
+        // An alias key is its anchor's value: a scalar's Go value, or a collection (refused).
+        const target = isAlias(key) ? key.resolve(doc) : key;
+        if (isAlias(key) && target && open.has(target))
+          throw new YAMLToJSONError(`yaml: anchor '${key.source}' value contains itself`);
+        // goyaml.v2 decodes a collection key, then refuses it at once (decode.go `mapping`).
+        if (target !== null && target !== undefined && !isScalar(target)) throw invalidMapKey(target, doc);
+        const goKey = goKeyOf(target ?? null);
+        // Most keys are strings: their identity is their text, and `%#v` is made for a duplicate only.
+        const identity = goKey.type === 'string' ? `s${goKey.text}` : `${goKey.type} ${goSyntax(goKey)}`;
+        if (seen.has(identity) && !inlineSource) {
+          // goyaml.v2 names the line of the value set again; it sets a merged entry at its `<<`.
+          const line = value?.range?.[0] ?? key?.range?.[0] ?? 0;
+          const keyOffset = key?.range?.[0] ?? 0;
+          duplicates.push({
+            order: merged?.offset ?? keyOffset,
+            rank: merged?.rank ?? 0,
+            offset: line,
+            message: `key ${goSyntax(goKey)} already set in map`,
+          });
+        }
+        seen.add(identity);
+        // The JSON key upstream makes of it (yaml-scalars.ts): its exact digits past 2^53,
+        // YAML 1.1's words for bools, or a 400 (a null key, one in uint64's range).
+        // Written into the node, which toJS reads; an alias key becomes a scalar of its own.
+        const json = goYAMLMapKey(goKey);
+        if ('unsupported' in json) {
+          unsupportedKey ??= new YAMLToJSONError(json.unsupported);
+        } else if (isAlias(key)) {
+          key = new Scalar(json.key);
+          pair.key = key;
+        } else if (isScalar(key) && key.value !== json.key) {
+          key.value = json.key;
+        }
+        // A merged entry's nodes are checked where they are written.
+        if (merged === undefined) children.push(value);
       }
     } else if (isSeq(node)) {
       for (const item of node.items) {
@@ -351,6 +457,6 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
   if (refused) throw refused;
   // In document order, as go-yaml reports them.
   return duplicates
-    .sort((a, b) => a.offset - b.offset)
+    .sort((a, b) => a.order - b.order || a.rank - b.rank)
     .map((d) => `line ${lines.linePos(d.offset).line}: ${d.message}`);
 }

@@ -22,7 +22,7 @@ import type {
   WriteOptions,
 } from '../registry/rest/interfaces.js';
 import { invalidPatch } from '../registry/generic/decode.js';
-import { decodeBody, decodeJSON, decodeYAML, readBody } from './body.js';
+import { applyPatchYAMLError, decodeBody, decodeJSON, decodeYAML, objectYAMLError, readBody } from './body.js';
 import { PROTOBUF_MEDIA_TYPE } from '../apis/meta/protobuf.js';
 import {
   JSON_MEDIA_TYPE,
@@ -231,7 +231,7 @@ async function readObjectBody(
   }
   const format = negotiateInput(contentType);
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
-  const decoded = decodeBody(raw, format);
+  const decoded = decodeBody(raw, format, true, objectYAMLError(kind.kind, raw));
   if (decoded.duplicates.length > 0) {
     if (options.fieldValidation === 'Strict') {
       throw newBadRequest(
@@ -298,7 +298,8 @@ async function readPatch(
     force === null ? write : { ...write, force: force !== '0' && force.toLowerCase() !== 'false' };
   const patchType = negotiatePatchType(scope.req.headers['content-type']);
   const raw = await readBody(scope.req, env.maxRequestBodyBytes);
-  const decoded = patchType === 'apply' ? decodeYAML(raw.toString('utf8')) : decodeJSON(raw);
+  const decoded =
+    patchType === 'apply' ? decodeYAML(raw.toString('utf8'), true, applyPatchYAMLError) : decodeJSON(raw);
   const patch = decoded.value;
   scope.audit?.logRequestPatch(patchType, patch);
   if (decoded.duplicates.length > 0) {

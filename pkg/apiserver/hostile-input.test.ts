@@ -254,7 +254,11 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         'metadata: &m {name: x, labels: *m}\n',
         YAML_TYPE,
       );
-      assert.equal(cycle.message, "yaml: anchor 'm' value contains itself");
+      // handlers/rest.go transformDecodeError's words for a create; the body's first bytes
+      // (upstream's hex summary) are not the envelope's, so they are not shown.
+      const unrecognized = 'the object provided is unrecognized (must be of type Team): ';
+      const notShown = ' (<not shown: may hold secret values>)';
+      assert.equal(cycle.message, `${unrecognized}yaml: anchor 'm' value contains itself${notShown}`);
       const self = await refused(
         400,
         'POST',
@@ -262,7 +266,7 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         'metadata: {name: y}\na: &a [*a]\n',
         YAML_TYPE,
       );
-      assert.equal(self.message, "yaml: anchor 'a' value contains itself");
+      assert.equal(self.message, `${unrecognized}yaml: anchor 'a' value contains itself${notShown}`);
       const laughs = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
       for (const [p, c] of [
         ['a', 'b'],
@@ -281,7 +285,7 @@ describe('hostile input over HTTP, real registry and SQLite', { timeout: 300_000
         `metadata: {name: z}\n${laughs.join('\n')}\n`,
         YAML_TYPE,
       );
-      assert.equal(bomb.message, 'yaml: document contains excessive aliasing');
+      assert.equal(bomb.message, `${unrecognized}yaml: document contains excessive aliasing${notShown}`);
       // Apply patches are YAML too.
       await refused(400, 'PATCH', `${ROOT}/teams/seed?fieldManager=m`, 'metadata: &m {labels: *m}\n', {
         'content-type': 'application/apply-patch+yaml',

@@ -118,6 +118,78 @@ export function resolvePlain(text: string): GoScalar {
   return { type: 'string', text };
 }
 
+/** A positive float's shortest decimal: its significant digits (no trailing zeros) and the exponent of the first. */
+interface ShortestDigits {
+  readonly digits: string;
+  readonly exponent: number;
+}
+
+/** A double's shortest round-trip digits: what JavaScript's own number formatting finds. */
+function shortestFloat64(abs: number): ShortestDigits {
+  const [mantissa = '0', exponent = '0'] = abs.toExponential().split('e');
+  return { digits: mantissa.replace('.', '').replace(/0+$/, '') || '0', exponent: Number(exponent) };
+}
+
+const float32Bits = new DataView(new ArrayBuffer(4));
+
+/**
+ * A float32's shortest digits as Go's strconv finds them (ftoaryu.go `ryuFtoaShortest`):
+ * of the decimals inside the float's rounding interval (halfway to each neighbour,
+ * the bounds admitted only when the binary mantissa is even), those with the fewest
+ * digits, and of these the nearest to the exact value, an exact tie going to the even
+ * last digit. Computed exactly in integers (the value is mant·2^exp, the bounds a quarter
+ * ulp apart at a power of two's border, else half an ulp). Trying digit counts through
+ * toExponential and Math.fround instead rounds twice (decimal to double to float32) and
+ * rounds ties up, which gave another string for about one float32 key in a thousand.
+ */
+function shortestFloat32(abs: number): ShortestDigits {
+  float32Bits.setFloat32(0, abs);
+  const bits = float32Bits.getUint32(0);
+  const biased = (bits >>> 23) & 0xff;
+  const fraction = bits & 0x7fffff;
+  const mant = BigInt(biased === 0 ? fraction : fraction | 0x800000);
+  const exp = (biased === 0 ? 1 : biased) - 150;
+  // The value and its bounds in units of 2^(exp-2): the lower neighbour is nearer at the
+  // bottom of a binade (but not for subnormals, whose spacing is even).
+  const border = fraction === 0 && biased > 1;
+  const center = mant * 4n;
+  const lower = center - (border ? 1n : 2n);
+  const upper = center + 2n;
+  const inclusive = mant % 2n === 0n;
+  // A decimal m·10^k compares with X·2^(exp-2) as m·10^k·2^(2-exp) with X (or scaled the other way).
+  const shift = BigInt(Math.abs(exp - 2));
+  const scaleBinary = (x: bigint): bigint => (exp - 2 >= 0 ? x << shift : x);
+  const unitOf = (k: number): { num: bigint; den: bigint } => {
+    // 10^k in units of 2^(exp-2): num/den.
+    const ten = 10n ** BigInt(Math.abs(k));
+    const binary = exp - 2 >= 0 ? 1n : 1n << shift;
+    return k >= 0 ? { num: ten * binary, den: 1n } : { num: binary, den: ten };
+  };
+  // 10^kMax exceeds the upper bound: start there and lower k while no multiple of 10^k fits.
+  let k = Math.floor(Math.log10(abs)) + 2;
+  for (;;) {
+    const { num, den } = unitOf(k);
+    // Multiples m with lower ≤ m·num/den ≤ upper, i.e. lower·den ≤ m·num ≤ upper·den.
+    const lo = scaleBinary(lower) * den;
+    const hi = scaleBinary(upper) * den;
+    let first = lo / num + (lo % num === 0n ? 0n : 1n);
+    if (!inclusive && first * num === lo) first++;
+    let last = hi / num;
+    if (!inclusive && last * num === hi) last--;
+    if (first <= last) {
+      const c = scaleBinary(center) * den;
+      let m = c / num;
+      const rest = c - m * num;
+      if (rest * 2n > num || (rest * 2n === num && m % 2n === 1n)) m++;
+      if (m < first) m = first;
+      if (m > last) m = last;
+      const text = m.toString();
+      return { digits: text.replace(/0+$/, '') || '0', exponent: k + text.length - 1 };
+    }
+    k--;
+  }
+}
+
 /**
  * strconv.FormatFloat(f, 'g', -1, bits): the fewest digits that read back as the same
  * float32 (bits 32) or float64, in %e form when the decimal exponent is below -4 or at
@@ -130,18 +202,7 @@ export function formatGoFloat(f: number, bits: 32 | 64): string {
   const sign = v < 0 || Object.is(v, -0) ? '-' : '';
   const abs = Math.abs(v);
   if (abs === 0) return `${sign}0`;
-  // toExponential() gives a double's shortest digits; a float32 needs the fewest that fround back.
-  let shortest = abs.toExponential();
-  for (let precision = 1; bits === 32 && precision <= 9; precision++) {
-    const e = abs.toExponential(precision - 1);
-    if (Math.fround(Number(e)) === abs) {
-      shortest = e;
-      break;
-    }
-  }
-  const [mantissa = '0', exponent = '0'] = shortest.split('e');
-  const digits = mantissa.replace('.', '').replace(/0+$/, '') || '0';
-  const exp = Number(exponent);
+  const { digits, exponent: exp } = bits === 32 ? shortestFloat32(abs) : shortestFloat64(abs);
   if (exp < -4 || exp >= 6) {
     const tail = digits.length > 1 ? `.${digits.slice(1)}` : '';
     const e = Math.abs(exp).toString().padStart(2, '0');

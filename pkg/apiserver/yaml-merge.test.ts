@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { ApiError } from '../apis/meta/errors.js';
+import { decodeYAML } from './body.js';
+
+function badRequest(pattern: RegExp) {
+  return (err: unknown): boolean => err instanceof ApiError && err.code === 400 && pattern.test(err.message);
+}
+
+// Every expectation is what sigs.k8s.io/yaml v1.4.0 gave for the same text, run here with
+// Go 1.19: YAMLToJSON for the object, YAMLToJSONStrict for the duplicates (the lines of
+// `yaml: unmarshal errors:` that fieldValidation=Strict refuses and Warn sends).
+describe('YAML merge keys, as goyaml.v2 decodes them', () => {
+  it('merges an anchored map at the `<<`: what comes after it wins, what came before loses', () => {
+    const after = decodeYAML('base: &b {x: 1, size: 2}\nuse:\n  <<: *b\n  x: 3\n');
+    assert.deepEqual(after.value, { base: { x: 1, size: 2 }, use: { x: 3, size: 2 } });
+    assert.deepEqual(after.duplicates, ['line 4: key "x" already set in map']);
+    // Not "explicit keys win": goyaml sets the merged entries where the `<<` stands.
+    const before = decodeYAML('base: &b {x: 1, size: 2}\nuse:\n  x: 3\n  <<: *b\n');
+    assert.deepEqual(before.value, { base: { x: 1, size: 2 }, use: { x: 1, size: 2 } });
+    assert.deepEqual(before.duplicates, ['line 1: key "x" already set in map']);
+  });
+
+  it('merges a sequence of maps, the first one winning, each clash a duplicate', () => {
+    const { value, duplicates } = decodeYAML(
+      'a: &a {x: 1, z: 2}\nc: &c {z: 5, w: 6}\nb:\n  <<: [*a, *c]\n',
+    );
+    assert.deepEqual(value, { a: { x: 1, z: 2 }, c: { z: 5, w: 6 }, b: { x: 1, z: 2, w: 6 } });
+    assert.deepEqual(duplicates, ['line 1: key "z" already set in map']);
+    const inline = decodeYAML('b:\n  <<: [{p: 1}, {p: 2}]\n');
+    assert.deepEqual(inline.value, { b: { p: 1 } });
+    assert.deepEqual(inline.duplicates, ['line 2: key "p" already set in map']);
+    // The same map twice: every entry clashes with itself.
+    assert.deepEqual(decodeYAML('a: &a {x: 1}\nb: {<<: [*a, *a]}\n').duplicates, [
+      'line 1: key "x" already set in map',
+    ]);
+  });
+
+  it('merges inline maps, merges within merges, and keeps anchors written inside a merge', () => {
+    assert.deepEqual(decodeYAML('<<: {a: 1}\nb:\n  <<: {p: 1}\n  q: 2\n').value, { a: 1, b: { p: 1, q: 2 } });
+    const nested = decodeYAML('a: &a {x: 1}\nb: &b {<<: *a, w: 2}\nc: {<<: *b, z: 3}\n');
+    assert.deepEqual(nested.value, { a: { x: 1 }, b: { x: 1, w: 2 }, c: { x: 1, w: 2, z: 3 } });
+    assert.deepEqual(nested.duplicates, []);
+    const chained = decodeYAML('a: &a {x: 1}\nb: &b {<<: *a}\nc: &c {<<: [*b, *b]}\nd: {<<: [*c, *c]}\n');
+    assert.deepEqual(chained.value, { a: { x: 1 }, b: { x: 1 }, c: { x: 1 }, d: { x: 1 } });
+    assert.equal(chained.duplicates.length, 4);
+    // `y` is YAML 1.1's true; the anchor inside the merge entry still serves the alias after it.
+    assert.deepEqual(decodeYAML('<<: &a {x: 1}\ny: *a\n').value, { x: 1, true: { x: 1 } });
+    assert.deepEqual(decodeYAML('b: {<<: &m {x: 1, num: 0x10}}\nc: {<<: *m}\n').value, {
+      b: { x: 1, num: 16 },
+      c: { x: 1, num: 16 },
+    });
+    // An inline map merged once is decoded once: its own clash is reported once.
+    const inlineClash = decodeYAML('b:\n  <<: {p: 1, p: 2}\n  p: 3\n');
+    assert.deepEqual(inlineClash.value, { b: { p: 3 } });
+    assert.deepEqual(inlineClash.duplicates, [
+      'line 2: key "p" already set in map',
+      'line 3: key "p" already set in map',
+    ]);
+  });
+
+  it('reports duplicates in decoding order, a merged one at its `<<`', () => {
+    const { duplicates } = decodeYAML('a: &a {x: 1}\na2: {q: 1, q: 2}\nb: {x: 2, <<: *a}\n');
+    assert.deepEqual(duplicates, ['line 2: key "q" already set in map', 'line 1: key "x" already set in map']);
+  });
+
+  it('takes a plain `<<` or one tagged !!merge; a quoted or !!str one is an ordinary key', () => {
+    assert.deepEqual(decodeYAML('a: &a {x: 1}\nb:\n  !!merge <<: *a\n').value, { a: { x: 1 }, b: { x: 1 } });
+    assert.deepEqual(decodeYAML('? !!merge "<<"\n: {a: 1}\n').value, { a: 1 });
+    assert.deepEqual(decodeYAML('a: &a {x: 1}\nb:\n  "<<": *a\n').value, { a: { x: 1 }, b: { '<<': { x: 1 } } });
+    assert.deepEqual(decodeYAML('b: {!!merge <<: [{x: 1}], !!str <<: 2}\n').value, { b: { x: 1, '<<': 2 } });
+  });
+
+  it("refuses what is no map to merge, and a map merged into itself, in goyaml's words", () => {
+    for (const text of [
+      'a: &a [1]\nb:\n  <<: *a\n',
+      'a: &a 1\nb:\n  <<: *a\n',
+      'b:\n  <<: 1\n',
+      'a: &a {x: 1}\nb: {<<: [*a, 1]}\n',
+      'b: {<<: ~}\n',
+    ]) {
+      assert.throws(
+        () => decodeYAML(text),
+        badRequest(/^yaml: map merge requires map or sequence of maps as the value$/),
+        text,
+      );
+    }
+    assert.deepEqual(decodeYAML('b: {<<: []}\n').value, { b: {} });
+    assert.throws(() => decodeYAML('a: &x {<<: *x}\n'), badRequest(/^yaml: anchor 'x' value contains itself$/));
+    assert.throws(
+      () => decodeYAML('a: &x {b: {<<: *x}}\n'),
+      badRequest(/^yaml: anchor 'x' value contains itself$/),
+    );
+  });
+
+  it('reads merged keys and values as any others (YAML 1.1, typed keys)', () => {
+    // (`y` and `n` alone would be YAML 1.1 bools.)
+    const { value, duplicates } = decodeYAML('a: &a {t: yes, num: 1_000, 1.5: f}\nb: {<<: *a, 1.50: g}\n');
+    assert.deepEqual(value, { a: { t: true, num: 1000, '1.5': 'f' }, b: { t: true, num: 1000, '1.5': 'g' } });
+    assert.deepEqual(duplicates, ['line 2: key 1.5 already set in map']);
+    assert.throws(
+      () => decodeYAML('a: &a {9223372036854775808: x}\nb: {<<: *a}\n'),
+      badRequest(/unsupported map key of type: uint64, key: 0x8000000000000000$/),
+    );
+  });
+
+  it('refuses merges that multiply a small document into a huge object', () => {
+    const lines = ['l0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}'];
+    for (let i = 1; i <= 8; i++) {
+      const prev = `*l${i - 1}`;
+      lines.push(`l${i}: &l${i} {<<: [${Array(8).fill(prev).join(', ')}]}`);
+    }
+    assert.throws(
+      () => decodeYAML(`${lines.join('\n')}\n`),
+      badRequest(/^yaml: document contains excessive aliasing$/),
+    );
+  });
+});

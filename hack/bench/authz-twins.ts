@@ -15,12 +15,12 @@
 // CPU per get is the server process's own (process.cpuUsage over the window: no warm-up
 // in it, the connections already open from an unmeasured window each first).
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Child } from './children.js';
-import { cpuOf, job, measure, plainKeyBody, request, untilKeyWorks, type Round, type Side } from './get-sides.js';
+import { job, runScript, settle, measure, plainKeyBody, request, untilKeyWorks, type Round, type Side } from './get-sides.js';
 import type { HttpTarget } from './load.js';
 import { API_PATH, GROUP, userBody } from './objects.js';
 import { median, roundOrder } from './rounds.js';
@@ -42,18 +42,6 @@ const dir = mkdtempSync(join(tmpdir(), 'authz-twins-'));
 const children: Child[] = [];
 const readerKey = 'r'.repeat(40) + 'benchreaderkey0000000000';
 const readerPath = `${API_PATH}/users/reader`;
-
-/** As suite.ts's settle(): until the process used under 10% of a core over 500 ms (at most 20 s). */
-async function settle(p: Child): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  let last = await cpuOf(p);
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = await cpuOf(p);
-    if (now - last < 500 * 100) return;
-    last = now;
-  }
-}
 
 /** A server with the row's reader: User, key, then (a second after the User) team-0. */
 async function startSide(load: Child, n: number): Promise<Side> {
@@ -121,12 +109,4 @@ async function main(): Promise<void> {
   );
 }
 
-main()
-  .catch((err: unknown) => {
-    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    for (const c of children.reverse()) await c.stop().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  });
+runScript(main, children, dir);

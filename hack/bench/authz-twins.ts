@@ -15,12 +15,12 @@
 // CPU per get is the server process's own (process.cpuUsage over the window: no warm-up
 // in it, the connections already open from an unmeasured window each first).
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Child } from './children.js';
-import { job, measure, plainKeyBody, request, settle, teamBody, untilKeyWorks, type Round, type Side } from './get-sides.js';
+import { job, measure, plainKeyBody, request, runScript, settle, teamBody, untilKeyWorks, type Round, type Side } from './get-sides.js';
 import type { HttpTarget } from './load.js';
 import { API_PATH, userBody } from './objects.js';
 import { median, roundOrder } from './rounds.js';
@@ -104,12 +104,4 @@ async function main(): Promise<void> {
   );
 }
 
-main()
-  .catch((err: unknown) => {
-    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    for (const c of children.reverse()) await c.stop().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  });
+runScript(main, children, dir);

@@ -2,7 +2,10 @@
 // authz-scale-cause.ts): a "side" is one process serving gets to the load child, and
 // a round is one timed window of gets against it with that process's CPU, garbage
 // collections and live heap over the window. Also the authorization-at-scale seeding
-// (Teams over the Users, access keys of them), as hack/bench/suite.ts does it.
+// (Teams over the Users, access keys of them), as hack/bench/suite.ts does it, the
+// settle before a window, and a script's run (its children stopped at the end).
+
+import { rmSync } from 'node:fs';
 
 import type { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
@@ -39,6 +42,18 @@ export async function cpuOf(p: Child): Promise<number> {
   return u.user + u.system;
 }
 
+/** As suite.ts's settle(): until the process used under 10% of a core over 500 ms (at most 20 s). */
+export async function settle(p: Child): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let last = await cpuOf(p);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await cpuOf(p);
+    if (now - last < 500 * 100) return;
+    last = now;
+  }
+}
+
 export function job(load: Child, j: Job): Promise<LoadResult> {
   return load.call<LoadResult>({ job: j });
 }
@@ -73,18 +88,6 @@ export const gets = (load: Child, side: Side, ms: number, clients: number): Prom
     warmupMs: 0,
     durationMs: ms,
   });
-
-/** As suite.ts's settle(): until the process used under 10% of a core over 500 ms (at most 20 s). */
-export async function settle(p: Child): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  let last = await cpuOf(p);
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = await cpuOf(p);
-    if (now - last < 500 * 100) return;
-    last = now;
-  }
-}
 
 /** One timed window of gets against `side`, with its process's CPU (and a server's GC) over the window. */
 export async function measure(load: Child, side: Side, ms: number, clients: number): Promise<Round> {
@@ -183,4 +186,20 @@ export async function seedTeamsAndKeys(
       }),
     );
   }
+}
+
+/**
+ * Runs a focused script's `main`: its error printed (exit code 1), then its children
+ * stopped, the last started first, and its scratch directory removed (kept with BENCH_KEEP).
+ */
+export function runScript(main: () => Promise<void>, children: Child[], dir: string): void {
+  main()
+    .catch((err: unknown) => {
+      console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      for (const c of children.reverse()) await c.stop().catch(() => undefined);
+      if (!process.env['BENCH_KEEP']) rmSync(dir, { recursive: true, force: true });
+    });
 }

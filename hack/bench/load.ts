@@ -69,6 +69,12 @@ export type Job =
 export interface LoadResult {
   /** Operations measured (after warm-up). */
   readonly operations: number;
+  /**
+   * Operations completed over the whole job, warm-up included, where the warm-up is the
+   * same operation: what a process's CPU over the job is divided by for CPU per operation
+   * (the CPU is read before and after the job, so it holds the warm-up's work too).
+   */
+  readonly completed?: number;
   /** Operations per second over the measured period. */
   readonly throughput: number;
   readonly latency: LatencySummary;
@@ -125,9 +131,10 @@ async function closedLoop(
   timing: Timing,
   op: (n: number) => Promise<void>,
   errors: Errors,
-): Promise<{ latency: Latencies; operations: number; seconds: number }> {
+): Promise<{ latency: Latencies; operations: number; completed: number; seconds: number }> {
   const latency = new Latencies();
   let n = 0;
+  let completed = 0;
   let measuring = false;
   let operations = 0;
   const warmEnd = performance.now() + timing.warmupMs;
@@ -148,6 +155,7 @@ async function closedLoop(
         errors.note(err instanceof Error ? err.message : String(err));
         continue;
       }
+      completed++;
       if (counted) {
         latency.recordMs(performance.now() - t0);
         operations++;
@@ -155,7 +163,7 @@ async function closedLoop(
     }
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
-  return { latency, operations, seconds: Math.max(0.001, (performance.now() - measuredFrom) / 1000) };
+  return { latency, operations, completed, seconds: Math.max(0.001, (performance.now() - measuredFrom) / 1000) };
 }
 
 async function expectOk(
@@ -265,6 +273,7 @@ async function list(job: Extract<Job, { kind: 'list' }>): Promise<LoadResult> {
   const latency = new Latencies();
   let bytes = 0;
   let items = 0;
+  let completed = 0;
   const t0 = performance.now();
   for (let i = 0; i < job.warmup + job.iterations; i++) {
     const s = performance.now();
@@ -272,6 +281,7 @@ async function list(job: Extract<Job, { kind: 'list' }>): Promise<LoadResult> {
       const res = await p.request({ method: 'GET', path: job.path, headers: h });
       const text = await expectOk(res, 'list');
       const took = performance.now() - s;
+      completed++;
       if (i >= job.warmup) latency.recordMs(took);
       bytes = text.length;
       if (i === 0) items = (JSON.parse(text) as { items?: unknown[] }).items?.length ?? 0;
@@ -279,7 +289,7 @@ async function list(job: Extract<Job, { kind: 'list' }>): Promise<LoadResult> {
       errors.note(err instanceof Error ? err.message : String(err));
     }
   }
-  return result({ latency, operations: latency.count, seconds: (performance.now() - t0) / 1000 }, errors, {
+  return result({ latency, operations: latency.count, completed, seconds: (performance.now() - t0) / 1000 }, errors, {
     responseBytes: bytes,
     items,
   });
@@ -325,6 +335,7 @@ async function etcdRangeParse(job: Extract<Job, { kind: 'etcd-range-parse' }>): 
   const errors = new Errors();
   const latency = new Latencies();
   let items = 0;
+  let completed = 0;
   const t0 = performance.now();
   for (let i = 0; i < job.warmup + job.iterations; i++) {
     const s = performance.now();
@@ -332,13 +343,14 @@ async function etcdRangeParse(job: Extract<Job, { kind: 'etcd-range-parse' }>): 
       const res = await client.kv.range(prefixRange(job.prefix));
       const objects = res.kvs.map((kv) => JSON.parse(kv.value.toString('utf8')) as unknown);
       items = objects.length;
+      completed++;
       if (i >= job.warmup) latency.recordMs(performance.now() - s);
     } catch (err) {
       errors.note(err instanceof Error ? err.message : String(err));
     }
   }
   client.close();
-  return result({ latency, operations: latency.count, seconds: (performance.now() - t0) / 1000 }, errors, {
+  return result({ latency, operations: latency.count, completed, seconds: (performance.now() - t0) / 1000 }, errors, {
     items,
   });
 }
@@ -602,12 +614,13 @@ async function request(job: Extract<Job, { kind: 'request' }>): Promise<LoadResu
 }
 
 function result(
-  run: { latency: Latencies; operations: number; seconds: number },
+  run: { latency: Latencies; operations: number; completed?: number; seconds: number },
   errors: Errors,
   extra?: Record<string, unknown>,
 ): LoadResult {
   return {
     operations: run.operations,
+    ...(run.completed !== undefined ? { completed: run.completed } : {}),
     throughput: Math.round((run.operations / run.seconds) * 10) / 10,
     latency: run.latency.summary(),
     errors: errors.count,

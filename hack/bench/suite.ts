@@ -849,7 +849,11 @@ export class Suite {
       await process.call({ profile: { stop: file } });
       this.env.log(`bench:   profile ${file}`);
     }
-    const cpuUsPerOp = r.operations > 0 ? Math.round(used / r.operations) : 0;
+    // The CPU was read around the whole job, warm-up included, so it is divided by every
+    // operation the job completed where the job counts them (a closed loop's warm-up is the
+    // same operation), not by the measured window's alone.
+    const ops = r.completed ?? r.operations;
+    const cpuUsPerOp = ops > 0 ? Math.round(used / ops) : 0;
     return { ...r, extra: { ...r.extra, cpuUsPerOp, cpuProcess: process.name } };
   }
 

@@ -74,19 +74,35 @@ export function listItemElement(t: ListType, index: number, item: Value, path: P
   return valueElement(item);
 }
 
-function checkScalar(atom: Atom, v: Value | undefined, path: Path, side: string): void {
-  if (v === undefined || v === null) return;
+/** Go's %T of a decoded JSON value: what smd names a non-number by. */
+function goTypeName(v: Value): string {
+  if (isList(v)) return '[]interface {}';
+  if (isMap(v)) return 'map[string]interface {}';
+  return typeof v === 'boolean' ? 'bool' : typeof v === 'number' ? 'float64' : 'string';
+}
+
+/** Why a scalar does not fit its scalar type (smd validateScalar), or undefined when it does. */
+export function scalarFault(atom: Atom, v: Value | undefined): string | undefined {
+  if (v === undefined || v === null) return undefined;
   const t = atom.scalar;
-  const ok =
-    t === 'untyped'
-      ? isScalar(v)
-      : t === 'string'
-        ? typeof v === 'string'
-        : t === 'numeric'
-          ? typeof v === 'number'
-          : typeof v === 'boolean';
-  // The kind only, never the value: values can be secrets, and this message can reach a client.
-  if (!ok) fail(path, `${side}expected ${t}, got ${isList(v) ? 'list' : isMap(v) ? 'map' : typeof v}`);
+  // Upstream's words; where it prints the value itself (%v, %#v), its kind only:
+  // values can be secrets, and this message reaches a client.
+  const kind = isList(v) ? 'list' : isMap(v) ? 'map' : typeof v;
+  switch (t) {
+    case 'numeric':
+      return typeof v === 'number' ? undefined : `expected numeric (int or float), got ${goTypeName(v)}`;
+    case 'string':
+      return typeof v === 'string' ? undefined : `expected string, got ${kind}`;
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : `expected boolean, got ${kind}`;
+    default:
+      return isScalar(v) ? undefined : `expected any scalar, got ${kind}`;
+  }
+}
+
+function checkScalar(atom: Atom, v: Value | undefined, path: Path, side: string): void {
+  const fault = scalarFault(atom, v);
+  if (fault) fail(path, `${side}${fault}`);
 }
 
 function asList(v: Value | undefined): readonly Value[] | undefined {
@@ -124,7 +140,7 @@ function collectList(v: Value, t: ListType, path: PathElement[], set: FieldSet):
     const childPath = [...path, pe];
     // smd 4.4 owns a duplicated key as the item itself, without descending into
     // its copies (typed/tofieldset.go): which copy's fields would they be?
-    if (duplicated.has(identity(pe))) {
+    if (duplicated.has(identityOf(pe))) {
       set.insert(childPath);
       return;
     }
@@ -134,7 +150,7 @@ function collectList(v: Value, t: ListType, path: PathElement[], set: FieldSet):
 }
 
 /** One text per list item key: equal for exactly the elements smd finds equal. */
-function identity(pe: PathElement): string {
+export function identityOf(pe: PathElement): string {
   return elementToString(pe) + '\u0000' + pe.kind;
 }
 
@@ -143,7 +159,7 @@ function duplicatedIdentities(elements: readonly PathElement[]): Set<string> {
   const seen = new Set<string>();
   const duplicated = new Set<string>();
   for (const pe of elements) {
-    const id = identity(pe);
+    const id = identityOf(pe);
     if (seen.has(id)) duplicated.add(id);
     else seen.add(id);
   }
@@ -239,7 +255,7 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
   const rhsByKey = new Map<string, Value>();
   for (const [i, item] of (rhs ?? []).entries()) {
     const pe = listItemElement(t, i, item, w.path);
-    const id = identity(pe);
+    const id = identityOf(pe);
     // The applied configuration may not repeat a key (smd refuses it before merging).
     if (rhsByKey.has(id))
       fail(w.path, `duplicate entries for key ${elementToString(pe)}`, AppliedConfigurationError);
@@ -254,7 +270,7 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
   const seen = new Set<string>();
   for (const [i, item] of (lhs ?? []).entries()) {
     const pe = lhsElements[i] as PathElement;
-    const id = identity(pe);
+    const id = identityOf(pe);
     const configured = rhsByKey.get(id);
     if (seen.has(id) && configured !== undefined) continue;
     seen.add(id);
@@ -263,7 +279,7 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
     if (w2.out !== undefined) out.push(w2.out);
   }
   for (const { pe, item } of rhsItems) {
-    if (seen.has(identity(pe))) continue;
+    if (seen.has(identityOf(pe))) continue;
     const w2 = descend(w, pe, undefined, item);
     walk(w2, t.elementType, rules);
     if (w2.out !== undefined) out.push(w2.out);
@@ -286,7 +302,7 @@ function compareListItems(
 ): void {
   const byKey = new Map<string, { pe: PathElement; l: Value[]; r: Value[] }>();
   const group = (pe: PathElement): { pe: PathElement; l: Value[]; r: Value[] } => {
-    const id = identity(pe);
+    const id = identityOf(pe);
     let g = byKey.get(id);
     if (!g) byKey.set(id, (g = { pe, l: [], r: [] }));
     return g;

@@ -250,8 +250,7 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
   const bothEmpty = (!lhs || lhs.length === 0) && (!rhs || rhs.length === 0);
   if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
   if (rules.comparison) return compareListItems(w, t, lhs ?? [], rhs ?? [], rules, rules.comparison);
-  const out: Value[] = [];
-  const rhsItems: { pe: PathElement; item: Value }[] = [];
+  const rhsElements: PathElement[] = [];
   const rhsByKey = new Map<string, Value>();
   for (const [i, item] of (rhs ?? []).entries()) {
     const pe = listItemElement(t, i, item, w.path);
@@ -260,29 +259,69 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
     if (rhsByKey.has(id))
       fail(w.path, `duplicate entries for key ${elementToString(pe)}`, AppliedConfigurationError);
     rhsByKey.set(id, item);
-    rhsItems.push({ pe, item });
+    rhsElements.push(pe);
   }
-  const lhsElements = (lhs ?? []).map((item, i) => listItemElement(t, i, item, w.path));
-  // The live object may repeat a key (smd 4.4, typed/merge.go): a repeated key the
-  // configuration also sets becomes the configuration's one item, not a merge of a
-  // copy; one it leaves alone keeps every copy.
+  const lhsItems = lhs ?? [];
+  const lhsElements = lhsItems.map((item, i) => listItemElement(t, i, item, w.path));
+  // The live object may repeat a key (smd 4.4): a repeated key the configuration
+  // also sets becomes the configuration's one item, not a merge of a copy; one it
+  // leaves alone keeps every copy.
   const duplicated = duplicatedIdentities(lhsElements);
-  const seen = new Set<string>();
-  for (const [i, item] of (lhs ?? []).entries()) {
-    const pe = lhsElements[i] as PathElement;
+  const lhsByKey = new Map<string, Value>();
+  lhsElements.forEach((pe, i) => {
     const id = identityOf(pe);
-    const configured = rhsByKey.get(id);
-    if (seen.has(id) && configured !== undefined) continue;
-    seen.add(id);
-    const w2 = descend(w, pe, duplicated.has(id) && configured !== undefined ? undefined : item, configured);
+    if (!lhsByKey.has(id)) lhsByKey.set(id, lhsItems[i] as Value);
+  });
+  const out: Value[] = [];
+  const emit = (pe: PathElement, l: Value | undefined, r: Value | undefined): void => {
+    const w2 = descend(w, pe, l, r);
     walk(w2, t.elementType, rules);
     if (w2.out !== undefined) out.push(w2.out);
-  }
-  for (const { pe, item } of rhsItems) {
-    if (seen.has(identityOf(pe))) continue;
-    const w2 = descend(w, pe, undefined, item);
-    walk(w2, t.elementType, rules);
-    if (w2.out !== undefined) out.push(w2.out);
+  };
+  const liveOf = (id: string): Value | undefined => (duplicated.has(id) ? undefined : lhsByKey.get(id));
+  // smd 4.4's order (typed/merge.go visitListItems): the configuration's items in its
+  // own order, each live item it leaves alone where it stood in the live list. The
+  // items both lists hold are taken in the configuration's order: a live one met
+  // before its turn is skipped and placed when the configuration reaches it.
+  const shared = rhsElements.map(identityOf).filter((id) => lhsByKey.has(id));
+  let nextShared = 0;
+  const merged = new Set<string>();
+  let lI = 0;
+  let rI = 0;
+  while (lI < lhsElements.length || rI < rhsElements.length) {
+    if (lI < lhsElements.length && rI < rhsElements.length) {
+      const lid = identityOf(lhsElements[lI] as PathElement);
+      if (lid === identityOf(rhsElements[rI] as PathElement)) {
+        merged.add(lid);
+        emit(lhsElements[lI] as PathElement, liveOf(lid), rhsByKey.get(lid));
+        lI++;
+        rI++;
+        nextShared++;
+        continue;
+      }
+      if (rhsByKey.has(lid) && nextShared < shared.length && shared[nextShared] !== lid) {
+        lI++;
+        continue;
+      }
+    }
+    if (lI < lhsElements.length) {
+      const pe = lhsElements[lI] as PathElement;
+      const lid = identityOf(pe);
+      if (!rhsByKey.has(lid)) {
+        emit(pe, lhsItems[lI], undefined);
+        lI++;
+        continue;
+      }
+      if (merged.has(lid)) lI++;
+    }
+    if (rI < rhsElements.length) {
+      const pe = rhsElements[rI] as PathElement;
+      const rid = identityOf(pe);
+      merged.add(rid);
+      emit(pe, liveOf(rid), rhsByKey.get(rid));
+      rI++;
+      if (nextShared < shared.length && shared[nextShared] === rid) nextShared++;
+    }
   }
   if (out.length > 0) w.out = out;
 }

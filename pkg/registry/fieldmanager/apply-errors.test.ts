@@ -9,34 +9,29 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { KubeObject } from '../../apis/meta/types.js';
+import { kindSchema } from './testing/kind-schema.js';
 import { FieldManager, FieldManagerError } from './index.js';
 
 const GV = 'example.dev/v1';
 
 const widgets = (): FieldManager =>
   new FieldManager({
-    schema: {
-      type: 'object',
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-        spec: {
-          type: 'object',
-          properties: {
-            size: { type: 'integer' },
-            color: { type: 'string' },
-            on: { type: 'boolean' },
-            ports: {
-              type: 'array',
-              'x-kubernetes-list-type': 'map',
-              'x-kubernetes-list-map-keys': ['name'],
-              items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } },
-            },
+    schema: kindSchema({
+      spec: {
+        type: 'object',
+        properties: {
+          size: { type: 'integer' },
+          color: { type: 'string' },
+          on: { type: 'boolean' },
+          ports: {
+            type: 'array',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['name'],
+            items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } },
           },
         },
       },
-    },
+    }),
     apiVersion: GV,
     kind: 'Widget',
     now: () => new Date('2026-01-01T00:00:00Z'),

@@ -413,10 +413,6 @@ export interface Comparison {
   readonly removed: FieldSet;
 }
 
-export function isSame(c: Comparison): boolean {
-  return c.added.empty() && c.modified.empty() && c.removed.empty();
-}
-
 /** Compares two versions of an object field by field (smd TypedValue.Compare). */
 export function compareValuesTyped(lhs: Value, rhs: Value, atom: Atom): Comparison {
   const c = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };

@@ -395,7 +395,10 @@ export class FieldManager {
     const config = clone(applied) as unknown as Value;
     this.refuseUnfit('failed to create typed patch object', applied, config, false);
     const live = clone(liveObj) as unknown as Value;
-    this.refuseUnfit('failed to create typed live object', liveObj, live, true);
+    // Upstream's FieldManager takes managedFields off the live object before this
+    // (RemoveObjectManagedFields): they are not checked, and walking them cost most
+    // of the check.
+    this.refuseUnfit('failed to create typed live object', liveObj, withoutManagedFields(live), true);
     let result;
     try {
       result = this.updater.apply(live, config, managed.fields, id, force);
@@ -480,6 +483,13 @@ export class FieldManager {
       return new FieldManagerError(`${what} (${this.gvknn(obj)}): ${err.message}`, { cause: err });
     return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/** The object with no metadata.managedFields: a shallow view, the object is not changed. */
+function withoutManagedFields(v: Value): Value {
+  if (!isObject(v) || !isObject(v['metadata']) || !('managedFields' in v['metadata'])) return v;
+  const { managedFields: _dropped, ...metadata } = v['metadata'];
+  return { ...v, metadata } as Value;
 }
 
 /** Go's GroupVersionKind String(): `group/version, Kind=Kind`. */

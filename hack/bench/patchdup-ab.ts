@@ -19,30 +19,13 @@
 //     --strict --skipLibCheck --types node /tmp/pd-base/pkg/registry/fieldmanager/index.ts
 //   node dist/hack/bench/patchdup-ab.js --base /tmp/pd-base/dist
 
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { KubeObject } from '../../pkg/apis/meta/types.js';
 import * as current from '../../pkg/registry/fieldmanager/index.js';
 import { managementKinds } from '../../pkg/registry/management/kinds.js';
 import { compareAlternating, type Variant } from './alternating-ab.js';
+import { loadBaseFieldManager, type Engine } from './fieldmanager-base.js';
 
-type Engine = typeof current;
-
-const { values } = parseArgs({
-  options: {
-    base: { type: 'string' },
-    calls: { type: 'string', default: '2000' },
-    rounds: { type: 'string', default: '9' },
-  },
-});
-if (!values.base) throw new Error('--base <dir>: the other build (see the header)');
-const calls = Number(values.calls);
-const rounds = Number(values.rounds);
-
-const base = (await import(
-  pathToFileURL(resolve(values.base, 'pkg/registry/fieldmanager/index.js')).href
-)) as Engine;
+const { base, calls, rounds } = await loadBaseFieldManager();
 
 const GROUP = 'management.platform.dev';
 const team = managementKinds(GROUP).find((k) => k.info.kind === 'Team');

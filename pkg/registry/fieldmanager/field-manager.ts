@@ -39,7 +39,8 @@ import {
 } from './managed.js';
 import { fieldElement, type Path } from './path.js';
 import { fromOpenAPI, type Atom } from './schema.js';
-import { AppliedConfigurationError, TypedValueError } from './typed.js';
+import { TypedValueError } from './typed.js';
+import { faultsMessage, validationFaults } from './validate.js';
 import { ConflictsError, Updater, type ManagedFieldSets } from './updater.js';
 import type { Value } from './value.js';
 import { ANCIENT_CHANGES_MANAGER, capUpdateManagers, MAX_UPDATE_MANAGERS } from './cap-managers.js';
@@ -306,7 +307,16 @@ export class FieldManager {
       // What the object holds before its first apply belongs to before-first-apply.
       const empty: KubeObject = { apiVersion: this.apiVersion, kind: this.kind, metadata: {} };
       // A copy: the typed update reads its new object as the plain data it is handed.
-      const out = this.capManagersUpdate(empty, clone(liveObj), current, BEFORE_FIRST_APPLY_MANAGER);
+      let out: Outcome;
+      try {
+        out = this.capManagersUpdate(empty, clone(liveObj), current, BEFORE_FIRST_APPLY_MANAGER);
+      } catch (err) {
+        // skipnonapplied.go's words around the update's own.
+        if (!(err instanceof FieldManagerError)) throw err;
+        throw new FieldManagerError(`failed to create manager for existing fields: ${err.message}`, {
+          cause: err,
+        });
+      }
       live = out.object;
       current = out.managed;
     }
@@ -379,22 +389,25 @@ export class FieldManager {
     if (applied['metadata'] && (applied['metadata'] as Record<string, unknown>)['managedFields'] != null) {
       throw newBadRequest('metadata.managedFields must be nil');
     }
+    // structuredmerge.go makes typed values of both objects before merging: the
+    // configuration as smd parses it (a repeated key refused), then the live object
+    // (repeated keys allowed). Their faults are named here, as upstream words them.
+    const config = clone(applied) as unknown as Value;
+    this.refuseUnfit('failed to create typed patch object', applied, config, false);
     const live = clone(liveObj) as unknown as Value;
+    // Upstream's FieldManager takes managedFields off the live object before this
+    // (RemoveObjectManagedFields): they are not checked, and walking them cost most
+    // of the check.
+    this.refuseUnfit('failed to create typed live object', liveObj, withoutManagedFields(live), true);
     let result;
     try {
-      result = this.updater.apply(live, clone(applied) as unknown as Value, managed.fields, id, force);
+      result = this.updater.apply(live, config, managed.fields, id, force);
     } catch (err) {
       if (err instanceof ConflictsError) throw new ApplyConflictError(toApplyConflicts(err.conflicts));
-      if (err instanceof AppliedConfigurationError) {
-        // structuredmerge.go's wording, which names the applied object as its body does.
-        const meta = isObject(applied['metadata']) ? applied['metadata'] : {};
-        const where = `${String(meta['namespace'] ?? '')}/${String(meta['name'] ?? '')}`;
-        throw new FieldManagerError(
-          `failed to create typed patch object (${where}; ${gvkString(this.apiVersion, this.kind)}): ${err.message}`,
-          { cause: err },
-        );
-      }
-      throw this.engineError('failed to apply', err);
+      // What else smd's Apply can fail on comes back unwrapped but for its step's words.
+      if (err instanceof TypedValueError)
+        throw new FieldManagerError(`failed to merge config: ${err.message}`, { cause: err });
+      throw this.engineError(liveObj, err);
     }
     const fields = this.stripped(result.managers, id);
     const times = new Map(managed.times);
@@ -415,15 +428,43 @@ export class FieldManager {
     managers: ManagedFieldSets,
     id: string,
   ): ManagedFieldSets {
+    const live = clone(liveObj) as unknown as Value;
+    // Not copied again: both callers hand a fresh plain copy (update()'s `next`, the
+    // first apply's copy of the live object), and the engine only reads it.
+    const next = newObj as unknown as Value;
     try {
-      const live = clone(liveObj) as unknown as Value;
-      // Not copied again: both callers hand a fresh plain copy (update()'s `next`, the
-      // first apply's copy of the live object), and the engine only reads it.
-      const next = newObj as unknown as Value;
       return this.stripped(this.updater.update(live, next, managers, id).managers, id);
     } catch (err) {
-      throw this.engineError('failed to update ManagedFields', err);
+      // Only a failure pays for naming it: structuredmerge.go's Update makes typed
+      // values of the new object, then the live one, then updates the managers.
+      this.refuseUnfit('failed to convert new object', newObj, next, true, ' to smd typed');
+      this.refuseUnfit('failed to convert live object', liveObj, live, true, ' to smd typed');
+      throw this.engineError(newObj, err, 'failed to update ManagedFields');
     }
+  }
+
+  /**
+   * Throws upstream's error for an object that does not fit the kind's schema:
+   * `<what> (<namespace>/<name>; <group/version>, Kind=<Kind>)<after>: <smd's faults>`
+   * (structuredmerge.go's objectGVKNN, which names the object by its own metadata).
+   */
+  private refuseUnfit(
+    what: string,
+    obj: Readonly<Record<string, unknown>> | KubeObject,
+    v: Value,
+    allowDuplicates: boolean,
+    after = '',
+  ): void {
+    const faults = validationFaults(v, this.atom, allowDuplicates);
+    if (faults.length === 0) return;
+    throw new FieldManagerError(`${what} (${this.gvknn(obj)})${after}: ${faultsMessage(faults)}`);
+  }
+
+  /** objectGVKNN: `<namespace>/<name>; <group/version>, Kind=<Kind>`. */
+  private gvknn(obj: Readonly<Record<string, unknown>> | KubeObject): string {
+    const meta: Record<string, unknown> = isObject(obj['metadata']) ? obj['metadata'] : {};
+    const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+    return `${text(meta['namespace'])}/${text(meta['name'])}; ${gvkString(this.apiVersion, this.kind)}`;
   }
 
   /** Drops the never-owned fields from a manager's set (and the manager when nothing is left). */
@@ -436,14 +477,19 @@ export class FieldManager {
     return managers;
   }
 
-  private engineError(what: string, err: unknown): Error {
+  private engineError(obj: KubeObject, err: unknown, what?: string): Error {
     if (err instanceof ApiError) return err;
-    if (err instanceof TypedValueError || err instanceof ManagedFieldsError)
-      return new FieldManagerError(`${what} (${gvkString(this.apiVersion, this.kind)}): ${err.message}`, {
-        cause: err,
-      });
+    if (what && (err instanceof TypedValueError || err instanceof ManagedFieldsError))
+      return new FieldManagerError(`${what} (${this.gvknn(obj)}): ${err.message}`, { cause: err });
     return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/** The object with no metadata.managedFields: a shallow view, the object is not changed. */
+function withoutManagedFields(v: Value): Value {
+  if (!isObject(v) || !isObject(v['metadata']) || !('managedFields' in v['metadata'])) return v;
+  const { managedFields: _dropped, ...metadata } = v['metadata'];
+  return { ...v, metadata } as Value;
 }
 
 /** Go's GroupVersionKind String(): `group/version, Kind=Kind`. */

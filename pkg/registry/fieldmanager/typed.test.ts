@@ -52,7 +52,7 @@ describe('typed values', () => {
     ]);
   });
 
-  it('merges an applied configuration: sets and list-maps by identity (live order first), atomic nodes whole', () => {
+  it("merges an applied configuration: sets and list-maps by identity (in smd 4.4.2's order), atomic nodes whole", () => {
     const live: Value = {
       tags: ['b', 'a'],
       args: ['1'],
@@ -66,9 +66,10 @@ describe('typed values', () => {
       ref: { a: '3' },
     };
     assert.deepEqual(mergeValues(live, config, atom), {
-      tags: ['b', 'a', 'c'],
+      // The configuration's order; a live item it leaves alone stays where it stood.
+      tags: ['b', 'c', 'a'],
       args: ['2'],
-      rules: [{ name: 'r', verb: 'put' }, { name: 's' }],
+      rules: [{ name: 's' }, { name: 'r', verb: 'put' }],
       ref: { a: '3' },
     });
   });

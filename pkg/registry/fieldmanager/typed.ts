@@ -74,19 +74,35 @@ export function listItemElement(t: ListType, index: number, item: Value, path: P
   return valueElement(item);
 }
 
-function checkScalar(atom: Atom, v: Value | undefined, path: Path, side: string): void {
-  if (v === undefined || v === null) return;
+/** Go's %T of a decoded JSON value: what smd names a non-number by. */
+function goTypeName(v: Value): string {
+  if (isList(v)) return '[]interface {}';
+  if (isMap(v)) return 'map[string]interface {}';
+  return typeof v === 'boolean' ? 'bool' : typeof v === 'number' ? 'float64' : 'string';
+}
+
+/** Why a scalar does not fit its scalar type (smd validateScalar), or undefined when it does. */
+export function scalarFault(atom: Atom, v: Value | undefined): string | undefined {
+  if (v === undefined || v === null) return undefined;
   const t = atom.scalar;
-  const ok =
-    t === 'untyped'
-      ? isScalar(v)
-      : t === 'string'
-        ? typeof v === 'string'
-        : t === 'numeric'
-          ? typeof v === 'number'
-          : typeof v === 'boolean';
-  // The kind only, never the value: values can be secrets, and this message can reach a client.
-  if (!ok) fail(path, `${side}expected ${t}, got ${isList(v) ? 'list' : isMap(v) ? 'map' : typeof v}`);
+  // Upstream's words; where it prints the value itself (%v, %#v), its kind only:
+  // values can be secrets, and this message reaches a client.
+  const kind = isList(v) ? 'list' : isMap(v) ? 'map' : typeof v;
+  switch (t) {
+    case 'numeric':
+      return typeof v === 'number' ? undefined : `expected numeric (int or float), got ${goTypeName(v)}`;
+    case 'string':
+      return typeof v === 'string' ? undefined : `expected string, got ${kind}`;
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : `expected boolean, got ${kind}`;
+    default:
+      return isScalar(v) ? undefined : `expected any scalar, got ${kind}`;
+  }
+}
+
+function checkScalar(atom: Atom, v: Value | undefined, path: Path, side: string): void {
+  const fault = scalarFault(atom, v);
+  if (fault) fail(path, `${side}${fault}`);
 }
 
 function asList(v: Value | undefined): readonly Value[] | undefined {
@@ -124,7 +140,7 @@ function collectList(v: Value, t: ListType, path: PathElement[], set: FieldSet):
     const childPath = [...path, pe];
     // smd 4.4 owns a duplicated key as the item itself, without descending into
     // its copies (typed/tofieldset.go): which copy's fields would they be?
-    if (duplicated.has(identity(pe))) {
+    if (duplicated.has(identityOf(pe))) {
       set.insert(childPath);
       return;
     }
@@ -134,7 +150,7 @@ function collectList(v: Value, t: ListType, path: PathElement[], set: FieldSet):
 }
 
 /** One text per list item key: equal for exactly the elements smd finds equal. */
-function identity(pe: PathElement): string {
+export function identityOf(pe: PathElement): string {
   return elementToString(pe) + '\u0000' + pe.kind;
 }
 
@@ -143,7 +159,7 @@ function duplicatedIdentities(elements: readonly PathElement[]): Set<string> {
   const seen = new Set<string>();
   const duplicated = new Set<string>();
   for (const pe of elements) {
-    const id = identity(pe);
+    const id = identityOf(pe);
     if (seen.has(id)) duplicated.add(id);
     else seen.add(id);
   }
@@ -234,39 +250,78 @@ function mergeList(w: Walker, t: ListType, rules: MergeRules): void {
   const bothEmpty = (!lhs || lhs.length === 0) && (!rhs || rhs.length === 0);
   if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
   if (rules.comparison) return compareListItems(w, t, lhs ?? [], rhs ?? [], rules, rules.comparison);
-  const out: Value[] = [];
-  const rhsItems: { pe: PathElement; item: Value }[] = [];
+  const rhsElements: PathElement[] = [];
   const rhsByKey = new Map<string, Value>();
   for (const [i, item] of (rhs ?? []).entries()) {
     const pe = listItemElement(t, i, item, w.path);
-    const id = identity(pe);
+    const id = identityOf(pe);
     // The applied configuration may not repeat a key (smd refuses it before merging).
     if (rhsByKey.has(id))
       fail(w.path, `duplicate entries for key ${elementToString(pe)}`, AppliedConfigurationError);
     rhsByKey.set(id, item);
-    rhsItems.push({ pe, item });
+    rhsElements.push(pe);
   }
-  const lhsElements = (lhs ?? []).map((item, i) => listItemElement(t, i, item, w.path));
-  // The live object may repeat a key (smd 4.4, typed/merge.go): a repeated key the
-  // configuration also sets becomes the configuration's one item, not a merge of a
-  // copy; one it leaves alone keeps every copy.
+  const lhsItems = lhs ?? [];
+  const lhsElements = lhsItems.map((item, i) => listItemElement(t, i, item, w.path));
+  // The live object may repeat a key (smd 4.4): a repeated key the configuration
+  // also sets becomes the configuration's one item, not a merge of a copy; one it
+  // leaves alone keeps every copy.
   const duplicated = duplicatedIdentities(lhsElements);
-  const seen = new Set<string>();
-  for (const [i, item] of (lhs ?? []).entries()) {
-    const pe = lhsElements[i] as PathElement;
-    const id = identity(pe);
-    const configured = rhsByKey.get(id);
-    if (seen.has(id) && configured !== undefined) continue;
-    seen.add(id);
-    const w2 = descend(w, pe, duplicated.has(id) && configured !== undefined ? undefined : item, configured);
+  const lhsByKey = new Map<string, Value>();
+  lhsElements.forEach((pe, i) => {
+    const id = identityOf(pe);
+    if (!lhsByKey.has(id)) lhsByKey.set(id, lhsItems[i] as Value);
+  });
+  const out: Value[] = [];
+  const emit = (pe: PathElement, l: Value | undefined, r: Value | undefined): void => {
+    const w2 = descend(w, pe, l, r);
     walk(w2, t.elementType, rules);
     if (w2.out !== undefined) out.push(w2.out);
-  }
-  for (const { pe, item } of rhsItems) {
-    if (seen.has(identity(pe))) continue;
-    const w2 = descend(w, pe, undefined, item);
-    walk(w2, t.elementType, rules);
-    if (w2.out !== undefined) out.push(w2.out);
+  };
+  const liveOf = (id: string): Value | undefined => (duplicated.has(id) ? undefined : lhsByKey.get(id));
+  // smd 4.4's order (typed/merge.go visitListItems): the configuration's items in its
+  // own order, each live item it leaves alone where it stood in the live list. The
+  // items both lists hold are taken in the configuration's order: a live one met
+  // before its turn is skipped and placed when the configuration reaches it.
+  const shared = rhsElements.map(identityOf).filter((id) => lhsByKey.has(id));
+  let nextShared = 0;
+  const merged = new Set<string>();
+  let lI = 0;
+  let rI = 0;
+  while (lI < lhsElements.length || rI < rhsElements.length) {
+    if (lI < lhsElements.length && rI < rhsElements.length) {
+      const lid = identityOf(lhsElements[lI] as PathElement);
+      if (lid === identityOf(rhsElements[rI] as PathElement)) {
+        merged.add(lid);
+        emit(lhsElements[lI] as PathElement, liveOf(lid), rhsByKey.get(lid));
+        lI++;
+        rI++;
+        nextShared++;
+        continue;
+      }
+      if (rhsByKey.has(lid) && nextShared < shared.length && shared[nextShared] !== lid) {
+        lI++;
+        continue;
+      }
+    }
+    if (lI < lhsElements.length) {
+      const pe = lhsElements[lI] as PathElement;
+      const lid = identityOf(pe);
+      if (!rhsByKey.has(lid)) {
+        emit(pe, lhsItems[lI], undefined);
+        lI++;
+        continue;
+      }
+      if (merged.has(lid)) lI++;
+    }
+    if (rI < rhsElements.length) {
+      const pe = rhsElements[rI] as PathElement;
+      const rid = identityOf(pe);
+      merged.add(rid);
+      emit(pe, liveOf(rid), rhsByKey.get(rid));
+      rI++;
+      if (nextShared < shared.length && shared[nextShared] === rid) nextShared++;
+    }
   }
   if (out.length > 0) w.out = out;
 }
@@ -286,7 +341,7 @@ function compareListItems(
 ): void {
   const byKey = new Map<string, { pe: PathElement; l: Value[]; r: Value[] }>();
   const group = (pe: PathElement): { pe: PathElement; l: Value[]; r: Value[] } => {
-    const id = identity(pe);
+    const id = identityOf(pe);
     let g = byKey.get(id);
     if (!g) byKey.set(id, (g = { pe, l: [], r: [] }));
     return g;
@@ -356,10 +411,6 @@ export interface Comparison {
   readonly added: FieldSet;
   readonly modified: FieldSet;
   readonly removed: FieldSet;
-}
-
-export function isSame(c: Comparison): boolean {
-  return c.added.empty() && c.modified.empty() && c.removed.empty();
 }
 
 /** Compares two versions of an object field by field (smd TypedValue.Compare). */

@@ -14,13 +14,12 @@ import { type Atom } from './schema.js';
 import {
   compareValuesTyped,
   ensureNamedFieldsAreMembers,
-  isSame,
   mergeValues,
   removeItems,
   toFieldSet,
   type Comparison,
 } from './typed.js';
-import type { Value } from './value.js';
+import { equalValues, type Value } from './value.js';
 
 export interface VersionedSet {
   readonly set: FieldSet;
@@ -175,8 +174,12 @@ export class Updater {
     const withApplier: ManagedFieldSets = new Map(managers);
     withApplier.set(manager, versioned(set, this.apiVersion, true));
     merged = this.prune(merged, withApplier, manager, lastSet);
-    const { managers: out, compare } = this.reconcile(liveObject, merged, withApplier, manager, force);
-    return { object: isSame(compare) ? undefined : merged, managers: out };
+    const { managers: out } = this.reconcile(liveObject, merged, withApplier, manager, force);
+    // "Nothing changed" is smd 4.4.2's value.Equals of the two objects (merge/update.go
+    // Apply), not 4.1.2's empty comparison: an apply that only reorders a set or
+    // list-map, or changes only fields no manager may own (a reset field such as
+    // the main resource's status), changes the object.
+    return { object: equalValues(liveObject, merged) ? undefined : merged, managers: out };
   }
 
   /**

@@ -4,7 +4,7 @@
 // Error.stackTraceLimit frames), B is ApiError now (a refusal captures none; only a
 // 500 does). Each refusal is built, thrown and caught from some frames deep, as a
 // handler's would be, and its Status taken. See "ApiError without a stack for a
-// refusal" in docs/performance/benchmend.md.
+// refusal" in docs/performance/limiter-rows-by-rounds.md.
 // Run: node dist/hack/bench/api-error-stack-ab.js [calls-per-round] [rounds]
 
 import { ApiError, newNotFound, type StatusReason } from '../../pkg/apis/meta/errors.js';

@@ -1,7 +1,7 @@
 // node dist/hack/bench/patchdup-ab.js --base <dir> [--calls N] [--rounds R]
 //
 // What recording duplicate keys as structured-merge-diff 4.4 does costs the field
-// manager (docs/performance/patchdup.md) on the writes every request makes: the
+// manager (docs/performance/duplicate-keys-in-patches-cost.md) on the writes every request makes: the
 // engine of this build (B) against the engine of another build (A, `--base`: the
 // directory holding that build's `pkg/registry/fieldmanager`), in one process, on a
 // Team with 20 users, 5 groups and 3 owner references (sets and a list-map, the lists

@@ -1,7 +1,7 @@
 // node dist/hack/bench/smdorder-ab.js --base <dir> [--calls N] [--rounds R]
 //
 // What following structured-merge-diff 4.4.2 in server-side apply costs
-// (docs/performance/smdorder.md): the field manager of this build (B) against the
+// (docs/performance/apply-as-smd-4-4-2-cost.md): the field manager of this build (B) against the
 // one of another build (A, `--base`: the directory holding that build's
 // `pkg/registry/fieldmanager`), in one process. B checks the applied configuration
 // and the live object against the schema before merging (upstream's typed values,

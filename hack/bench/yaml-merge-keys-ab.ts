@@ -1,7 +1,7 @@
 // node dist/hack/bench/yaml-merge-keys-ab.js [--rounds R] [--calls N]
 //
 // What reading YAML keys as goyaml.v2 does costs, where this change could cost anything
-// (docs/performance/yamlkeys.md). Three pairs, in process, rounds alternating (A, B, B,
+// (docs/performance/yaml-keys-as-goyaml-cost.md). Three pairs, in process, rounds alternating (A, B, B,
 // A, ...) with the median round counting and CPU µs per call from process.cpuUsage()
 // (alternating-ab.ts):
 //

@@ -38,4 +38,16 @@ describe('ApiError stacks', () => {
     assert.equal(Error.stackTraceLimit, before);
     assert.ok(hasFrames(new Error('a real fault').stack));
   });
+
+  it('leaves the stack limit alone when reading a refusal\'s message throws', () => {
+    const before = Error.stackTraceLimit;
+    const hostile = {
+      toString(): string {
+        throw new TypeError('no text');
+      },
+    } as unknown as string;
+    assert.throws(() => new ApiError(404, 'NotFound', hostile), TypeError);
+    assert.equal(Error.stackTraceLimit, before);
+    assert.ok(hasFrames(new Error('a later fault').stack), 'a later error still has its frames');
+  });
 });

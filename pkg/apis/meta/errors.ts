@@ -59,12 +59,23 @@ export class ApiError extends Error {
     // its frames, for whoever logs it; the others' `stack` is just "ApiError: message".
     // A 500 made from a thrown error keeps that error, with its own stack, as `cause`.
     const limit = Error.stackTraceLimit;
-    if (code !== 500) Error.stackTraceLimit = 0;
-    super(message, options);
+    super(...ApiError.withoutFrames(code, message, options));
     Error.stackTraceLimit = limit;
     this.code = code;
     this.reason = reason;
     this.details = details;
+  }
+
+  /**
+   * Error's arguments, read (a message's string, the cause) before the frames are turned
+   * off, so nothing can throw between turning them off and the constructor turning them
+   * back on: a throw there would leave every later error of the process without a stack.
+   */
+  private static withoutFrames(code: number, message: string, options?: ErrorOptions): [string, ErrorOptions?] {
+    const args: [string, ErrorOptions?] = [String(message)];
+    if (options && 'cause' in options) args.push({ cause: options.cause });
+    if (code !== 500) Error.stackTraceLimit = 0;
+    return args;
   }
 
   toStatus(): Status {

@@ -1,13 +1,13 @@
 // node dist/hack/bench/heap-growth-ab.js [--seconds S] [--rounds R] [--clients N]
 //                                       [--users N] [--keys N] [--teams N]
 //                                       [--warmup-seconds S] [--idle-seconds S]
-//                                       [--settings "default;--heap-growing-percent=100;--heap-growing-percent=50"]
+//                                       [--settings="--heap-growing-percent=0;--heap-growing-percent=100;--heap-growing-percent=50"]
 // node dist/hack/bench/heap-growth-ab.js --cached 100000 [--idle-seconds S] [--settings ...]
 //
 // A fixed old-generation growth factor against V8's own growing modes, in one run
 // (docs/performance/heapgrowth.md). For every setting (`;`-separated; `default` = the
 // server's node flags alone, anything else is added after them, so the last of a V8
-// flag wins), two sqlite servers started alike (server-host.ts), each with the
+// flag wins: `--heap-growing-percent=0` gives V8's own growing back), two sqlite servers started alike (server-host.ts), each with the
 // authz-scale row's reader (a plain User with one key, in team-0, reading their own
 // User, as suite.ts sets every side up):
 //
@@ -58,7 +58,7 @@ const { values: args } = parseArgs({
     'warmup-seconds': { type: 'string', default: '10' },
     'idle-seconds': { type: 'string', default: '30' },
     cached: { type: 'string', default: '0' },
-    settings: { type: 'string', default: 'default;--heap-growing-percent=100;--heap-growing-percent=50' },
+    settings: { type: 'string', default: '--heap-growing-percent=0;--heap-growing-percent=100;--heap-growing-percent=50' },
   },
 });
 const ms = Number(args.seconds) * 1000;

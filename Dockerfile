@@ -38,5 +38,5 @@ EXPOSE 8443
 # (docker run ... --flag, or the pod's args) follow. The chart sets args only, never
 # command, so this entry point is how every pod starts. In a container the server must
 # listen on all interfaces.
-ENTRYPOINT ["/nodejs/bin/node", "--min-semi-space-size=16", "--max-semi-space-size=16", "/app/dist/cmd/apiserver/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--min-semi-space-size=16", "--max-semi-space-size=16", "--heap-growing-percent=100", "/app/dist/cmd/apiserver/main.js"]
 CMD ["--bind-address=0.0.0.0"]

@@ -15,7 +15,7 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Recor
 test('npm start runs the incremental build, then the built server', () => {
   assert.match(
     pkg.scripts['start'] ?? '',
-    /^tsc -b tsconfig\.build\.json && node hack\/build-console\.mjs --if-changed && exec node --min-semi-space-size=16 --max-semi-space-size=16 dist\/cmd\/apiserver\/main\.js$/,
+    /^tsc -b tsconfig\.build\.json && node hack\/build-console\.mjs --if-changed && exec node --min-semi-space-size=16 --max-semi-space-size=16 --heap-growing-percent=100 dist\/cmd\/apiserver\/main\.js$/,
   );
   const build = JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as {
     compilerOptions: { incremental?: boolean; tsBuildInfoFile?: string };

@@ -40,9 +40,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
-import { cpuOf, job, plainKeyBody, request, seedTeamsAndKeys, settle, teamBody, untilKeyWorks } from './get-sides.js';
+import { READER_PATH, addReader, cpuOf, job, request, seedTeamsAndKeys, settle, teamBody } from './get-sides.js';
 import type { HttpTarget } from './load.js';
-import { API_PATH, userBody } from './objects.js';
+import { API_PATH } from './objects.js';
 import { cpuByThread } from './process-cpu.js';
 import { median, roundOrder } from './rounds.js';
 import type { HostStarted } from './server-host.js';
@@ -71,8 +71,7 @@ const logDir = args['keep-logs'] ?? dir;
 if (args['keep-logs']) mkdirSync(args['keep-logs'], { recursive: true });
 const serverFlags = args['server-flags'].split(/\s+/).filter((f) => f !== '');
 const children: Child[] = [];
-const readerKey = 'r'.repeat(40) + 'benchreaderkey0000000000';
-const readerPath = `${API_PATH}/users/reader`;
+const readerPath = READER_PATH;
 
 interface Server {
   readonly label: string;
@@ -94,10 +93,7 @@ async function startServer(load: Child, label: string): Promise<Server> {
     start: { args: ['--secure-port', '0', '--data-dir', join(dir, label), '--storage-backend', 'sqlite'] },
   });
   const admin: HttpTarget = { origin: started.origin, token: started.token };
-  await request(load, admin, 'POST', `${API_PATH}/users`, userBody('reader'));
-  await request(load, admin, 'POST', `${API_PATH}/ownedaccesskeys`, plainKeyBody('reader-key', 'reader', readerKey));
-  const reader: HttpTarget = { origin: started.origin, token: readerKey };
-  await untilKeyWorks(load, reader, readerPath, label);
+  const reader = await addReader(load, admin, label);
   return { label, host, admin, reader };
 }
 

@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import type { Child } from './children.js';
 import type { GcStats } from './gc-stats.js';
 import type { HttpTarget, Job, LoadResult } from './load.js';
-import { API_PATH, GROUP, accessKeyBody } from './objects.js';
+import { API_PATH, GROUP, accessKeyBody, userBody } from './objects.js';
 
 export interface Side {
   readonly label: string;
@@ -137,6 +137,19 @@ export async function untilKeyWorks(load: Child, target: HttpTarget, path: strin
     if (i > 100) throw new Error(`${label}: the key never started to work`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The authz-scale row's reader: a plain User with one key, reading their own User. */
+export const READER_KEY = 'r'.repeat(40) + 'benchreaderkey0000000000';
+export const READER_PATH = `${API_PATH}/users/reader`;
+
+/** Creates the reader (User and key) on the server `admin` reaches; the reader's target once the key works. */
+export async function addReader(load: Child, admin: HttpTarget, label: string): Promise<HttpTarget> {
+  await request(load, admin, 'POST', `${API_PATH}/users`, userBody('reader'));
+  await request(load, admin, 'POST', `${API_PATH}/ownedaccesskeys`, plainKeyBody('reader-key', 'reader', READER_KEY));
+  const reader: HttpTarget = { origin: admin.origin, token: READER_KEY };
+  await untilKeyWorks(load, reader, READER_PATH, label);
+  return reader;
 }
 
 /** A Team `name` whose members are `users`. */

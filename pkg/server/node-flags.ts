@@ -29,11 +29,32 @@
 // doing the marking and sweeping on the main thread made GC pauses longer (the p99 of
 // pauses 32-50 ms → 55-73 ms under that load), and with 100,000 cached objects
 // its RSS was 763 MiB against 489. Measured in docs/performance/gc-helper-threads.md.
+//
+// Why a fixed old-generation growth factor (--heap-growing-percent=100: the next
+// mark-compact when the old generation reaches twice what survived the last one, plus
+// the young generation; Go's GOGC=100, which kube-apiserver runs with): V8 otherwise
+// picks the factor by the process's history. Under load it grows to 4 (a server seeded
+// as the authz-scale row seeds it, 52 MiB live, held 109-138 MiB of old generation),
+// but once the memory reducer has run on an idle process it is clamped to 1.3 with an
+// 8 MiB minimum step, so every server marks its whole live heap every ~15 MiB
+// promoted: marking per request grows with the live heap (the seeded server paid ~2.4x
+// the unseeded one's). With a fixed factor the promoted bytes between collections are
+// proportional to the live heap, so marking per promoted byte is the same for any
+// heap: the seeded server collected 0.38-0.5x as often per get as the unseeded one, and
+// held 47-81 MiB under load. The memory reducer stays on: an idle server still shrinks
+// its heap (RSS after an idle spell, and with 100,000 cached objects, no larger than
+// under V8's own growing). V8 reads the flag at each collection (v8.setFlagsFromString
+// would work too), but it is given here with the others so that it holds from the
+// first collection. Measured in docs/performance/heapgrowth.md.
 
 import { getHeapSpaceStatistics } from 'node:v8';
 
 /** The flags, in order, between `node` and the server's script. */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16', '--max-semi-space-size=16'];
+export const SERVER_NODE_FLAGS: readonly string[] = [
+  '--min-semi-space-size=16',
+  '--max-semi-space-size=16',
+  '--heap-growing-percent=100',
+];
 
 /** The semi-space size the flags fix, MiB. */
 export const SERVER_MIN_SEMI_SPACE_MIB = 16;

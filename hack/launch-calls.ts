@@ -12,11 +12,13 @@
 // promisified), or a `new Worker(...)`. A call's arguments are read with what their
 // identifiers were declared as in the scope the call is in (the nearest enclosing
 // declaration, a few levels deep), so `spawn(process.execPath, [main])` is known to
-// start the server, and one function's `args` is never read for another's. The flags
-// count only where they reach the child's node: its arguments, or the `execArgv` of
-// fork's and a worker's options; never its `env` or other options. It is a reading of
-// the source, not an evaluation: a path built somewhere else (a parameter, another
-// module) is not seen, which is why the helpers that build launches (children.ts, the
+// start the server, and one function's `args` is never read for another's; a declared
+// list is read with what `push` and `unshift` add to it before the call. The flags
+// count only where they reach the child's node: on its command line before the script
+// (after it they are the script's arguments), or in the `execArgv` of fork's and a
+// worker's options; never in its `env` or other options. It is a reading of the
+// source, not an evaluation: a path built somewhere else (a parameter, another module,
+// a loop) is not seen, which is why the helpers that build launches (children.ts, the
 // harness) are checked on their own in launchers.test.ts.
 
 import ts from 'typescript';
@@ -268,8 +270,22 @@ function importedFrom(decl: ts.ImportSpecifier | ts.NamespaceImport | ts.ImportC
   return ts.isStringLiteral(node.moduleSpecifier) ? node.moduleSpecifier.text : '';
 }
 
-/** Whether an expression is the child_process module (a namespace or default import, a require). */
-function isChildProcessModule(expr: ts.Expression): boolean {
+/**
+ * The member a property or element access names (`cp.spawn`, `cp['spawn']`), or
+ * undefined for any other expression.
+ */
+function memberName(e: ts.Expression): string | undefined {
+  if (ts.isPropertyAccessExpression(e)) return e.name.text;
+  if (ts.isElementAccessExpression(e) && ts.isStringLiteralLike(e.argumentExpression))
+    return e.argumentExpression.text;
+  return undefined;
+}
+
+/**
+ * Whether an expression is the child_process module (a namespace or default import, a
+ * require, a variable holding one), `depth` aliases deep.
+ */
+function isChildProcessModule(expr: ts.Expression, depth = DECLARATION_DEPTH): boolean {
   const e = bare(expr);
   if (loadsChildProcess(e)) return true;
   if (!ts.isIdentifier(e)) return false;
@@ -277,8 +293,8 @@ function isChildProcessModule(expr: ts.Expression): boolean {
   if (!decl) return e.text === 'child_process';
   if (ts.isNamespaceImport(decl) || ts.isImportClause(decl))
     return CHILD_PROCESS_MODULE.test(importedFrom(decl));
-  if (ts.isVariableDeclaration(decl) && ts.isIdentifier(decl.name) && decl.initializer)
-    return loadsChildProcess(decl.initializer);
+  if (ts.isVariableDeclaration(decl) && ts.isIdentifier(decl.name) && decl.initializer && depth > 0)
+    return isChildProcessModule(decl.initializer, depth - 1);
   return false;
 }
 
@@ -288,9 +304,10 @@ function isChildProcessModule(expr: ts.Expression): boolean {
  */
 function launchFunction(callee: ts.Expression, depth = DECLARATION_DEPTH): string | undefined {
   const e = bare(callee);
-  if (ts.isPropertyAccessExpression(e)) {
-    const name = e.name.text;
-    return CHILD_PROCESS_LAUNCHES.has(name) && isChildProcessModule(e.expression) ? name : undefined;
+  const member = memberName(e);
+  if (member !== undefined) {
+    const owner = (e as ts.PropertyAccessExpression | ts.ElementAccessExpression).expression;
+    return CHILD_PROCESS_LAUNCHES.has(member) && isChildProcessModule(owner) ? member : undefined;
   }
   if (ts.isCallExpression(e) && isPromisify(e.expression)) {
     const [inner] = e.arguments;
@@ -309,7 +326,7 @@ function launchFunction(callee: ts.Expression, depth = DECLARATION_DEPTH): strin
     const root = rootVariable(decl);
     const key = decl.propertyName ?? decl.name;
     const name = ts.isIdentifier(key) || ts.isStringLiteral(key) ? key.text : '';
-    return CHILD_PROCESS_LAUNCHES.has(name) && root?.initializer && loadsChildProcess(root.initializer)
+    return CHILD_PROCESS_LAUNCHES.has(name) && root?.initializer && isChildProcessModule(root.initializer)
       ? name
       : undefined;
   }
@@ -337,6 +354,32 @@ function isWorker(node: ts.Node): node is ts.NewExpression {
   );
 }
 
+/** Each file's `name.push(...)` and `name.unshift(...)` calls, in source order. */
+const growths = new WeakMap<ts.SourceFile, ts.CallExpression[]>();
+
+/** A file's `name.push(...)` and `name.unshift(...)` calls, in source order (walked once). */
+function listGrowths(file: ts.SourceFile): readonly ts.CallExpression[] {
+  let found = growths.get(file);
+  if (!found) {
+    const calls: ts.CallExpression[] = [];
+    const visit = (n: ts.Node): void => {
+      if (
+        ts.isCallExpression(n) &&
+        ts.isPropertyAccessExpression(n.expression) &&
+        ts.isIdentifier(n.expression.expression) &&
+        (n.expression.name.text === 'push' || n.expression.name.text === 'unshift')
+      ) {
+        calls.push(n);
+      }
+      n.forEachChild(visit);
+    };
+    visit(file);
+    found = calls;
+    growths.set(file, found);
+  }
+  return found;
+}
+
 /** Whether an identifier is used as a value (not a property's or a member's name). */
 function isValueUse(id: ts.Identifier): boolean {
   const p = id.parent;
@@ -360,11 +403,14 @@ class ArgumentReader {
    * @param file the parsed file
    * @param execArgv whether an options object's `execArgv` reaches the child's node
    *   (fork, Worker); no other option does (`env` never: node reads no flags from it).
+   * @param before where the call starts: what the script adds to a list after it is not
+   *   on that call's command line.
    */
   constructor(
     private readonly source: string,
     private readonly file: ts.SourceFile,
     private readonly execArgv: boolean,
+    private readonly before: number,
   ) {}
 
   /** A node's source text with the declared values of its identifiers, `depth` levels deep. */
@@ -391,9 +437,32 @@ class ArgumentReader {
     const value = decl && valueOf(decl);
     if (!decl || !value || this.reading.has(decl)) return '';
     this.reading.add(decl);
-    const read = this.read(value, depth - 1);
+    const { front, back } = this.growthOf(decl, value);
+    const read = [...front, value, ...back].map((n) => this.read(n, depth - 1)).join(', ');
     this.reading.delete(decl);
     return `⟨${read}⟩`;
+  }
+
+  /**
+   * What the script adds to a declared list before the call, in command-line order:
+   * `args.unshift(...)` at its front (the last call first), `args.push(...)` at its
+   * back, as the e2e harness builds its arguments.
+   */
+  private growthOf(
+    decl: Declaration,
+    value: ts.Expression,
+  ): { front: ts.Expression[]; back: ts.Expression[] } {
+    const front: ts.Expression[] = [];
+    const back: ts.Expression[] = [];
+    if (!ts.isArrayLiteralExpression(bare(value))) return { front, back };
+    for (const call of listGrowths(this.file)) {
+      if (call.end > this.before) break;
+      const access = call.expression as ts.PropertyAccessExpression;
+      if (resolve(access.expression as ts.Identifier) !== decl) continue;
+      if (access.name.text === 'push') back.push(...call.arguments);
+      else front.unshift(...call.arguments);
+    }
+    return { front, back };
   }
 
   /** The properties of an options object that reach the child's node. */
@@ -466,7 +535,7 @@ export function scriptLaunches(code: string, file = 'script.ts'): LaunchCall[] {
   const calls: LaunchCall[] = [];
   const judge = (call: ts.CallExpression | ts.NewExpression, execArgv: boolean, worker: boolean): void => {
     const args = call.arguments ?? [];
-    const reader = new ArgumentReader(code, parsed, execArgv);
+    const reader = new ArgumentReader(code, parsed, execArgv, call.getStart(parsed));
     const read = args.map((a) => reader.read(a)).join(', ');
     const text = call.getText(parsed);
     const entryAt = Math.min(firstAt(SERVER_ENTRY, read), firstAt(SERVER_COMMAND, read));

@@ -185,11 +185,32 @@ test('the launcher check reads each call in its own scope, whatever the import, 
   assert.deepEqual(without('a.ts', `exec(\`node dist/cmd/apiserver/main.js \${SERVER_NODE_FLAGS.join(' ')}\`);`), [1]);
   assert.deepEqual(without('a.ts', `exec(\`node \${SERVER_NODE_FLAGS.join(' ')} dist/cmd/apiserver/main.js\`);`), []);
   assert.deepEqual(without('a.ts', `fork('dist/cmd/apiserver/main.js', [...SERVER_NODE_FLAGS]);`), [1]);
+  // What the script pushes onto a list before the call is on its command line, in order.
+  const pushed = `
+    const args = [...SERVER_NODE_FLAGS];
+    args.push(main);
+    spawn(process.execPath, args);
+    const late = [main];
+    spawn(process.execPath, late);
+    late.unshift(...SERVER_NODE_FLAGS);
+    const after = [main];
+    after.push(...SERVER_NODE_FLAGS);
+    spawn(process.execPath, after);
+    const before = [main];
+    before.unshift(...SERVER_NODE_FLAGS);
+    spawn(process.execPath, before);
+    ${main}`;
+  assert.deepEqual(without('a.ts', pushed), [6, 10]);
   // A namespace, default or required child_process.
   assert.deepEqual(without('a.ts', `import * as cp from 'node:child_process';\n${main}\ncp.spawn(process.execPath, [main]);`), [3]);
   assert.deepEqual(without('a.mjs', `import cp from 'child_process';\n${main}\ncp.execFileSync(process.execPath, [main]);`), [3]);
   assert.deepEqual(without('a.js', `const cp = require('node:child_process');\ncp.fork('dist/cmd/apiserver/main.js');`), [2]);
   assert.deepEqual(without('a.js', `const { fork: start } = require('child_process');\nstart('dist/cmd/apiserver/main.js');`), [2]);
+  assert.deepEqual(
+    without('a.ts', `import * as cp from 'node:child_process';\nconst { spawn: run } = cp;\nrun('node', ['dist/cmd/apiserver/main.js']);`),
+    [3],
+  );
+  assert.deepEqual(without('a.ts', `import * as cp from 'node:child_process';\ncp['execFile']('node', ['dist/cmd/apiserver/main.js']);`), [2]);
   // A renamed import, and one promisified under another name.
   assert.deepEqual(
     without('a.ts', `import { spawn as run } from 'node:child_process';\nrun(process.execPath, ['dist/cmd/apiserver/main.js']);`),

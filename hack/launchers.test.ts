@@ -5,7 +5,7 @@
 // entry point (which the chart's and deploy/'s Deployment run: they set args, never
 // command, nor NODE_OPTIONS), the e2e harness and the bench's server hosts; and any
 // other script under hack/ or e2e/ (.ts, .mjs, .js, .sh) that starts the server's entry
-// point or a server host itself: every such call on its own (launch-calls.ts reads the
+// point or a server host itself: every such call on its own (launch-calls.ts parses the
 // sources, so a new bench script is checked too).
 
 import assert from 'node:assert/strict';
@@ -146,6 +146,103 @@ test('the launcher check judges each call that starts the server, not the file',
     'node hack/test.mjs',
   ].join('\n');
   assert.deepEqual(without('a.sh', shell), [3]);
+});
+
+test('the launcher check reads each call in its own scope, whatever the import, and only where node reads flags', () => {
+  // A fresh-eyes review found each of these passed the regular-expression reading.
+  const main = `const main = join(repoRoot, 'dist', 'cmd', 'apiserver', 'main.js');`;
+  // Two functions each declaring their own \`args\`: the second's has no flags.
+  const twoScopes = `
+    function a() {
+      const args = [...SERVER_NODE_FLAGS, main];
+      return spawn(process.execPath, args);
+    }
+    function b() {
+      const args = [main, '--secure-port', '0'];
+      return spawn(process.execPath, args);
+    }
+    ${main}`;
+  assert.deepEqual(without('a.ts', twoScopes), [8]);
+  // A block's own declaration shadows the file's.
+  const shadowed = `
+    const args = [...SERVER_NODE_FLAGS, main];
+    if (quick) {
+      const args = [main];
+      spawn(process.execPath, args);
+    }
+    ${main}`;
+  assert.deepEqual(without('a.ts', shadowed), [5]);
+  // A var belongs to its function, wherever it is written.
+  const hoisted = `
+    function c() {
+      if (quick) { var args = [main]; }
+      spawn(process.execPath, args);
+    }
+    ${main}`;
+  assert.deepEqual(without('a.ts', hoisted), [4]);
+  // After the script, the flags are the script's arguments, not node's.
+  assert.deepEqual(without('a.ts', `${main}\nspawn(process.execPath, [main, ...SERVER_NODE_FLAGS]);`), [2]);
+  assert.deepEqual(without('a.ts', `exec(\`node dist/cmd/apiserver/main.js \${SERVER_NODE_FLAGS.join(' ')}\`);`), [1]);
+  assert.deepEqual(without('a.ts', `exec(\`node \${SERVER_NODE_FLAGS.join(' ')} dist/cmd/apiserver/main.js\`);`), []);
+  assert.deepEqual(without('a.ts', `fork('dist/cmd/apiserver/main.js', [...SERVER_NODE_FLAGS]);`), [1]);
+  // What the script pushes onto a list before the call is on its command line, in order.
+  const pushed = `
+    const args = [...SERVER_NODE_FLAGS];
+    args.push(main);
+    spawn(process.execPath, args);
+    const late = [main];
+    spawn(process.execPath, late);
+    late.unshift(...SERVER_NODE_FLAGS);
+    const after = [main];
+    after.push(...SERVER_NODE_FLAGS);
+    spawn(process.execPath, after);
+    const before = [main];
+    before.unshift(...SERVER_NODE_FLAGS);
+    spawn(process.execPath, before);
+    ${main}`;
+  assert.deepEqual(without('a.ts', pushed), [6, 10]);
+  // A namespace, default or required child_process.
+  assert.deepEqual(without('a.ts', `import * as cp from 'node:child_process';\n${main}\ncp.spawn(process.execPath, [main]);`), [3]);
+  assert.deepEqual(without('a.mjs', `import cp from 'child_process';\n${main}\ncp.execFileSync(process.execPath, [main]);`), [3]);
+  assert.deepEqual(without('a.js', `const cp = require('node:child_process');\ncp.fork('dist/cmd/apiserver/main.js');`), [2]);
+  assert.deepEqual(without('a.js', `const { fork: start } = require('child_process');\nstart('dist/cmd/apiserver/main.js');`), [2]);
+  assert.deepEqual(
+    without('a.ts', `import * as cp from 'node:child_process';\nconst { spawn: run } = cp;\nrun('node', ['dist/cmd/apiserver/main.js']);`),
+    [3],
+  );
+  assert.deepEqual(without('a.ts', `import * as cp from 'node:child_process';\ncp['execFile']('node', ['dist/cmd/apiserver/main.js']);`), [2]);
+  // A renamed import, and one promisified under another name.
+  assert.deepEqual(
+    without('a.ts', `import { spawn as run } from 'node:child_process';\nrun(process.execPath, ['dist/cmd/apiserver/main.js']);`),
+    [2],
+  );
+  assert.deepEqual(
+    without('a.ts', `import { execFile } from 'node:child_process';\nconst go = promisify(execFile);\nawait go('node', ['dist/cmd/apiserver/main.js']);`),
+    [3],
+  );
+  // ...but a method of another object by that name is no launch.
+  assert.deepEqual(without('a.ts', `import { spawn as run } from 'node:child_process';\nchild.spawn('dist/cmd/apiserver/main.js');`), []);
+  // The flags in the child's env reach no node: node reads them from its command line.
+  const envOnly = `spawn(process.execPath, ['dist/cmd/apiserver/main.js'], { env: { ...process.env, NOTE: SERVER_NODE_FLAGS.join(' ') } });`;
+  assert.deepEqual(without('a.ts', envOnly), [1]);
+  const envDeclared = `const opts = { env: { FLAGS: SERVER_NODE_FLAGS.join(' ') } };\nspawn(process.execPath, ['dist/cmd/apiserver/main.js'], opts);`;
+  assert.deepEqual(without('a.ts', envDeclared), [2]);
+  // execArgv is fork's (and a worker's) option; spawn ignores it.
+  assert.deepEqual(without('a.ts', `spawn(process.execPath, ['dist/cmd/apiserver/main.js'], { execArgv: [...SERVER_NODE_FLAGS] });`), [1]);
+  assert.deepEqual(without('a.ts', `fork('dist/cmd/apiserver/main.js', [], { execArgv: [...SERVER_NODE_FLAGS] });`), []);
+  const forkDeclared = `const opts = { stdio: 'inherit', execArgv: [...SERVER_NODE_FLAGS] };\nfork('dist/cmd/apiserver/main.js', [], opts);`;
+  assert.deepEqual(without('a.ts', forkDeclared), []);
+  // A shell line naming the entry runs it without the flags unless it is node with them:
+  // npx tsx, the script as an executable and a node held in a variable all lack them.
+  const shell = [
+    'npx tsx cmd/apiserver/main.ts --secure-port 0 &',
+    './dist/cmd/apiserver/main.js &',
+    'NODE_BIN=node; $NODE_BIN dist/cmd/apiserver/main.js',
+    `/usr/local/bin/node ${flags} dist/cmd/apiserver/main.js &`,
+    `node --inspect ${flags} dist/cmd/apiserver/main.js`,
+    `node dist/cmd/apiserver/main.js ${flags}`,
+  ].join('\n');
+  assert.deepEqual(without('a.sh', shell), [1, 2, 3, 6]);
 });
 
 test('every script under hack/ and e2e/ that starts the server gives it the flags', () => {

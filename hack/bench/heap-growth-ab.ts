@@ -5,7 +5,7 @@
 // node dist/hack/bench/heap-growth-ab.js --cached 100000 [--idle-seconds S] [--settings ...]
 //
 // A fixed old-generation growth factor against V8's own growing modes, in one run
-// (docs/performance/heapgrowth.md). For every setting (`;`-separated; `default` = the
+// (docs/performance/fixed-old-generation-growth-factor.md). For every setting (`;`-separated; `default` = the
 // server's node flags alone, anything else is added after them, so the last of a V8
 // flag wins: `--heap-growing-percent=0` gives V8's own growing back), two sqlite servers started alike (server-host.ts), each with the
 // authz-scale row's reader (a plain User with one key, in team-0, reading their own

@@ -45,7 +45,7 @@
 // its heap (RSS after an idle spell, and with 100,000 cached objects, no larger than
 // under V8's own growing). V8 reads the flag at each collection (v8.setFlagsFromString
 // would work too), but it is given here with the others so that it holds from the
-// first collection. Measured in docs/performance/heapgrowth.md.
+// first collection. Measured in docs/performance/fixed-old-generation-growth-factor.md.
 
 import { getHeapSpaceStatistics } from 'node:v8';
 

@@ -112,11 +112,17 @@ export class MergeExpander {
         plan = this.planOf(top, open);
         plans.set(top, plan);
       }
-      const pending = plan.flatMap((step) => step.sources).find((source) => !this.entries.has(source));
-      if (pending !== undefined) {
-        stack.push(pending);
-        continue;
+      // Every source not yet expanded goes on the stack at once: the map's plan is then
+      // scanned twice in all, however many maps it merges.
+      let waiting = false;
+      for (const step of plan) {
+        for (const source of step.sources) {
+          if (this.entries.has(source)) continue;
+          stack.push(source);
+          waiting = true;
+        }
       }
+      if (waiting) continue;
       this.entries.set(top, this.combine(top, plan));
       this.expanding.delete(top);
       plans.delete(top);

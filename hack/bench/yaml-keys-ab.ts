@@ -1,5 +1,5 @@
 // node dist/hack/bench/yaml-keys-ab.js --baseline <other build's dist/pkg/apiserver/body.js>
-//                                      [--rounds R] [--decodes N] [--only <body name part>]
+//                                      [--rounds R] [--decodes N] [--only <body name part>] [--bombs]
 //
 // What reading YAML scalars as kube-apiserver does costs a YAML body (pkg/apiserver/
 // yaml-scalars.ts: each plain scalar, map key or value, resolved from its source text by
@@ -14,7 +14,15 @@
 // integers, floats, nulls, strings) in a list. Every body reads alike in YAML 1.2 and 1.1,
 // so both builds must decode it alike (checked). Rounds alternate A and B so a noisy
 // neighbour slows them alike; the median round counts; CPU µs per decode is
-// process.cpuUsage() over each round's window.
+// process.cpuUsage() over each round's window. Two more bodies have merge keys (a Global
+// Secret whose 40 data keys merge two anchored maps, a Team whose annotations merge its
+// labels): what the side-table merges and the one-pass alias index cost ordinary bodies.
+//
+// `--bombs` adds the review's bodies that blocked the old decoder (every alias resolved
+// by walking the whole document, merged copies walked again): each decoded once per side,
+// CPU ms per decode, at sizes the old build survives in seconds; then, this build only,
+// the sizes that took it minutes. (docs/performance/yaml-keys-as-goyaml-cost.md, "Aliases
+// resolved in one pass".)
 
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,6 +35,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '7' },
     decodes: { type: 'string', default: '400' },
     only: { type: 'string' },
+    bombs: { type: 'boolean', default: false },
   },
 });
 if (!args.baseline) {
@@ -87,12 +96,93 @@ function typedValues(count: number): string {
   return text;
 }
 
+/** A Global Secret whose 40 data keys are merged from two anchored maps of 20. */
+function mergedSecret(): string {
+  const entries = (from: number): string =>
+    Array.from({ length: 20 }, (_, i) => `key-${from + i}: ${Buffer.from(`value ${from + i}`).toString('base64')}`).join(', ');
+  return `apiVersion: management.platform.dev/v1
+kind: SharedSecret
+metadata:
+  name: merged
+  namespace: default
+  annotations:
+    a: &a {${entries(0)}}
+    b: &b {${entries(20)}}
+spec:
+  data:
+    <<: [*a, *b]
+`;
+}
+
+/** The Team above, its annotations merging its anchored labels. */
+const mergedTeam = team
+  .replace('  labels:\n', '  labels: &l\n')
+  .replace('  annotations:\n', '  annotations:\n    <<: *l\n');
+
 const BODIES: Record<string, string> = {
   'team (13 keys)': team,
   'secret (200 data keys)': secret(200),
   'nested (2,000 keys)': nested(40, 50),
   'typed values (2,000)': typedValues(2000),
+  'secret, 40 keys merged from 2 anchors': mergedSecret(),
+  'team, labels merged into annotations': mergedTeam,
 };
+
+const ENVELOPE = 'apiVersion: v1\nkind: X\n';
+
+/** The review's bodies: N aliases to an empty map. */
+function aliases(n: number): string {
+  let text = `${ENVELOPE}e: &e {}\n`;
+  for (let i = 0; i < n; i++) text += `x${i}: *e\n`;
+  return text;
+}
+
+/** A 1,000-key anchor, N aliases to empty maps, then M maps merging the anchor. */
+function anchorAliasesMerges(n: number, m: number): string {
+  let text = `${ENVELOPE}e: &e {}\nb: &b {${Array.from({ length: 1000 }, (_, i) => `k${i}: ${i}`).join(', ')}}\n`;
+  for (let i = 0; i < m; i++) text += `m${i}: {<<: *b}\n`;
+  for (let i = 0; i < n; i++) text += `x${i}: *e\n`;
+  return text;
+}
+
+/** `aN: &aN {<<: *aN-1}` N times, then the top-level map merging the last. */
+function mergeChain(n: number): string {
+  let text = `${ENVELOPE}a0: &a0 {}\n`;
+  for (let i = 1; i < n; i++) text += `a${i}: &a${i} {<<: *a${i - 1}}\n`;
+  return `${text}<<: *a${n - 1}\n`;
+}
+
+/** Decodes once, returning CPU ms. */
+function cpuMsOnce(decode: Decode, text: string): number {
+  const cpu = process.cpuUsage();
+  decode(text);
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / 1000;
+}
+
+function bombs(sides: readonly [string, Decode][]): void {
+  const both: Record<string, string> = {
+    '4,000 aliases to {} (43 KB)': aliases(4000),
+    '1,000-key anchor, 300 aliases, 30 merges': anchorAliasesMerges(300, 30),
+    'merge chain x1,000 (24 KB)': mergeChain(1000),
+  };
+  console.log('The review\'s bodies, one decode per side (CPU ms):');
+  for (const [name, text] of Object.entries(both)) {
+    const shown = sides.map(([side, d]) => `${side} ${cpuMsOnce(d, text).toFixed(0).padStart(7)} ms`).join('   ');
+    console.log(`  ${name.padEnd(42)} ${shown}`);
+  }
+  const only: Record<string, string> = {
+    '20,000 aliases to {}': aliases(20_000),
+    'merge chain x5,000': mergeChain(5000),
+    'merge chain x20,000 (567 KB)': mergeChain(20_000),
+    'merge chain x60,000 (1.7 MB)': mergeChain(60_000),
+  };
+  console.log('Sizes the old build took minutes over (or overflowed its stack), this build only (CPU ms):');
+  const mine = sides[sides.length - 1];
+  for (const [name, text] of Object.entries(only)) {
+    if (mine) console.log(`  ${name.padEnd(42)} ${mine[0]} ${cpuMsOnce(mine[1], text).toFixed(0).padStart(7)} ms`);
+  }
+}
 
 interface Round {
   readonly cpuUsPerDecode: number;
@@ -138,6 +228,7 @@ async function main(): Promise<void> {
       console.log(`  ${side.padEnd(13)} ${cpu.toFixed(1).padStart(8)} µs CPU/decode  ${rate.toFixed(0).padStart(7)} decodes/s`);
     }
   }
+  if (args.bombs) bombs(sides);
 }
 
 await main();

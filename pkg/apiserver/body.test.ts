@@ -474,7 +474,7 @@ describe('hostile bodies', () => {
 
 describe("YAMLToJSON's errors, worded per verb as kube-apiserver words them", () => {
   const body = 'apiVersion: management.loft.sh/v1\nkind: Team\nmetadata:\n  ? [a]\n  : x\n';
-  const key = 'yaml: invalid map key: []interface {}{"a"}';
+  const key = 'yaml: invalid map key: []interface {}{...}';
 
   it('create and update: transformDecodeError, with the summary of the first 30 bytes', () => {
     const raw = Buffer.from(body);
@@ -515,12 +515,64 @@ describe("YAMLToJSON's errors, worded per verb as kube-apiserver words them", ()
     assert.equal(summarizeYAMLBody(Buffer.from('{"apiVersion": "v1"}')), '{"apiVersion": "v1"}');
     assert.equal(summarizeYAMLBody(Buffer.alloc(0)), '<empty>');
     // A Global Secret's data in the first bytes is never shown, in hex or as text.
-    for (const secret of ['kind: Team\nspec: {data: {k: c2VjcmV0}}\n', 'data: c2VjcmV0\n', '{"kind": "x", "spec": "c2VjcmV0"}']) {
+    for (const secret of [
+      'kind: Team\nspec: {data: {k: c2VjcmV0}}\n',
+      'data: c2VjcmV0\n',
+      '{"kind": "x", "spec": "c2VjcmV0"}',
+      // Only whole envelope fields: not a comment after one, nor a map in its place.
+      'kind: Secret # password hunter2\n[a]: b\n',
+      'apiVersion: v1\nkind: {password: hunter2}\n? [a]\n: b\n',
+      '{"kind": {"password": "hunter2"}}',
+      'apiVersion: v1\n  password: x\n',
+    ]) {
       assert.equal(summarizeYAMLBody(Buffer.from(secret)), '<not shown: may hold secret values>', secret);
     }
+    // Envelope fields cut short by the 30 bytes are shown; a flow body as UTF-8 text, as Go's string of the bytes.
+    const cut = Buffer.from('apiVersion: v1\nkind: SharedSecret\nmetadata: {}\n');
+    assert.equal(summarizeYAMLBody(cut), `${cut.subarray(0, 30).toString('hex')} ...`);
+    const flow = Buffer.from('{"apiVersion": "management.loft.sh/v1", "kind": "Team"}');
+    assert.equal(summarizeYAMLBody(flow), '{"apiVersion": "management.lof ...');
+    for (const kind of ['Team', 'Teams', 'Teamss', 'Teamsss', 'Teamssssssssss']) {
+      const cutKey = Buffer.from(`{"kind": "${kind}", "apiVersion": "v1"}`);
+      assert.equal(summarizeYAMLBody(cutKey), `${cutKey.subarray(0, 30).toString()} ...`, kind);
+    }
+    const utf8 = Buffer.from('{"kind": "Té", "apiVersion": "x"}');
+    assert.equal(summarizeYAMLBody(utf8), '<not shown: may hold secret values>');
   });
 });
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+// Bodies the old decoder took minutes over (every alias resolved by walking the whole
+// document, merged copies walked again): each must now decode in one pass. The bound is
+// generous, for a shared machine: linear decoding takes well under a second.
+describe('YAML bodies of many aliases and merges decode in one pass', () => {
+  const bound = 20_000;
+  const timed = (text: string): unknown => {
+    const started = Date.now();
+    const { value } = decodeYAML(text);
+    assert.ok(Date.now() - started < bound, `decoded in ${Date.now() - started} ms`);
+    return value;
+  };
+
+  it('20,000 aliases to one empty map', () => {
+    let text = 'apiVersion: v1\nkind: X\ne: &e {}\n';
+    for (let i = 0; i < 20_000; i++) text += `x${i}: *e\n`;
+    const value = timed(text) as Record<string, unknown>;
+    assert.equal(Object.keys(value).length, 20_003);
+    assert.deepEqual(value['x19999'], {});
+  });
+
+  it('a large anchor, many aliases and merges of it', () => {
+    let text = 'b: &b {';
+    text += Array.from({ length: 1000 }, (_, i) => `k${i}: ${i}`).join(', ');
+    text += '}\n';
+    for (let i = 0; i < 1500; i++) text += `a${i}: &e${i} {}\nr${i}: *e${i}\n`;
+    for (let i = 0; i < 30; i++) text += `m${i}: {<<: *b}\n`;
+    const value = timed(text) as Record<string, Record<string, unknown>>;
+    assert.equal(Object.keys(value['m29'] ?? {}).length, 1000);
+    assert.equal(value['m29']?.['k999'], 999);
+  });
+});

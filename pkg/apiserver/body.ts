@@ -39,16 +39,15 @@ import {
 import { newBadRequest, newRequestEntityTooLarge, type ApiError } from '../apis/meta/errors.js';
 import { MAX_NESTING_DEPTH, nestsDeeperThan } from '../registry/generic/object.js';
 import { changedByDouble, outsideInt64, scanJSON } from './json-scan.js';
+import { AnchorIndex } from './yaml-anchors.js';
 import { invalidMapKey } from './yaml-invalid-key.js';
 import { MergeExpander } from './yaml-merge.js';
 import { goJSONValue, goScalarOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-scalars.js';
 import { YAMLToJSONError } from './yaml-to-json-error.js';
+import { YAMLValueBuilder } from './yaml-value.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
-
-/** Aliases a YAML document may expand before we call it an attack. Real manifests use a handful. */
-const MAX_YAML_ALIAS_COUNT = 100;
 
 /**
  * The 400 for a body nested past MAX_NESTING_DEPTH (the registry's bound), in
@@ -138,29 +137,52 @@ export const applyPatchYAMLError: YAMLErrorWording = (error) =>
 /** Bytes of the body upstream's summary shows (handlers/rest.go `summarizeData(body, 30)`). */
 const SUMMARY_BYTES = 30;
 
-/** The envelope fields a summary may show: never a secret. */
-const ENVELOPE_LINE = /^(?:apiVersion|kind):/;
-const ENVELOPE_FLOW = /^\{\s*"?(?:apiVersion|kind)"?\s*:[^,}]*\}?\s*$/;
+/**
+ * The envelope lines a summary may show, whole: `apiVersion:` or `kind:` and a word of
+ * the characters group/version/kind names use (nothing after it, not even a comment,
+ * which could hold anything).
+ */
+const ENVELOPE_LINE = /^(?:apiVersion|kind):[ \t]*[A-Za-z0-9./-]*[ \t]*$/;
+/** The same fields in a flow map, quoted or not, one per comma-separated part. */
+const ENVELOPE_FLOW_PART = /^\s*"?(?:apiVersion|kind)"?\s*:\s*"?[A-Za-z0-9./-]*"?\s*\}?\s*$/;
+/** The last part cut before its colon: what is there of `apiVersion` or `kind` (a flow one perhaps quoted). */
+const CUT_KEY = /^(\s*"?)([A-Za-z]*)("?\s*)$/;
+
+/**
+ * Whether `part` is an envelope line (or flow part), or, being the last part of the
+ * summary's bytes, the start of one cut short (a cut value still matches `whole`).
+ */
+function isEnvelope(part: string, whole: RegExp, last: boolean): boolean {
+  if (whole.test(part)) return true;
+  if (!last) return false;
+  const cut = CUT_KEY.exec(part);
+  if (!cut) return false;
+  const [, before = '', name = '', after = ''] = cut;
+  // A YAML line starts at its key, unquoted.
+  if (whole === ENVELOPE_LINE && (before !== '' || after !== '')) return false;
+  if (name === '') return after === '';
+  return after === '' ? 'apiVersion'.startsWith(name) || 'kind'.startsWith(name) : name === 'apiVersion' || name === 'kind';
+}
 
 /**
  * handlers/rest.go `summarizeData(body, 30)`: the body's first 30 bytes, as text when it
- * starts with `{`, else in hex, then ` ...` when there is more. Upstream shows whatever
- * those bytes are; here they are shown only while they are all `apiVersion:` and `kind:`
- * lines (as most bodies begin), since anything else may be a Global Secret's data and no
- * message carries a value. Otherwise the summary says it is not shown.
+ * starts with `{` (Go's string of the bytes: UTF-8, a character cut at the end shown as
+ * U+FFFD once the Status is encoded), else in hex, then ` ...` when there is more.
+ * Upstream shows whatever those bytes are; here they are shown only while every line (or
+ * flow part) of them is an `apiVersion` or `kind` field with a plain name (as most bodies
+ * begin), the last one perhaps cut short, since anything else may be a Global Secret's
+ * data and no message carries a value. Otherwise the summary says it is not shown.
  */
 export function summarizeYAMLBody(raw: Buffer): string {
   if (raw.length === 0) return '<empty>';
   const head = raw.subarray(0, SUMMARY_BYTES);
   const more = raw.length > SUMMARY_BYTES ? ' ...' : '';
-  const text = head.toString('latin1');
-  if (text.startsWith('{')) return ENVELOPE_FLOW.test(text) ? `${text}${more}` : '<not shown: may hold secret values>';
-  const lines = text.split('\n');
-  const last = lines.pop() ?? '';
-  const envelope =
-    lines.every((line) => ENVELOPE_LINE.test(line)) &&
-    (last === '' || ENVELOPE_LINE.test(last) || 'apiVersion:'.startsWith(last) || 'kind:'.startsWith(last));
-  return envelope ? `${head.toString('hex')}${more}` : '<not shown: may hold secret values>';
+  const text = head.toString('utf8');
+  const flow = text.startsWith('{');
+  const parts = flow ? text.slice(1).split(',') : text.split('\n');
+  const shown = parts.every((part, i) => isEnvelope(part, flow ? ENVELOPE_FLOW_PART : ENVELOPE_LINE, i === parts.length - 1));
+  if (!shown) return '<not shown: may hold secret values>';
+  return flow ? `${text}${more}` : `${head.toString('hex')}${more}`;
 }
 
 /** handlers/rest.go `transformDecodeError` for a create or update whose YAML body YAMLToJSON refused. */
@@ -293,15 +315,16 @@ function decodeYAMLDocument(text: string, exact: boolean): DecodedBody {
     throw newBadRequest(`the request body is not valid YAML: ${where}${firstLine(first.message)}`);
   }
   if (!isMap(doc.contents)) throw newBadRequest('the request body must be a YAML map (an object)');
-  const duplicates = checkYAMLTree(doc, lineCounter, exact);
+  // Every alias resolved once, in document order (yaml-anchors.ts); merges kept beside the tree (yaml-merge.ts).
+  const anchors = new AnchorIndex(doc);
+  const merges = new MergeExpander(anchors);
+  const duplicates = checkYAMLTree(doc, anchors, merges, lineCounter, exact);
   let value: unknown;
   try {
-    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
+    value = new YAMLValueBuilder(anchors, merges).build(doc.contents);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : 'cannot be decoded';
-    // go-yaml's words for a "billion laughs" document.
-    if (/alias count/i.test(detail)) throw new YAMLToJSONError('yaml: document contains excessive aliasing');
-    throw newBadRequest(`the request body is not valid YAML: ${detail}`);
+    if (err instanceof YAMLToJSONError || !(err instanceof ReferenceError)) throw err;
+    throw newBadRequest(`the request body is not valid YAML: ${err.message}`);
   }
   // Aliases may nest one anchor's value inside another's, deeper than the text shows.
   if (nestsDeeperThan(value)) throw newTooDeep();
@@ -333,7 +356,13 @@ function goKeyOf(key: Scalar | null): GoScalar {
  * would decode to a circular object), and integers outside int64; returns the
  * duplicate keys, as `line 3: key "a" already set in map`.
  */
-function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): string[] {
+function checkYAMLTree(
+  doc: Document,
+  anchors: AnchorIndex,
+  merges: MergeExpander,
+  lines: LineCounter,
+  exact: boolean,
+): string[] {
   // Each duplicate at its place in goyaml.v2's decoding order (`order`, then `rank` among
   // one merge's entries), with the offset of the line it names.
   const duplicates: { order: number; rank: number; offset: number; message: string }[] = [];
@@ -345,7 +374,6 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
     next: number;
   }
   const frames: Frame[] = [];
-  const merges = new MergeExpander(doc);
   // Refused after the walk, in upstream's order: goyaml.v2's own errors (a tag the text
   // does not fit) fail the walk at once; then a key YAMLToJSON cannot convert, a value
   // encoding/json cannot write (±Inf, NaN), and last what the JSON decoder refuses (an
@@ -355,7 +383,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
   let integerError: ApiError | undefined;
   const visit = (node: YamlNode | null): void => {
     if (isAlias(node)) {
-      const target = node.resolve(doc);
+      const target = anchors.target(node);
       if (target && open.has(target))
         throw new YAMLToJSONError(`yaml: anchor '${node.source}' value contains itself`);
       return;
@@ -385,7 +413,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
       const inlineSource = merges.isInlineSource(node);
       // Keys as goyaml.v2 holds them (typed: the int 1 and the string "1" are two keys).
       const seen = new Set<string>();
-      for (const pair of node.items) {
+      for (const pair of merges.entriesOf(node)) {
         let key = pair.key as YamlNode | null;
         const value = pair.value as YamlNode | null;
         if (merges.isMergeEntry(pair)) {
@@ -395,11 +423,11 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
         }
         const merged = merges.mergedAt(pair);
         // An alias key is its anchor's value: a scalar's Go value, or a collection (refused).
-        const target = isAlias(key) ? key.resolve(doc) : key;
+        const target = isAlias(key) ? anchors.target(key) : key;
         if (isAlias(key) && target && open.has(target))
           throw new YAMLToJSONError(`yaml: anchor '${key.source}' value contains itself`);
         // goyaml.v2 decodes a collection key, then refuses it at once (decode.go `mapping`).
-        if (target !== null && target !== undefined && !isScalar(target)) throw invalidMapKey(target, doc);
+        if (target !== null && target !== undefined && !isScalar(target)) throw invalidMapKey(target, anchors);
         const goKey = goKeyOf(target ?? null);
         // Most keys are strings: their identity is their text, and `%#v` is made for a duplicate only.
         const identity = goKey.type === 'string' ? `s${goKey.text}` : `${goKey.type} ${goSyntax(goKey)}`;
@@ -417,7 +445,7 @@ function checkYAMLTree(doc: Document, lines: LineCounter, exact: boolean): strin
         seen.add(identity);
         // The JSON key upstream makes of it (yaml-scalars.ts): its exact digits past 2^53,
         // YAML 1.1's words for bools, or a 400 (a null key, one in uint64's range).
-        // Written into the node, which toJS reads; an alias key becomes a scalar of its own.
+        // Written into the node, which the value builder (yaml-value.ts) reads; an alias key becomes a scalar of its own.
         const json = goYAMLMapKey(goKey);
         if ('unsupported' in json) {
           unsupportedKey ??= new YAMLToJSONError(json.unsupported);

@@ -116,4 +116,36 @@ describe('YAML merge keys, as goyaml.v2 decodes them', () => {
       badRequest(/^yaml: document contains excessive aliasing$/),
     );
   });
+
+  it('points a later alias at the latest anchor of its name, whatever a merge copied (goyaml.v2)', () => {
+    // The merged map's own `&v` comes before the redefinition: `*v` names `two`.
+    const { value } = decodeYAML('base: &b {x: &v one}\nother: &v two\nm: {<<: *b}\nuse: *v\n');
+    assert.deepEqual(value, { base: { x: 'one' }, other: 'two', m: { x: 'one' }, use: 'two' });
+    const again = decodeYAML('a: &v 1\nb: *v\nc: &v 2\nd: *v\ne: {<<: {k: *v}}\n');
+    assert.deepEqual(again.value, { a: 1, b: 1, c: 2, d: 2, e: { k: 2 } });
+  });
+
+  it('decodes a chain of merges as long as the body allows, without exhausting the stack', () => {
+    // goyaml.v2 takes it (no depth limit on merges); the old expansion recursed once per link.
+    const links = 20_000;
+    let text = 'apiVersion: v1\nkind: X\na0: &a0 {k0: v}\n';
+    for (let i = 1; i < links; i++) text += `a${i}: &a${i} {<<: *a${i - 1}}\n`;
+    text += `<<: *a${links - 1}\n`;
+    const { value } = decodeYAML(text) as { value: Record<string, unknown> };
+    assert.equal(Object.keys(value).length, links + 3);
+    assert.deepEqual(value[`a${links - 1}`], { k0: 'v' });
+    assert.equal(value['k0'], 'v');
+  });
+
+  it('merges a sequence of many inline maps in one pass', () => {
+    // Each inline map was once expanded after a fresh scan of the whole sequence: 20,000 took ~50 s.
+    const maps = 30_000; // 90,000 merged nodes: within the cap on copies
+    const text = `a: {<<: [${Array.from({ length: maps }, (_, i) => `{k${i % 100}: ${i}}`).join(', ')}]}\n`;
+    const started = Date.now();
+    const { value } = decodeYAML(text) as { value: { a: Record<string, unknown> } };
+    assert.ok(Date.now() - started < 20_000, `decoded in ${Date.now() - started} ms`);
+    // The first map of the sequence wins (goyaml sets them from the last to the first).
+    assert.equal(value.a['k0'], 0);
+    assert.equal(Object.keys(value.a).length, 100);
+  });
 });

@@ -13,15 +13,18 @@
 // Anything but a map, an alias to a map, or a sequence of those fails the body:
 // `yaml: map merge requires map or sequence of maps as the value`.
 //
-// The YAML library reads `<<` as an ordinary key (merge keys are YAML 1.1), so copies of
-// the merged maps' (expanded) entries are inserted after each merge entry, and the
-// merge entry's key is told to add nothing when `toJS` builds the map (`addToJSMap`);
-// `toJS` then sets the entries in that order, the last one winning, as goyaml does. The
-// merge entry itself stays in the tree: an anchor written inside it (`<<: &base {...}`)
-// must still be found by the aliases after it.
+// The YAML library reads `<<` as an ordinary key (merge keys are YAML 1.1), and the tree
+// is left as parsed: each map's entries in goyaml's decoding order (its own, with copies
+// of the merged maps' expanded entries after each merge entry) are kept in a side table,
+// which the walk and the builder of the decoded value read (`entriesOf`). Putting the
+// copies into the tree would make an anchor inside a merged map reappear after a later
+// redefinition of its name, and later aliases would name the wrong node. A chain of
+// merges (`a2: &a2 {<<: *a1}`, ...) is expanded with an explicit stack: no body can
+// exhaust it.
 
-import { isAlias, isMap, isScalar, isSeq, Pair, type Document, type Node as YamlNode, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, Pair, type Node as YamlNode, type YAMLMap } from 'yaml';
 
+import type { AnchorIndex } from './yaml-anchors.js';
 import { YAMLToJSONError } from './yaml-to-json-error.js';
 
 const MERGE_TAG = 'tag:yaml.org,2002:merge';
@@ -40,9 +43,6 @@ export function isMergeKey(key: unknown): boolean {
   return key.tag === MERGE_TAG || (key.tag === undefined && key.type === 'PLAIN');
 }
 
-/** What a merge entry's own key adds to the map toJS builds: its entries follow it as copies. */
-function addNothing(): void {}
-
 function wantMap(): never {
   throw new YAMLToJSONError('yaml: map merge requires map or sequence of maps as the value');
 }
@@ -53,9 +53,14 @@ export interface MergedAt {
   readonly rank: number;
 }
 
+/** A map's merge entries with the maps each one merges, in the order goyaml.v2 sets them. */
+type MergePlan = readonly { readonly offset: number; readonly sources: readonly YAMLMap[] }[];
+
 /** Expands the merge keys of a document's maps, each map once, on demand. */
 export class MergeExpander {
-  private readonly done = new WeakSet<YAMLMap>();
+  /** Each expanded map's entries in decoding order (a map without merge keys: its own items). */
+  private readonly entries = new WeakMap<YAMLMap, readonly Pair[]>();
+  /** Maps on the expansion stack: merging one of them again is an alias to itself. */
   private readonly expanding = new Set<YAMLMap>();
   /** The entries each map gained by merging, and where in decoding order goyaml sets them. */
   private readonly merged = new WeakMap<Pair, MergedAt>();
@@ -64,7 +69,7 @@ export class MergeExpander {
   private readonly sizes = new WeakMap<YamlNode, number>();
   private copied = 0;
 
-  constructor(private readonly doc: Document) {}
+  constructor(private readonly anchors: AnchorIndex) {}
 
   /** Where a merged entry sits in decoding order, or undefined for an entry written in its map. */
   mergedAt(pair: Pair): MergedAt | undefined {
@@ -81,29 +86,74 @@ export class MergeExpander {
     return isMergeKey(pair.key) && !this.merged.has(pair);
   }
 
+  /** A map's entries in decoding order: its own items until `expand` has run on it. */
+  entriesOf(map: YAMLMap): readonly Pair[] {
+    return this.entries.get(map) ?? map.items;
+  }
+
   /**
-   * Replaces the map's merge entries by the entries they merge. `open` holds the maps
-   * being decoded around this one: merging one of them is an alias to itself.
+   * Expands the map's merge entries into the entries they merge (see `entriesOf`),
+   * merged maps first. `open` holds the maps being decoded around this one: merging
+   * one of them is an alias to itself.
    */
   expand(map: YAMLMap, open: ReadonlySet<YamlNode>): void {
-    if (this.done.has(map)) return;
-    if (!map.items.some((pair) => isMergeKey(pair.key))) {
-      this.done.add(map);
-      return;
+    if (this.entries.has(map)) return;
+    const plans = new Map<YAMLMap, MergePlan>();
+    const stack: YAMLMap[] = [map];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as YAMLMap;
+      if (this.entries.has(top)) {
+        stack.pop();
+        continue;
+      }
+      this.expanding.add(top);
+      let plan = plans.get(top);
+      if (plan === undefined) {
+        plan = this.planOf(top, open);
+        plans.set(top, plan);
+      }
+      // Every source not yet expanded goes on the stack at once: the map's plan is then
+      // scanned twice in all, however many maps it merges.
+      let waiting = false;
+      for (const step of plan) {
+        for (const source of step.sources) {
+          if (this.entries.has(source)) continue;
+          stack.push(source);
+          waiting = true;
+        }
+      }
+      if (waiting) continue;
+      this.entries.set(top, this.combine(top, plan));
+      this.expanding.delete(top);
+      plans.delete(top);
+      stack.pop();
     }
-    this.expanding.add(map);
+  }
+
+  /** The maps each merge entry of a map merges (none for a map without merge keys). */
+  private planOf(map: YAMLMap, open: ReadonlySet<YamlNode>): MergePlan {
+    const plan: { offset: number; sources: YAMLMap[] }[] = [];
+    for (const pair of map.items) {
+      if (!isMergeKey(pair.key) || !isScalar(pair.key)) continue;
+      const value = pair.value as YamlNode | null;
+      if (value === null) wantMap();
+      plan.push({ offset: pair.key.range ? pair.key.range[0] : 0, sources: this.mapsOf(value, open) });
+    }
+    return plan;
+  }
+
+  /** A map's entries with each merge entry followed by copies of its (expanded) sources' entries. */
+  private combine(map: YAMLMap, plan: MergePlan): readonly Pair[] {
+    if (plan.length === 0) return map.items;
     const items: Pair[] = [];
+    let step = 0;
     for (const pair of map.items) {
       items.push(pair);
       if (!isMergeKey(pair.key) || !isScalar(pair.key)) continue;
-      pair.key.addToJSMap = addNothing;
-      const value = pair.value as YamlNode | null;
-      if (value === null) wantMap();
-      const offset = pair.key.range ? pair.key.range[0] : 0;
+      const { offset, sources } = plan[step++] as MergePlan[number];
       let rank = 0;
-      for (const source of this.mapsOf(value, open)) {
-        this.expand(source, open);
-        for (const entry of source.items) {
+      for (const source of sources) {
+        for (const entry of this.entriesOf(source)) {
           // The source's own merge entries set nothing: their entries follow them as copies.
           if (this.isMergeEntry(entry)) continue;
           this.charge(entry);
@@ -113,11 +163,8 @@ export class MergeExpander {
         }
       }
     }
-    map.items = items;
-    this.expanding.delete(map);
-    this.done.add(map);
+    return items;
   }
-
   /** The maps a merge entry's value names, in the order goyaml.v2 sets them (a sequence backwards). */
   private mapsOf(value: YamlNode, open: ReadonlySet<YamlNode>): YAMLMap[] {
     if (isMap(value)) {
@@ -140,7 +187,7 @@ export class MergeExpander {
   /** The map an alias in a merge names; an anchor still being decoded would contain itself. */
   private target(alias: YamlNode, open: ReadonlySet<YamlNode>): YAMLMap {
     if (!isAlias(alias)) wantMap();
-    const target = alias.resolve(this.doc);
+    const target = this.anchors.target(alias);
     if (target && (open.has(target) || (isMap(target) && this.expanding.has(target))))
       throw new YAMLToJSONError(`yaml: anchor '${alias.source}' value contains itself`);
     if (!isMap(target)) wantMap();

@@ -315,6 +315,21 @@ for (const backend of backends()) {
         }),
         'apply',
       );
+      // Refused writes: their Status (copied to the audit event) names no value sent.
+      const typo = Buffer.from(`${plain}-typo`).toString('base64');
+      const typoApply = await s.kubectl(['apply', '--server-side', '-f', '-'], {
+        input: JSON.stringify({ ...JSON.parse(secret({})), spec: { dataa: { password: typo } } }),
+      });
+      assert.match(typoApply.stderr, /\.spec\.dataa: field not declared in schema/);
+      const typoMerge = await s.api(
+        'PATCH',
+        `${V1}/namespaces/default/sharedsecrets/db?fieldValidation=Strict`,
+        JSON.stringify({ spec: { dataa: { password: typo } } }),
+        { 'content-type': 'application/merge-patch+json' },
+      );
+      assert.equal(typoMerge.status, 422, typoMerge.text);
+      assert.match(typoMerge.text, /strict decoding error: unknown field \\"spec\.dataa\\"/);
+      for (const text of [typoApply.stderr, typoMerge.text]) assert.ok(!text.includes(typo), text);
       const current = await s.kubectl(['get', 'sharedsecret', 'db', '-o', 'json']);
       ok(current, 'get for replace');
       ok(await s.kubectl(['replace', '-f', '-'], { input: current.stdout }), 'replace');
@@ -344,6 +359,13 @@ for (const backend of backends()) {
         assert.ok(!log.includes(value), `the audit log holds a secret (${value.slice(0, 6)}...)`);
         assert.ok(!webhook.includes(value), `the webhook got a secret (${value.slice(0, 6)}...)`);
       }
+      // The refused writes' Status, copied into their events, names neither value.
+      // (Their requestObject still holds a value sent under a mistyped field: the
+      // redaction knows the kinds' secret fields only.)
+      const statuses = JSON.stringify(events().map((e) => e.responseStatus));
+      assert.match(statuses, /field not declared in schema/);
+      assert.match(statuses, /strict decoding error/);
+      assert.ok(!statuses.includes(typo), 'a refused write echoed its body into responseStatus');
       // And the writes were audited, with their keys and the marker.
       const writes = events().filter(
         (e) => e.objectRef?.resource === 'sharedsecrets' && e.stage === 'ResponseComplete',

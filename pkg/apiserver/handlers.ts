@@ -309,7 +309,7 @@ async function readPatch(
       if (patchType === 'apply') throw newBadRequest(`error strict decoding patch: ${decoded.strictError}`);
       const prefix = patchType === 'json' ? 'json patch ' : '';
       const errors = decoded.duplicates.map((d) => `${prefix}${d}`).join(', ');
-      throw invalidPatch(patch, `strict decoding error: ${errors}`);
+      throw invalidPatch(`strict decoding error: ${errors}`);
     }
     if (options.fieldValidation === 'Warn') {
       scope.warnings.push(...decoded.duplicates.map((d) => (patchType === 'json' ? `json patch ${d}` : d)));

@@ -18,7 +18,9 @@ function reference(obj: KubeObject): Buffer {
   const sorted = (_k: string, v: unknown): unknown => {
     if (!isObject(v)) return v;
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = v[k];
+    // Defined, not assigned: a `__proto__` key is data to be stored, as Go stores it.
+    for (const k of Object.keys(v).sort())
+      Object.defineProperty(out, k, { value: v[k], enumerable: true, writable: true, configurable: true });
     return out;
   };
   return Buffer.from(JSON.stringify({ ...obj, metadata }, sorted), 'utf8');

@@ -9,6 +9,7 @@ import type { KeyValue } from './kv.js';
 import { isObject } from '../apis/meta/types.js';
 import { corruptObject } from './errors.js';
 import { formatResourceVersion } from './resource-version.js';
+import { setOwn } from '../util/own-member.js';
 import { NOT_PLAIN, plainCopy, structuredCopy, type CopyRules } from '../util/plain-copy.js';
 
 /** The canonical form's rules: what JSON.parse gives for the sorted JSON of a value. */
@@ -17,7 +18,8 @@ const CANONICAL: CopyRules = { json: true, sortKeys: true };
 function sortKeys(_key: string, value: unknown): unknown {
   if (!isObject(value)) return value;
   const sorted: Record<string, unknown> = {};
-  for (const k of Object.keys(value).sort()) sorted[k] = value[k];
+  // setOwn: a `__proto__` key is stored as itself, as Go's encoding/json writes it.
+  for (const k of Object.keys(value).sort()) setOwn(sorted, k, value[k]);
   return sorted;
 }
 

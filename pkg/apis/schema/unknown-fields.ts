@@ -3,6 +3,7 @@
 // values are known, `x-kubernetes-preserve-unknown-fields` keeps everything below
 // it, and an object schema without properties knows no fields at all.
 
+import { setOwn } from '../../util/own-member.js';
 import { FieldPath } from '../meta/field-errors.js';
 import { isObject } from '../meta/types.js';
 import {
@@ -89,7 +90,7 @@ export function withoutDisallowedNulls(value: unknown, schema: SchemaNode): unkn
     const next = withoutDisallowedNulls(current, child.schema);
     if (next !== current) {
       copy ??= { ...value };
-      copy[key] = next;
+      setOwn(copy, key, next);
     }
   }
   return copy ?? value;

@@ -395,9 +395,10 @@ export class FieldManager {
     const config = clone(applied) as unknown as Value;
     this.refuseUnfit('failed to create typed patch object', applied, config, false);
     const live = clone(liveObj) as unknown as Value;
-    // Upstream's FieldManager takes managedFields off the live object before this
-    // (RemoveObjectManagedFields): they are not checked, and walking them cost most
-    // of the check.
+    // Upstream's FieldManager.Apply takes managedFields off the live object before this
+    // (k8s.io/apimachinery managedfields/internal/fieldmanager.go: DecodeObjectManagedFields,
+    // then RemoveObjectManagedFields(liveObj), then the structured merge), as Update does
+    // for both objects: they are not checked, and walking them cost most of the check.
     this.refuseUnfit('failed to create typed live object', liveObj, withoutManagedFields(live), true);
     let result;
     try {

@@ -6,6 +6,7 @@
 // or list is a leaf; a struct field that holds a non-empty map is not itself a
 // member; a list or map left with nothing after a removal becomes null.
 
+import { ownMember, setOwn } from '../../util/own-member.js';
 import { FieldSet } from './field-set.js';
 import {
   elementToString,
@@ -19,7 +20,14 @@ import {
   type PathElement,
 } from './path.js';
 import { fieldType, NO_TYPE, type Atom, type ListType, type MapType } from './schema.js';
-import { equalValues, isList, isMap, isScalar, type Value, type ValueMap } from './value.js';
+import {
+  equalValues,
+  isList,
+  isMap,
+  isScalar,
+  type Value,
+  type ValueMap,
+} from './value.js';
 
 /** A value that does not fit its schema (smd's ValidationErrors), with the path where. */
 export class TypedValueError extends Error {
@@ -58,7 +66,7 @@ export function listItemElement(t: ListType, index: number, item: Value, path: P
     if (!isMap(item)) fail(path, 'associative list with keys may not have non-map elements');
     const fields: KeyField[] = [];
     for (const name of t.keys) {
-      const v = item[name];
+      const v = ownMember(item, name);
       if (v === undefined)
         fail(
           path,
@@ -373,11 +381,11 @@ function mergeMap(w: Walker, t: MapType, rules: MergeRules): void {
   if (t.relationship === 'atomic' || bothEmpty) return leaf(w, rules);
   const out: Record<string, Value> = {};
   const keys = [...Object.keys(lhs ?? {})];
-  for (const k of Object.keys(rhs ?? {})) if (!lhs || !(k in lhs)) keys.push(k);
+  for (const k of Object.keys(rhs ?? {})) if (!lhs || !Object.hasOwn(lhs, k)) keys.push(k);
   for (const key of keys) {
-    const w2 = descend(w, fieldElement(key), lhs?.[key], rhs?.[key]);
+    const w2 = descend(w, fieldElement(key), ownMember(lhs, key), ownMember(rhs, key));
     walk(w2, fieldType(t, key), rules);
-    if (w2.out !== undefined) out[key] = w2.out;
+    if (w2.out !== undefined) setOwn(out, key, w2.out);
   }
   if (Object.keys(out).length > 0) w.out = out;
 }
@@ -466,7 +474,7 @@ function removeFromMap(v: Value, t: MapType, toRemove: FieldSet): Value {
     const pe = fieldElement(k);
     if (toRemove.hasMember(pe)) continue;
     const sub = toRemove.withPrefix(pe);
-    out[k] = sub.empty() ? val : removeItems(val, sub, fieldType(t, k));
+    setOwn(out, k, sub.empty() ? val : removeItems(val, sub, fieldType(t, k)));
   }
   return Object.keys(out).length > 0 ? out : null;
 }

@@ -107,7 +107,7 @@ export function equalValues(a: Value, b: Value): boolean {
     if (!isMap(a) || !isMap(b)) return false;
     const ka = Object.keys(a);
     if (ka.length !== Object.keys(b).length) return false;
-    return ka.every((k) => k in b && equalValues(a[k] as Value, b[k] as Value));
+    return ka.every((k) => Object.hasOwn(b, k) && equalValues(a[k] as Value, b[k] as Value));
   }
   return a === b;
 }

@@ -23,6 +23,13 @@ export interface DecodeOptions {
   readonly fieldValidation: FieldValidation;
   readonly warnings: string[];
   readonly mode: DecodeMode;
+  /**
+   * An applied configuration: its unknown fields are left for the field manager,
+   * which refuses them while typing the configuration (structuredmerge.go, 500
+   * `failed to create typed patch object`) in every validation mode, before
+   * fieldValidation is ever looked at.
+   */
+  readonly unknownFieldsTyped?: boolean;
 }
 
 const ENVELOPE = new Set(['apiVersion', 'kind', 'metadata']);
@@ -59,9 +66,14 @@ function strictError(paths: readonly string[]): string {
   return `strict decoding error: ${paths.map((p) => `unknown field ${JSON.stringify(p)}`).join(', ')}`;
 }
 
-/** A 422 about the patched document as a whole (handlers/patch.go). */
-export function invalidPatch(patched: unknown, detail: string): ApiError {
-  return newInvalid({ group: '', kind: '' }, '', [invalid('patch', JSON.stringify(patched), detail)]);
+/**
+ * A 422 about the patched document as a whole (handlers/patch.go). Upstream puts the
+ * patched object's JSON in the message as the bad value; it is omitted here, for any
+ * kind: a SharedSecret's data (or any value a client sent) must not reach a Status
+ * or the audit log (docs/design.md, "Conventions").
+ */
+export function invalidPatch(detail: string): ApiError {
+  return newInvalid({ group: '', kind: '' }, '', [{ ...invalid('patch', undefined, detail), omitValue: true }]);
 }
 
 /**
@@ -74,7 +86,7 @@ export function decodeObject(body: unknown, options: DecodeOptions): KubeObject 
   const { info, mode } = options;
   const expectedVersion = info.group ? `${info.group}/${info.version}` : info.version;
   if (!isObject(body)) {
-    if (mode === 'patch') throw invalidPatch(body, 'the patched document must be an object');
+    if (mode === 'patch') throw invalidPatch('the patched document must be an object');
     throw newBadRequest(
       `the object provided is unrecognized (must be of type ${info.kind}): the body must be a JSON or YAML object (${summarize(body)})`,
     );
@@ -84,7 +96,7 @@ export function decodeObject(body: unknown, options: DecodeOptions): KubeObject 
   if (kind !== undefined && kind !== null && kind !== '' && kind !== info.kind) {
     const shown = typeof kind === 'string' ? kind : JSON.stringify(kind);
     const detail = `the kind in the data (${shown}) does not match the expected kind (${info.kind})`;
-    if (mode === 'patch') throw invalidPatch(body, detail);
+    if (mode === 'patch') throw invalidPatch(detail);
     throw cannotHandle(info, typeof kind === 'string' ? kind : info.kind, detail);
   }
   const apiVersion = body.apiVersion;
@@ -106,11 +118,11 @@ export function decodeObject(body: unknown, options: DecodeOptions): KubeObject 
     throw cannotHandle(info, info.kind, typeErrors.map(fieldErrorString).join(', '));
   }
 
-  const unknown = unknownFields(body, options.schema);
+  const unknown = options.unknownFieldsTyped ? [] : unknownFields(body, options.schema);
   if (unknown.length > 0) {
     switch (options.fieldValidation) {
       case 'Strict':
-        if (mode === 'patch') throw invalidPatch(body, strictError(unknown));
+        if (mode === 'patch') throw invalidPatch(strictError(unknown));
         throw cannotHandle(info, info.kind, strictError(unknown));
       case 'Warn':
         for (const path of unknown) options.warnings.push(`unknown field ${JSON.stringify(path)}`);

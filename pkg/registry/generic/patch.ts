@@ -10,6 +10,7 @@ import jsonpatch from 'fast-json-patch';
 import { ApiError, newBadRequest, newInvalid, newRequestEntityTooLarge } from '../../apis/meta/errors.js';
 import { isObject } from '../../apis/meta/types.js';
 import type { PatchType } from '../rest/interfaces.js';
+import { ownMember, setOwn } from '../../util/own-member.js';
 import { clone, MAX_NESTING_DEPTH, nestingDepth, nestsDeeperThan } from './object.js';
 import { strategicMergePatch } from './strategic-merge-patch.js';
 
@@ -58,7 +59,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete result[k];
-    else result[k] = mergePatch(result[k], v);
+    else setOwn(result, k, mergePatch(ownMember(result, k), v));
   }
   return result;
 }

@@ -318,8 +318,9 @@ describe('Store.patch', () => {
         {
           code: 422,
           reason: 'Invalid',
+          // Upstream echoes the patched object as the bad value; we omit it (docs/design.md).
           message:
-            /^ "" is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "spec\.colour"$/,
+            /^ "" is invalid: patch: Invalid value: strict decoding error: unknown field "spec\.colour"$/,
         },
       );
       const ctx = f.ctx();

@@ -724,6 +724,7 @@ export class Store implements RESTStorage {
       fieldValidation: options.fieldValidation,
       warnings,
       mode: 'patch',
+      unknownFieldsTyped: true,
     });
     decoded['apiVersion'] = body['apiVersion'];
     decoded['kind'] = body['kind'];

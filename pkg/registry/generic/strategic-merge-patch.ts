@@ -9,6 +9,7 @@
 
 import { newBadRequest } from '../../apis/meta/errors.js';
 import { isObject } from '../../apis/meta/types.js';
+import { ownMember, setOwn } from '../../util/own-member.js';
 import { clone, deepEqual } from './object.js';
 
 type Schema = Record<string, unknown>;
@@ -40,7 +41,8 @@ const DELETED = Symbol('deleted');
 function subSchema(schema: Schema | undefined, key: string): Schema | undefined {
   if (!schema) return undefined;
   const props = schema.properties;
-  if (isObject(props) && isObject(props[key])) return props[key];
+  const prop = isObject(props) ? ownMember(props, key) : undefined;
+  if (isObject(prop)) return prop;
   const additional = schema.additionalProperties;
   return isObject(additional) ? additional : undefined;
 }
@@ -96,7 +98,7 @@ function stripDirectives(value: unknown): unknown {
   if (!isObject(value)) return value;
   const out: Json = {};
   for (const [k, v] of Object.entries(value))
-    if (!isDirectiveKey(k) && v !== null) out[k] = stripDirectives(v);
+    if (!isDirectiveKey(k) && v !== null) setOwn(out, k, stripDirectives(v));
   return out;
 }
 
@@ -122,14 +124,14 @@ function mergeMap(
 
   if (RETAIN_KEYS in patch) {
     const retain = new Set(stringList(patch[RETAIN_KEYS], RETAIN_KEYS));
-    for (const k of Object.keys(result)) if (!retain.has(k) && !(k in patch)) delete result[k];
+    for (const k of Object.keys(result)) if (!retain.has(k) && !Object.hasOwn(patch, k)) delete result[k];
   }
   for (const [k, v] of Object.entries(patch)) {
     if (!k.startsWith(DELETE_FROM_PRIMITIVE_LIST)) continue;
     const field = k.slice(DELETE_FROM_PRIMITIVE_LIST.length);
     if (!Array.isArray(v)) throw newBadRequest(`invalid patch format: ${k} must be a list`);
-    const current = result[field];
-    if (Array.isArray(current)) result[field] = current.filter((e) => !v.some((d) => deepEqual(d, e)));
+    const current = ownMember(result, field);
+    if (Array.isArray(current)) setOwn(result, field, current.filter((e) => !v.some((d) => deepEqual(d, e))));
   }
   for (const [k, v] of Object.entries(patch)) {
     if (isDirectiveKey(k)) continue;
@@ -138,24 +140,24 @@ function mergeMap(
       continue;
     }
     const sub = subSchema(schema, k);
-    const current = result[k];
+    const current = ownMember(result, k);
     if (isObject(v)) {
       const merged = mergeMap(isObject(current) ? current : undefined, v, sub);
       if (merged === DELETED) delete result[k];
-      else result[k] = merged;
+      else setOwn(result, k, merged);
     } else if (Array.isArray(v)) {
-      result[k] = mergeList(Array.isArray(current) ? current : [], v, sub);
+      setOwn(result, k, mergeList(Array.isArray(current) ? current : [], v, sub));
     } else {
-      result[k] = v;
+      setOwn(result, k, v);
     }
   }
   for (const [k, v] of Object.entries(patch)) {
     if (!k.startsWith(SET_ELEMENT_ORDER)) continue;
     const field = k.slice(SET_ELEMENT_ORDER.length);
     if (!Array.isArray(v)) throw newBadRequest(`invalid patch format: ${k} must be a list`);
-    const current = result[field];
+    const current = ownMember(result, field);
     if (Array.isArray(current))
-      result[field] = reorder(current, v, listStrategy(subSchema(schema, field)).mergeKey);
+      setOwn(result, field, reorder(current, v, listStrategy(subSchema(schema, field)).mergeKey));
   }
   return result;
 }
@@ -203,7 +205,7 @@ function mergeList(original: unknown[], patch: unknown[], schema: Schema | undef
         `invalid patch format: list items merged by ${JSON.stringify(mergeKey)} must be objects`,
       );
     }
-    if (!(mergeKey in element)) {
+    if (!Object.hasOwn(element, mergeKey)) {
       throw newBadRequest(`map: ${JSON.stringify(element)} does not contain declared merge key: ${mergeKey}`);
     }
     const i = result.findIndex((e) => isObject(e) && deepEqual(e[mergeKey], element[mergeKey]));

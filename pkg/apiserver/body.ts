@@ -44,7 +44,7 @@ import { invalidMapKey } from './yaml-invalid-key.js';
 import { MergeExpander } from './yaml-merge.js';
 import { goJSONValue, goScalarOfNode, goSyntax, goYAMLMapKey, type GoScalar } from './yaml-scalars.js';
 import { YAMLToJSONError } from './yaml-to-json-error.js';
-import { YAMLValueBuilder } from './yaml-value.js';
+import { YAMLDepthError, YAMLValueBuilder } from './yaml-value.js';
 import type { BodyFormat } from './negotiation.js';
 
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -323,6 +323,9 @@ function decodeYAMLDocument(text: string, exact: boolean): DecodedBody {
   try {
     value = new YAMLValueBuilder(anchors, merges).build(doc.contents);
   } catch (err) {
+    // Nesting past the limit through aliases or merges, or a stack the build still
+    // exhausted: the request's fault, answered as the body's depth limit is.
+    if (err instanceof YAMLDepthError || err instanceof RangeError) throw newTooDeep(err instanceof YAMLDepthError);
     if (err instanceof YAMLToJSONError || !(err instanceof ReferenceError)) throw err;
     throw newBadRequest(`the request body is not valid YAML: ${err.message}`);
   }

@@ -66,6 +66,8 @@ export class MergeExpander {
   private readonly merged = new WeakMap<Pair, MergedAt>();
   /** Maps written inline as a merge's value, which goyaml decodes straight into the merging map. */
   private readonly inline = new WeakSet<YAMLMap>();
+  /** Merged copies that came through an alias (see isAliasedCopy). */
+  private readonly aliasedCopies = new WeakSet<Pair>();
   private readonly sizes = new WeakMap<YamlNode, number>();
   private copied = 0;
 
@@ -84,6 +86,14 @@ export class MergeExpander {
   /** Whether an entry of an expanded map is a merge entry (`<<`), which sets nothing itself. */
   isMergeEntry(pair: Pair): boolean {
     return isMergeKey(pair.key) && !this.merged.has(pair);
+  }
+
+  /**
+   * Whether an entry is a merged copy that came through an alias (directly, or as a copy
+   * of such a copy): goyaml.v2 decodes those as aliased nodes, and an inline map's once.
+   */
+  isAliasedCopy(pair: Pair): boolean {
+    return this.aliasedCopies.has(pair);
   }
 
   /** A map's entries in decoding order: its own items until `expand` has run on it. */
@@ -159,6 +169,7 @@ export class MergeExpander {
           this.charge(entry);
           const copy = new Pair(entry.key, entry.value);
           this.merged.set(copy, { offset, rank: rank++ });
+          if (!this.inline.has(source) || this.aliasedCopies.has(entry)) this.aliasedCopies.add(copy);
           items.push(copy);
         }
       }

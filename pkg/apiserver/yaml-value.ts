@@ -12,9 +12,20 @@
 // anchored node counts how often it has been built or aliased, times the most aliases
 // any one of its leaves stands for (1 for a scalar, 0 for an empty collection), and past
 // MAX_YAML_ALIAS_COUNT the body is refused as goyaml refuses excessive aliasing.
+//
+// That rule alone does not bound the output: an alias to an empty collection counts 0,
+// and merged copies are built again where they are merged, so a body of a kilobyte could
+// stand for hundreds of megabytes (or a merge chain nest past the stack). So the builder
+// also keeps goyaml.v2's own rule (decode.go, `allowedAliasRatio`): it counts every node
+// the decoded value holds, an alias as its target's whole expanded size and a merged copy
+// that came through an alias as aliased, and refuses a body whose aliased share passes
+// goyaml's ratio (0.99 up to 400,000 nodes, falling to 0.10 at 4,000,000). The expansion
+// also stops past the depth the body's decoders accept (YAMLDepthError, a 400 "nested
+// too deeply").
 
 import { isAlias, isMap, isPair, isScalar, isSeq, type Alias, type Node as YamlNode } from 'yaml';
 
+import { MAX_NESTING_DEPTH } from '../registry/generic/object.js';
 import type { AnchorIndex } from './yaml-anchors.js';
 import { invalidMapKey } from './yaml-invalid-key.js';
 import type { MergeExpander } from './yaml-merge.js';
@@ -22,6 +33,20 @@ import { YAMLToJSONError } from './yaml-to-json-error.js';
 
 /** Aliases a YAML document may expand before we call it an attack. Real manifests use a handful. */
 export const MAX_YAML_ALIAS_COUNT = 100;
+
+/** goyaml.v2's alias-ratio range (decode.go alias_ratio_range_low / _high). */
+const ALIAS_RATIO_RANGE_LOW = 400_000;
+const ALIAS_RATIO_RANGE_HIGH = 4_000_000;
+
+/** The share of aliased nodes goyaml.v2 allows in a document of `decodes` nodes. */
+function allowedAliasRatio(decodes: number): number {
+  if (decodes <= ALIAS_RATIO_RANGE_LOW) return 0.99;
+  if (decodes >= ALIAS_RATIO_RANGE_HIGH) return 0.1;
+  return 0.99 - 0.89 * ((decodes - ALIAS_RATIO_RANGE_LOW) / (ALIAS_RATIO_RANGE_HIGH - ALIAS_RATIO_RANGE_LOW));
+}
+
+/** The decoded value would nest deeper than MAX_NESTING_DEPTH (through aliases or merges). */
+export class YAMLDepthError extends Error {}
 
 interface AnchorUse {
   /** Times the anchored node was built or aliased. */
@@ -34,22 +59,39 @@ interface AnchorUse {
 
 export class YAMLValueBuilder {
   private readonly uses = new Map<YamlNode, AnchorUse>();
+  /** Expanded sizes of aliased nodes (and of the nodes inside them), computed once each. */
+  private readonly sizes = new Map<unknown, number>();
+  /** Nodes the decoded value holds so far, aliases expanded (goyaml's decodeCount). */
+  private decodes = 0;
+  /** Of them, those reached through an alias or a merge (goyaml's aliasCount). */
+  private aliased = 0;
+  /** How many merged copies (through an alias) the build is inside. */
+  private inCopy = 0;
 
   constructor(
     private readonly anchors: AnchorIndex,
     private readonly merges: MergeExpander,
   ) {}
 
-  /** The value of a node: recursion follows the tree, whose depth the walk has bounded. */
-  build(node: unknown): unknown {
-    if (isAlias(node)) return this.alias(node);
+  /** The value of a node: recursion follows the tree and merged copies, to MAX_NESTING_DEPTH. */
+  build(node: unknown, depth = 0): unknown {
+    if (depth > MAX_NESTING_DEPTH) throw new YAMLDepthError();
+    if (isAlias(node)) return this.alias(node, depth);
+    this.decoded(1, this.inCopy > 0);
     if (isScalar(node)) return node.value ?? null;
     if (isMap(node)) {
       const map: Record<string, unknown> = {};
       this.created(node, map);
       for (const pair of this.merges.entriesOf(node)) {
         if (this.merges.isMergeEntry(pair)) continue;
-        setEntry(map, keyText(pair.key), this.build(pair.value));
+        const copy = this.merges.isAliasedCopy(pair);
+        if (copy) this.inCopy += 1;
+        try {
+          this.decoded(1, this.inCopy > 0);
+          setEntry(map, keyText(pair.key), this.build(pair.value, depth + 1));
+        } finally {
+          if (copy) this.inCopy -= 1;
+        }
       }
       return map;
     }
@@ -61,10 +103,10 @@ export class YAMLValueBuilder {
           // `[a: b]`: a one-entry map inside the sequence.
           if (item.key !== null && !isScalar(item.key) && !isAlias(item.key)) throw invalidMapKey(item.key as YamlNode, this.anchors);
           const map: Record<string, unknown> = {};
-          setEntry(map, keyText(isAlias(item.key) ? (this.anchors.target(item.key) ?? null) : item.key), this.build(item.value));
+          setEntry(map, keyText(isAlias(item.key) ? (this.anchors.target(item.key) ?? null) : item.key), this.build(item.value, depth + 2));
           list.push(map);
         } else {
-          list.push(this.build(item));
+          list.push(this.build(item, depth + 1));
         }
       }
       return list;
@@ -77,15 +119,50 @@ export class YAMLValueBuilder {
     if (node.anchor !== undefined) this.uses.set(node, { count: 1, aliasCount: undefined, value });
   }
 
-  private alias(alias: Alias): unknown {
+  /** Counts nodes of the decoded value and refuses a body past goyaml.v2's alias ratio. */
+  private decoded(nodes: number, aliased: boolean): void {
+    this.decodes += nodes;
+    if (aliased) this.aliased += nodes;
+    if (this.aliased > 100 && this.decodes > 1000 && this.aliased / this.decodes > allowedAliasRatio(this.decodes)) {
+      throw new YAMLToJSONError('yaml: document contains excessive aliasing');
+    }
+  }
+
+  /** How many nodes a node stands for in the decoded value, aliases and merges expanded. */
+  private expandedSize(node: unknown, depth: number): number {
+    if (depth > MAX_NESTING_DEPTH) throw new YAMLDepthError();
+    if (isAlias(node)) {
+      const target = this.anchors.target(node);
+      return target === undefined ? 1 : this.expandedSize(target, depth);
+    }
+    if (!isMap(node) && !isSeq(node)) return 1;
+    const known = this.sizes.get(node);
+    if (known !== undefined) return known;
+    let size = 1;
+    if (isMap(node)) {
+      for (const pair of this.merges.entriesOf(node)) {
+        if (!this.merges.isMergeEntry(pair)) size += 1 + this.expandedSize(pair.value, depth + 1);
+      }
+    } else {
+      for (const item of node.items) {
+        size += isPair(item) ? 2 + this.expandedSize(item.value, depth + 2) : this.expandedSize(item, depth + 1);
+      }
+    }
+    this.sizes.set(node, size);
+    return size;
+  }
+
+  private alias(alias: Alias, depth: number): unknown {
     const target = this.anchors.target(alias);
     if (target === undefined) {
       throw new ReferenceError(`Unresolved alias (the anchor must be set before the alias): ${alias.source}`);
     }
+    // The alias stands for its target's whole value, shared here but copied by goyaml.
+    this.decoded(this.expandedSize(target, depth), true);
     let use = this.uses.get(target);
     if (use === undefined) {
       // An anchor not built in place (inside a merge entry's value): built now, as toJS does.
-      const value = this.build(target);
+      const value = this.build(target, depth);
       use = this.uses.get(target) ?? { count: 1, aliasCount: undefined, value };
       use.value = value;
       this.uses.set(target, use);

@@ -473,7 +473,7 @@ describe('hostile bodies', () => {
 });
 
 describe("YAMLToJSON's errors, worded per verb as kube-apiserver words them", () => {
-  const body = 'apiVersion: management.loft.sh/v1\nkind: Team\nmetadata:\n  ? [a]\n  : x\n';
+  const body = 'apiVersion: management.platform.dev/v1\nkind: Team\nmetadata:\n  ? [a]\n  : x\n';
   const key = 'yaml: invalid map key: []interface {}{...}';
 
   it('create and update: transformDecodeError, with the summary of the first 30 bytes', () => {
@@ -508,7 +508,7 @@ describe("YAMLToJSON's errors, worded per verb as kube-apiserver words them", ()
   });
 
   it('summarizes a body as summarizeData does, showing only envelope bytes', () => {
-    const envelope = Buffer.from('kind: Team\napiVersion: management.loft.sh/v1\n');
+    const envelope = Buffer.from('kind: Team\napiVersion: management.platform.dev/v1\n');
     assert.equal(summarizeYAMLBody(envelope), `${envelope.subarray(0, 30).toString('hex')} ...`);
     assert.equal(summarizeYAMLBody(Buffer.from('kind: Team\n')), Buffer.from('kind: Team\n').toString('hex'));
     assert.equal(summarizeYAMLBody(Buffer.from('kind: Team\napiVer')), Buffer.from('kind: Team\napiVer').toString('hex'));
@@ -530,8 +530,8 @@ describe("YAMLToJSON's errors, worded per verb as kube-apiserver words them", ()
     // Envelope fields cut short by the 30 bytes are shown; a flow body as UTF-8 text, as Go's string of the bytes.
     const cut = Buffer.from('apiVersion: v1\nkind: SharedSecret\nmetadata: {}\n');
     assert.equal(summarizeYAMLBody(cut), `${cut.subarray(0, 30).toString('hex')} ...`);
-    const flow = Buffer.from('{"apiVersion": "management.loft.sh/v1", "kind": "Team"}');
-    assert.equal(summarizeYAMLBody(flow), '{"apiVersion": "management.lof ...');
+    const flow = Buffer.from('{"apiVersion": "management.platform.dev/v1", "kind": "Team"}');
+    assert.equal(summarizeYAMLBody(flow), '{"apiVersion": "management.pla ...');
     for (const kind of ['Team', 'Teams', 'Teamss', 'Teamsss', 'Teamssssssssss']) {
       const cutKey = Buffer.from(`{"kind": "${kind}", "apiVersion": "v1"}`);
       assert.equal(summarizeYAMLBody(cutKey), `${cutKey.subarray(0, 30).toString()} ...`, kind);
